@@ -1,0 +1,60 @@
+#pragma once
+// What crosses from the scheduler to the executor and back for one step (one
+// forward pass), and what the scheduler reports about each sequence. Plain
+// structs: the executor never sees the scheduler's queues.
+
+#include "actors/sequence.hpp"
+#include "actors/types.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace kvactor {
+
+// One sequence's share of a step: a prefill chunk or a decode token.
+struct scheduled_sequence {
+  seq_id id = 0;
+  int32_t start = 0;                 // position of tokens[0]; K/V of [0, start) are cached
+  std::vector<token_id> tokens;      // the tokens whose K/V this step computes
+  std::vector<block_id> block_table; // covers positions [0, start + tokens.size())
+  bool sample = false;               // sample a token from the last position's logits
+};
+
+struct step_plan {
+  uint64_t step_id = 0;
+  std::vector<block_copy> copies;        // copy-on-write, before the forward pass
+  std::vector<scheduled_sequence> seqs;
+  std::vector<seq_id> released;          // ended since the last plan: drop their state
+  bool empty() const { return seqs.empty() && copies.empty(); }
+};
+
+struct sampled_token {
+  seq_id id = 0;
+  token_id token = 0;
+};
+
+struct step_output {
+  uint64_t step_id = 0;
+  std::vector<sampled_token> sampled; // one per scheduled sequence with sample set
+};
+
+// Copies the swap actor runs for one sequence: device -> host when swapping
+// out, host -> device when swapping in.
+enum class swap_direction : uint8_t { out, in };
+
+struct swap_order {
+  seq_id id = 0;
+  swap_direction direction = swap_direction::out;
+  std::vector<block_copy> copies; // out: device -> host; in: host -> device
+};
+
+// A sequence's news: a generated token, its end, or both.
+struct sequence_update {
+  seq_id id = 0;
+  std::optional<token_id> token;
+  finish_reason finished = finish_reason::none;
+  int32_t num_cached_tokens = 0; // prompt tokens served by the prefix cache
+  int32_t num_preemptions = 0;
+};
+
+} // namespace kvactor

@@ -1,0 +1,415 @@
+#include "actors/scheduler.hpp"
+
+#include "actors/pool_invariants.hpp"
+#include "sequence_builder.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+namespace kvactor {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using namespace kvactor::testing;
+
+constexpr int32_t bs = 4;
+
+// Plays the executor and the swap actor: the "model" samples a token that
+// depends only on the tokens so far, so any schedule must yield the same
+// outputs; swaps complete when the driver says so.
+class driver {
+public:
+  driver(int32_t num_blocks, int32_t num_host_blocks, scheduler_config config)
+    : blocks_(num_blocks, bs), host_(num_host_blocks), sched_(std::move(config), blocks_, host_) {}
+
+  std::optional<std::string> add(seq_id id, std::vector<token_id> prompt, int32_t max_tokens,
+                                 int32_t priority = 0) {
+    tokens_[id] = prompt;
+    return sched_.add(sequence(id, std::move(prompt), bs, priority, next_arrival_++),
+                      {max_tokens, false});
+  }
+
+  static token_id next_token(const std::vector<token_id>& tokens) {
+    uint64_t h = 17;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      h = h * 31 + uint64_t(tokens[i]) * (i + 1);
+    return token_id(h % 997) + 3;
+  }
+
+  // One schedule/execute/update round; swaps complete right after the plan
+  // unless hold_swaps is set.
+  step_plan step() {
+    step_plan plan = sched_.schedule();
+    last_plan_ = plan;
+    for (auto& order : sched_.take_swap_orders())
+      pending_swaps_.push_back(order);
+    if (!hold_swaps)
+      complete_swaps();
+    if (!plan.seqs.empty())
+      apply(sched_.update_from_output(execute(plan)));
+    return plan;
+  }
+
+  step_output execute(const step_plan& plan) const {
+    step_output out{plan.step_id, {}};
+    for (const auto& s : plan.seqs) {
+      EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(s.block_table.size()) * bs);
+      if (s.sample) {
+        const auto& all = tokens_.at(s.id);
+        out.sampled.push_back({s.id, next_token(all)});
+      }
+    }
+    return out;
+  }
+
+  void apply(const std::vector<sequence_update>& updates) {
+    for (const auto& u : updates) {
+      if (u.token)
+        tokens_[u.id].push_back(*u.token);
+      if (u.finished != finish_reason::none) {
+        EXPECT_FALSE(finished_.contains(u.id)) << "sequence " << u.id << " ended twice";
+        finished_[u.id] = u;
+      }
+    }
+  }
+
+  // Completes the swaps ordered so far; returns the updates they caused.
+  std::vector<sequence_update> complete_swaps() {
+    std::vector<sequence_update> all;
+    for (const auto& order : std::exchange(pending_swaps_, {})) {
+      auto updates = order.direction == swap_direction::out ? sched_.complete_swap_out(order.id)
+                                                            : sched_.complete_swap_in(order.id);
+      apply(updates);
+      all.insert(all.end(), updates.begin(), updates.end());
+    }
+    return all;
+  }
+
+  void run_until_idle(int max_steps = 10000) {
+    for (int i = 0; i < max_steps && sched_.has_work(); ++i)
+      step();
+    ASSERT_FALSE(sched_.has_work()) << "not idle after " << max_steps << " steps";
+  }
+
+  void expect_idle_and_sound() {
+    EXPECT_EQ(blocks_.pool().num_used_blocks(), 0);
+    EXPECT_EQ(host_.num_free_blocks(), host_.num_blocks());
+    EXPECT_THAT(check_invariants(blocks_.pool(), std::vector<const block_table*>{}), IsEmpty());
+    EXPECT_THAT(check_invariants(host_), IsEmpty());
+  }
+
+  std::vector<token_id> output(seq_id id, size_t prompt_len) const {
+    const auto& t = tokens_.at(id);
+    return {t.begin() + ptrdiff_t(prompt_len), t.end()};
+  }
+
+  scheduler& sched() { return sched_; }
+  block_manager& blocks() { return blocks_; }
+  swap_space& host() { return host_; }
+  std::map<seq_id, sequence_update>& finished() { return finished_; }
+  const step_plan& last_plan() const { return last_plan_; }
+  bool hold_swaps = false;
+
+private:
+  block_manager blocks_;
+  swap_space host_;
+  scheduler sched_;
+  std::map<seq_id, std::vector<token_id>> tokens_;
+  std::map<seq_id, sequence_update> finished_;
+  std::vector<swap_order> pending_swaps_;
+  step_plan last_plan_;
+  uint64_t next_arrival_ = 0;
+};
+
+scheduler_config config(int32_t budget, preemption_mode mode = preemption_mode::swap) {
+  scheduler_config c;
+  c.max_num_batched_tokens = budget;
+  c.preemption = mode;
+  return c;
+}
+
+// The outputs of each request run alone, with plenty of memory.
+std::vector<token_id> reference(std::vector<token_id> prompt, int32_t max_tokens) {
+  driver d(64, 0, config(64));
+  d.add(1, prompt, max_tokens);
+  d.run_until_idle();
+  return d.output(1, prompt.size());
+}
+
+TEST(scheduler, batches_prefill_and_decode_and_ends_at_max_tokens) {
+  driver d(32, 0, config(64));
+  ASSERT_FALSE(d.add(1, token_run(10), 3));
+  ASSERT_FALSE(d.add(2, token_run(6, 50), 2));
+  auto plan = d.step();
+  ASSERT_EQ(plan.seqs.size(), 2u);
+  EXPECT_EQ(plan.seqs[0].tokens.size(), 10u);
+  EXPECT_TRUE(plan.seqs[0].sample && plan.seqs[1].sample);
+  plan = d.step(); // both decode one token
+  ASSERT_EQ(plan.seqs.size(), 2u);
+  EXPECT_EQ(plan.seqs[0].start, 10);
+  EXPECT_EQ(plan.seqs[0].tokens.size(), 1u);
+  d.run_until_idle();
+  EXPECT_EQ(d.finished().at(1).finished, finish_reason::max_tokens);
+  EXPECT_EQ(d.output(1, 10).size(), 3u);
+  EXPECT_EQ(d.output(2, 6).size(), 2u);
+  EXPECT_EQ(d.output(1, 10), reference(token_run(10), 3));
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, splits_long_prompts_into_chunks_under_the_token_budget) {
+  driver d(32, 0, config(16));
+  d.add(1, token_run(40), 2);
+  std::vector<size_t> chunks;
+  std::vector<bool> samples;
+  for (int i = 0; i < 3; ++i) {
+    auto plan = d.step();
+    chunks.push_back(plan.seqs[0].tokens.size());
+    samples.push_back(plan.seqs[0].sample);
+  }
+  EXPECT_THAT(chunks, ElementsAre(16, 16, 8));
+  EXPECT_THAT(samples, ElementsAre(false, false, true));
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 40), reference(token_run(40), 2));
+}
+
+TEST(scheduler, decodes_before_admitting_prefill_and_shares_the_budget) {
+  driver d(32, 0, config(8));
+  d.add(1, token_run(4), 4);
+  d.step();
+  d.add(2, token_run(20, 100), 1);
+  auto plan = d.step();
+  ASSERT_EQ(plan.seqs.size(), 2u);
+  EXPECT_EQ(plan.seqs[0].id, 1u); // the decode first
+  EXPECT_EQ(plan.seqs[1].tokens.size(), 7u); // the rest of the budget
+}
+
+TEST(scheduler, runs_higher_priority_first) {
+  driver d(32, 0, config(8));
+  d.add(1, token_run(8), 1, 0);
+  d.add(2, token_run(8, 100), 1, 5);
+  auto plan = d.step();
+  ASSERT_EQ(plan.seqs.size(), 1u);
+  EXPECT_EQ(plan.seqs[0].id, 2u);
+}
+
+TEST(scheduler, refuses_a_request_that_can_never_fit) {
+  driver d(4, 0, config(64));
+  auto err = d.add(1, token_run(14), 4); // 18 tokens: 5 blocks of 4
+  ASSERT_TRUE(err.has_value());
+  EXPECT_THAT(*err, ::testing::HasSubstr("needs 5 KV blocks"));
+  EXPECT_EQ(d.sched().num_sequences(), 0);
+  EXPECT_FALSE(d.add(2, token_run(12), 4));
+}
+
+TEST(scheduler, reuses_the_prefix_cache_and_reports_cached_tokens) {
+  driver d(32, 0, config(64));
+  d.add(1, token_run(13), 1);
+  d.run_until_idle();
+  d.add(2, concat(token_run(12), token_run(3, 500)), 1);
+  auto plan = d.step();
+  EXPECT_EQ(plan.seqs[0].start, 12);
+  EXPECT_EQ(plan.seqs[0].tokens.size(), 3u);
+  d.run_until_idle();
+  EXPECT_EQ(d.finished().at(2).num_cached_tokens, 12);
+}
+
+class preemption : public ::testing::TestWithParam<preemption_mode> {};
+
+TEST_P(preemption, under_memory_pressure_keeps_outputs_identical) {
+  // 12 blocks of 4 slots; three sequences that each grow to 8 blocks.
+  driver d(12, 32, config(64, GetParam()));
+  std::vector<std::vector<token_id>> prompts = {token_run(10), token_run(9, 100),
+                                                token_run(11, 200)};
+  for (seq_id id = 1; id <= 3; ++id)
+    d.add(id, prompts[id - 1], 20);
+  d.run_until_idle();
+  EXPECT_GT(d.sched().num_preemptions(), 0);
+  for (seq_id id = 1; id <= 3; ++id) {
+    EXPECT_EQ(d.finished().at(id).finished, finish_reason::max_tokens);
+    EXPECT_EQ(d.output(id, prompts[id - 1].size()), reference(prompts[id - 1], 20))
+      << "sequence " << id;
+  }
+  int preempted = 0;
+  for (auto& [id, u] : d.finished())
+    preempted += u.num_preemptions;
+  EXPECT_EQ(preempted, d.sched().num_preemptions());
+  d.expect_idle_and_sound();
+}
+
+INSTANTIATE_TEST_SUITE_P(scheduler, preemption,
+                         ::testing::Values(preemption_mode::swap, preemption_mode::recompute));
+
+TEST(scheduler, preempts_the_latest_arrival_and_resumes_it_before_new_ones) {
+  driver d(6, 0, config(64, preemption_mode::recompute));
+  d.add(1, token_run(8), 8); // 2 blocks, grows to 4
+  d.add(2, token_run(8, 100), 8);
+  d.step();
+  EXPECT_EQ(d.sched().num_running(), 2);
+  for (int i = 0; i < 10 && d.sched().num_preemptions() == 0; ++i)
+    d.step();
+  ASSERT_EQ(d.sched().num_preemptions(), 1);
+  EXPECT_EQ(d.sched().find(2)->status(), sequence_status::waiting);
+  EXPECT_EQ(d.sched().find(1)->status(), sequence_status::running);
+  d.add(3, token_run(2, 300), 1); // arrives later: must wait for 2
+  d.run_until_idle();
+  EXPECT_EQ(d.finished().at(2).num_preemptions, 1);
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, swap_out_frees_device_blocks_only_when_the_copy_completes) {
+  driver d(16, 16, config(64));
+  d.add(1, token_run(9), 4);
+  d.step();
+  const int32_t used = d.blocks().pool().num_used_blocks();
+  d.hold_swaps = true;
+  d.sched().force_preemption(1, preemption_mode::swap);
+  auto plan = d.step();
+  EXPECT_TRUE(plan.seqs.empty());
+  EXPECT_EQ(d.sched().find(1)->status(), sequence_status::swapped);
+  EXPECT_EQ(d.blocks().pool().num_used_blocks(), used); // copy still in flight
+  EXPECT_EQ(d.host().num_used_blocks(), used);
+  d.complete_swaps();
+  EXPECT_EQ(d.blocks().pool().num_used_blocks(), 0);
+  d.step(); // orders the swap-in, which the driver holds
+  EXPECT_EQ(d.sched().find(1)->status(), sequence_status::swapped);
+  EXPECT_EQ(d.blocks().pool().num_used_blocks(), used);
+  d.complete_swaps();
+  EXPECT_EQ(d.sched().find(1)->status(), sequence_status::running);
+  EXPECT_EQ(d.host().num_used_blocks(), 0);
+  d.hold_swaps = false;
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 9), reference(token_run(9), 4));
+  d.expect_idle_and_sound();
+}
+
+// Aborts in every state end the sequence exactly once and return every block.
+TEST(scheduler, abort_while_waiting_or_running_ends_at_once) {
+  driver d(16, 8, config(64));
+  d.add(1, token_run(5), 4);
+  auto now = d.sched().abort(1);
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].finished, finish_reason::aborted);
+  d.add(2, token_run(5), 4);
+  d.step();
+  now = d.sched().abort(2);
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_TRUE(d.sched().abort(2).empty()); // unknown by now
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, abort_during_a_step_drops_the_late_token) {
+  driver d(16, 8, config(64));
+  d.add(1, token_run(5), 4);
+  step_plan plan = d.sched().schedule();
+  EXPECT_TRUE(d.sched().abort(1).empty()); // the step holds it
+  auto updates = d.sched().update_from_output(d.execute(plan));
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].finished, finish_reason::aborted);
+  EXPECT_FALSE(updates[0].token.has_value());
+  EXPECT_THAT(d.sched().schedule().released, ElementsAre(1));
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, abort_during_swaps_waits_for_the_copy) {
+  driver d(16, 8, config(64));
+  d.add(1, token_run(9), 4);
+  d.step();
+  d.hold_swaps = true;
+  d.sched().force_preemption(1, preemption_mode::swap);
+  d.step();
+  EXPECT_TRUE(d.sched().abort(1).empty()); // swap-out in flight
+  auto done = d.complete_swaps();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].finished, finish_reason::aborted);
+  d.expect_idle_and_sound();
+
+  d.add(2, token_run(9), 4);
+  d.step();
+  d.sched().force_preemption(2, preemption_mode::swap);
+  d.step();
+  d.complete_swaps();
+  EXPECT_EQ(d.sched().abort(2).size(), 1u); // resting in host memory: at once
+  d.expect_idle_and_sound();
+
+  d.add(3, token_run(9), 4);
+  d.step();
+  d.sched().force_preemption(3, preemption_mode::swap);
+  d.step();
+  d.complete_swaps();
+  d.step(); // swap-in ordered
+  EXPECT_TRUE(d.sched().abort(3).empty()); // swap-in in flight
+  done = d.complete_swaps();
+  ASSERT_EQ(done.size(), 1u);
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, eos_ends_a_sequence_unless_ignored) {
+  auto prompt = token_run(6);
+  auto expected = reference(prompt, 5);
+  scheduler_config c = config(64);
+  c.eos_tokens = {expected[1]};
+  driver d(32, 0, c);
+  d.add(1, prompt, 5);
+  d.run_until_idle();
+  EXPECT_EQ(d.finished().at(1).finished, finish_reason::eos);
+  EXPECT_EQ(d.output(1, 6), std::vector<token_id>(expected.begin(), expected.begin() + 2));
+}
+
+// Random arrivals, aborts, forced preemptions of both kinds and swaps that
+// complete late: every sequence ends exactly once, the ones not aborted
+// produce exactly their undisturbed outputs, and nothing leaks.
+TEST(scheduler, stays_exact_under_random_faults) {
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  driver d(24, 20, config(24));
+  std::map<seq_id, std::pair<std::vector<token_id>, int32_t>> requests;
+  std::set<seq_id> aborted;
+  seq_id next = 1;
+  for (int round = 0; round < 3000 && (next <= 120 || d.sched().has_work()); ++round) {
+    if (next <= 120 && pick(3) == 0) {
+      auto prompt = concat(token_run(4 * pick(3), 0), token_run(1 + pick(12), 1000 * next));
+      const int32_t max_tokens = 1 + pick(12);
+      requests[next] = {prompt, max_tokens};
+      ASSERT_FALSE(d.add(next, prompt, max_tokens, pick(3)));
+      ++next;
+    }
+    if (pick(12) == 0) {
+      std::vector<seq_id> live;
+      for (const auto& [id, req] : requests)
+        if (!d.finished().contains(id) && !aborted.contains(id))
+          live.push_back(id);
+      if (!live.empty()) {
+        const seq_id victim = live[pick(int(live.size()))];
+        aborted.insert(victim);
+        d.apply(d.sched().abort(victim));
+      }
+    }
+    if (pick(8) == 0)
+      d.sched().force_preemption(std::nullopt, pick(2) ? preemption_mode::swap
+                                                       : preemption_mode::recompute);
+    d.hold_swaps = pick(3) == 0;
+    d.step();
+  }
+  d.complete_swaps();
+  d.run_until_idle();
+  ASSERT_EQ(d.finished().size(), requests.size());
+  EXPECT_GT(d.sched().num_preemptions(), 20);
+  EXPECT_GT(aborted.size(), 10u);
+  for (const auto& [id, req] : requests) {
+    const auto& u = d.finished().at(id);
+    if (u.finished == finish_reason::aborted) {
+      EXPECT_TRUE(aborted.contains(id));
+      continue;
+    }
+    EXPECT_EQ(d.output(id, req.first.size()), reference(req.first, req.second)) << "sequence " << id;
+  }
+  d.expect_idle_and_sound();
+}
+
+} // namespace
+} // namespace kvactor
