@@ -8,28 +8,33 @@
 
 namespace kvactor {
 
-scheduler::scheduler(scheduler_config config, block_manager& blocks, swap_space& host)
-  : config_(std::move(config)), blocks_(blocks), host_(host) {
+scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t num_host_blocks,
+                     int32_t block_size)
+  : config_(std::move(config)),
+    num_device_blocks_(num_device_blocks),
+    num_host_blocks_(num_host_blocks) {
   KVACTOR_ASSERT(config_.max_num_batched_tokens > 0 && config_.max_num_seqs > 0,
                  "a step needs room for at least one token and one sequence");
+  KVACTOR_ASSERT(block_size > 0, "block size must be positive");
 }
 
 std::optional<std::string> scheduler::add(sequence seq, generation_limits limits) {
   KVACTOR_ASSERT(!entries_.contains(seq.id()), "sequence id already scheduled");
   KVACTOR_ASSERT(limits.max_tokens > 0, "max_tokens must be positive");
   const int32_t need = seq.table().num_blocks_for(seq.num_tokens() + limits.max_tokens);
-  if (need > blocks_.pool().num_blocks())
+  if (need > num_device_blocks_)
     return "the request needs " + std::to_string(need) + " KV blocks (" +
            std::to_string(seq.num_tokens()) + " prompt tokens + " +
            std::to_string(limits.max_tokens) + " max tokens at " +
-           std::to_string(blocks_.block_size()) + " per block) but the device pool has " +
-           std::to_string(blocks_.pool().num_blocks());
+           std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
+           std::to_string(num_device_blocks_);
   const seq_id id = seq.id();
   entries_.emplace(id, entry{std::move(seq), limits});
   return std::nullopt;
 }
 
 std::vector<sequence_update> scheduler::abort(seq_id id) {
+  KVACTOR_ASSERT(!step_ || step_->planned, "abort during planning");
   auto i = entries_.find(id);
   if (i == entries_.end())
     return {};
@@ -38,7 +43,7 @@ std::vector<sequence_update> scheduler::abort(seq_id id) {
     e.abort_pending = true;
     return {};
   }
-  return {*finish(e, finish_reason::aborted)};
+  return {finish(e, finish_reason::aborted)};
 }
 
 void scheduler::force_preemption(std::optional<seq_id> id, preemption_mode mode) {
@@ -63,111 +68,108 @@ std::vector<scheduler::entry*> scheduler::scheduling_order() {
   return order;
 }
 
-step_plan scheduler::schedule() {
-  KVACTOR_ASSERT(!in_flight_, "schedule() while a step is in flight");
-  step_plan plan;
-  plan.step_id = next_step_id_++;
-  plan.released = std::exchange(released_, {});
+scheduler::planning scheduler::begin_step() {
+  KVACTOR_ASSERT(!step_, "a step is already planned or in flight");
+  step_state& st = step_.emplace();
+  st.plan.step_id = next_step_id_++;
+  st.preemptions_at_start = num_preemptions_;
   for (auto& [id, e] : entries_)
     e.preempted_this_step = false;
 
-  auto order = scheduling_order();
-  int32_t pending_free = 0; // device blocks that swap-outs ordered now will free
   if (forced_) {
     auto [id, mode] = *std::exchange(forced_, std::nullopt);
+    auto order = scheduling_order();
     entry* victim = nullptr;
-    if (id) {
-      auto i = entries_.find(*id);
-      if (i != entries_.end() && i->second.seq.status() == sequence_status::running &&
-          i->second.swap == swap_state::none && !i->second.abort_pending)
-        victim = &i->second;
-    } else {
-      auto last = std::ranges::find_if(order.rbegin(), order.rend(), [](const entry* e) {
-        return e->seq.status() == sequence_status::running;
-      });
-      victim = last == order.rend() ? nullptr : *last;
-    }
+    for (auto it = order.rbegin(); it != order.rend() && !victim; ++it)
+      if ((*it)->seq.status() == sequence_status::running && (*it)->swap == swap_state::none &&
+          (!id || (*it)->seq.id() == *id))
+        victim = *it;
     if (victim)
-      preempt(*victim, mode, pending_free);
+      preempt(*victim, mode);
   }
 
-  int64_t preemptions_before = num_preemptions_;
+  st.order = scheduling_order();
+  std::vector<entry*> candidates;
   int32_t budget = config_.max_num_batched_tokens;
-  for (size_t i = 0; i < order.size() && budget > 0; ++i) {
-    entry& e = *order[i];
-    if (e.preempted_this_step)
-      continue;
-    if (static_cast<int32_t>(plan.seqs.size()) >= config_.max_num_seqs)
+  for (entry* e : st.order) {
+    if (budget == 0 || static_cast<int32_t>(candidates.size()) == config_.max_num_seqs)
       break;
-    const bool under_pressure = num_preemptions_ > preemptions_before;
-    if (e.swap == swap_state::resting) {
-      if (!under_pressure)
-        try_swap_in(e);
+    if (e->swap != swap_state::none || e->preempted_this_step ||
+        (e->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)))
       continue;
-    }
-    if (e.seq.status() == sequence_status::waiting && under_pressure)
-      continue; // no admissions while the step had to preempt
-    while (!try_schedule(e, budget, plan)) {
-      const int32_t need = blocks_.num_blocks_needed(e.seq, 1);
-      if (blocks_.pool().num_available_blocks() + pending_free >= need)
-        break; // blocks being swapped out will serve it next step
-      entry* victim = pick_victim(order, i);
-      if (!victim) {
-        if (e.seq.status() == sequence_status::running)
-          preempt(e, config_.preemption, pending_free); // it yields its own place
-        break;
-      }
-      preempt(*victim, config_.preemption, pending_free);
-    }
+    e->num_scheduled = std::min(e->seq.num_uncomputed_tokens(), budget);
+    budget -= e->num_scheduled;
+    candidates.push_back(e);
   }
-  if (!plan.seqs.empty()) {
-    in_flight_ = plan.step_id;
-    in_flight_seqs_.clear();
-    for (const auto& s : plan.seqs)
-      in_flight_seqs_.push_back(s.id);
+  return ask(std::move(candidates));
+}
+
+scheduler::planning scheduler::ask(std::vector<entry*> candidates) {
+  step_state& st = *step_;
+  if (candidates.empty())
+    return finish_planning();
+  planning p;
+  for (entry* e : candidates) {
+    auto tokens = e->seq.tokens().subspan(size_t(e->num_tokens_sent));
+    p.reserve.push_back({e->seq.id(), {tokens.begin(), tokens.end()},
+                         e->seq.num_computed_tokens(), e->num_scheduled});
   }
-  return plan;
+  st.asked = std::move(candidates);
+  return p;
 }
 
-bool scheduler::try_schedule(entry& e, int32_t& budget, step_plan& plan) {
-  sequence& seq = e.seq;
-  std::optional<prefix_hit> hit;
-  if (seq.table().empty() && seq.num_computed_tokens() == 0)
-    hit = blocks_.find_cached_prefix(seq);
-  const int32_t hit_tokens = hit ? int32_t(hit->blocks.size()) * blocks_.block_size() : 0;
-  const int32_t n = std::min(seq.num_uncomputed_tokens() - hit_tokens, budget);
-  auto copies = blocks_.allocate_slots(seq, n, hit ? &*hit : nullptr);
-  if (!copies)
-    return false;
-  if (hit && seq.num_output_tokens() == 0)
-    e.num_cached_tokens = hit_tokens;
-  if (seq.status() == sequence_status::waiting)
-    seq.set_status(sequence_status::running);
-  plan.copies.insert(plan.copies.end(), copies->begin(), copies->end());
-  const int32_t start = seq.num_computed_tokens();
-  auto tokens = seq.tokens().subspan(size_t(start), size_t(n));
-  auto table = seq.table().blocks();
-  plan.seqs.push_back({seq.id(), start, {tokens.begin(), tokens.end()}, {table.begin(), table.end()},
-                       start + n == seq.num_tokens()});
-  budget -= n;
-  e.in_step = true;
-  e.num_scheduled = n;
-  return true;
+scheduler::planning scheduler::on_reservation(const reservation_result& r) {
+  KVACTOR_ASSERT(step_ && !step_->planned, "reservation result outside planning");
+  step_state& st = *step_;
+  KVACTOR_ASSERT(r.granted.size() <= st.asked.size(), "more grants than entries asked");
+  for (size_t k = 0; k < r.granted.size(); ++k) {
+    entry& e = *st.asked[k];
+    const granted_entry& g = r.granted[k];
+    KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
+    e.num_tokens_sent = e.seq.num_tokens();
+    e.seq.table().assign(g.block_table);
+    e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
+    if (g.num_cached_tokens > 0 && e.seq.num_output_tokens() == 0)
+      e.num_cached_tokens = g.num_cached_tokens;
+    if (e.seq.status() == sequence_status::waiting)
+      e.seq.set_status(sequence_status::running);
+    e.in_step = true;
+    e.num_scheduled = g.num_new_tokens;
+    auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
+    st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.block_table,
+                            g.start + g.num_new_tokens == e.seq.num_tokens()});
+  }
+  st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
+  if (!r.denied)
+    return finish_planning();
+
+  const size_t k = *r.denied;
+  entry& e = *st.asked[k];
+  e.num_tokens_sent = e.seq.num_tokens(); // the ledger saw its tokens
+  std::vector<entry*> rest(st.asked.begin() + ptrdiff_t(k) + 1, st.asked.end());
+  std::vector<entry*> retry;
+  if (r.num_blocks_short <= st.pending_free) {
+    // The blocks of sequences being swapped out will serve it next step.
+  } else if (entry* victim = pick_victim(e)) {
+    preempt(*victim, config_.preemption);
+    retry.push_back(&e);
+  } else if (e.seq.status() == sequence_status::running) {
+    preempt(e, config_.preemption); // nothing below it: it yields its own place
+  } else {
+    rest.clear(); // a new arrival waits for blocks; so do the ones after it
+  }
+  for (entry* c : rest)
+    if (!c->preempted_this_step &&
+        !(c->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)))
+      retry.push_back(c);
+  return ask(std::move(retry));
 }
 
-void scheduler::try_swap_in(entry& e) {
-  const auto num_blocks = static_cast<int32_t>(host_.host_blocks(e.seq.id()).size());
-  if (!blocks_.allocate_for_swap_in(e.seq, num_blocks))
-    return;
-  swap_orders_.push_back(
-    {e.seq.id(), swap_direction::in, host_.swap_in(e.seq.id(), e.seq.table().blocks())});
-  e.swap = swap_state::in;
-}
-
-scheduler::entry* scheduler::pick_victim(const std::vector<entry*>& order, size_t current) const {
-  // Only sequences after the current one in scheduling order, not in the plan.
-  for (size_t j = order.size(); j-- > current + 1;) {
-    entry* v = order[j];
+scheduler::entry* scheduler::pick_victim(const entry& current) const {
+  // Running sequences after `current` in scheduling order, not in the plan.
+  const auto& order = step_->order;
+  for (auto it = order.rbegin(); it != order.rend() && *it != &current; ++it) {
+    entry* v = *it;
     if (v->seq.status() == sequence_status::running && !v->in_step &&
         v->swap == swap_state::none && !v->preempted_this_step)
       return v;
@@ -175,88 +177,122 @@ scheduler::entry* scheduler::pick_victim(const std::vector<entry*>& order, size_
   return nullptr;
 }
 
-void scheduler::preempt(entry& e, preemption_mode mode, int32_t& pending_free) {
+void scheduler::preempt(entry& e, preemption_mode mode) {
   KVACTOR_ASSERT(e.seq.status() == sequence_status::running && !e.in_step &&
                    e.swap == swap_state::none,
                  "preempting a sequence that is not resting in the running set");
   e.seq.count_preemption();
   ++num_preemptions_;
   e.preempted_this_step = true;
-  if (mode == preemption_mode::swap) {
-    if (auto copies = host_.swap_out(e.seq.id(), e.seq.table().blocks())) {
-      for (block_id b : e.seq.table().blocks())
-        pending_free += blocks_.pool().ref_count(b) == 1;
-      swap_orders_.push_back({e.seq.id(), swap_direction::out, std::move(*copies)});
-      e.swap = swap_state::out;
-      e.seq.set_status(sequence_status::swapped);
-      return;
-    }
+  const int32_t n = e.seq.table().num_blocks();
+  if (mode == preemption_mode::swap && host_used_ + n <= num_host_blocks_) {
+    commands_.push_back({scheduler_command::swap_out, e.seq.id(), n});
+    host_used_ += n;
+    e.num_host_blocks = n;
+    e.swap = swap_state::out;
+    e.seq.set_status(sequence_status::swapped);
+    if (step_)
+      step_->pending_free += n;
+    return;
   }
-  blocks_.free(e.seq); // recompute, or the host pool is full
+  commands_.push_back({scheduler_command::release, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  e.seq.table().clear();
   e.seq.reset_computed();
   e.seq.set_status(sequence_status::waiting);
 }
 
+scheduler::planning scheduler::finish_planning() {
+  step_state& st = *step_;
+  if (!st.under_pressure(num_preemptions_)) {
+    for (entry* e : st.order)
+      if (e->swap == swap_state::resting) {
+        commands_.push_back({scheduler_command::swap_in, e->seq.id(), e->num_host_blocks});
+        e->swap = swap_state::in;
+      }
+  }
+  planning p;
+  p.plan = std::move(st.plan);
+  if (p.plan->seqs.empty()) {
+    step_.reset();
+    return p;
+  }
+  p.plan->released = std::exchange(released_, {});
+  st.planned = true;
+  st.plan = *p.plan; // kept to apply the output
+  return p;
+}
+
 std::vector<sequence_update> scheduler::update_from_output(const step_output& out) {
-  KVACTOR_ASSERT(in_flight_ && *in_flight_ == out.step_id, "output of a step not in flight");
-  in_flight_.reset();
+  KVACTOR_ASSERT(step_ && step_->planned && step_->plan.step_id == out.step_id,
+                 "output of a step not in flight");
+  const step_plan plan = std::move(step_->plan);
+  step_.reset();
   std::vector<sequence_update> updates;
-  for (seq_id id : std::exchange(in_flight_seqs_, {})) {
-    entry& e = entries_.at(id);
+  for (const auto& s : plan.seqs) {
+    entry& e = entries_.at(s.id);
     e.in_step = false;
     if (e.abort_pending) { // its late token is dropped
-      updates.push_back(*finish(e, finish_reason::aborted));
+      updates.push_back(finish(e, finish_reason::aborted));
       continue;
     }
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
-    blocks_.cache_computed_blocks(e.seq);
-    if (e.seq.num_uncomputed_tokens() > 0)
+    if (!s.sample)
       continue; // a prefill chunk short of the last token samples nothing
-    auto s = std::ranges::find(out.sampled, id, &sampled_token::id);
-    KVACTOR_ASSERT(s != out.sampled.end(), "no token sampled for a sequence that samples");
-    e.seq.append_token(s->token);
-    sequence_update u{id, s->token};
-    if (is_eos(e, s->token))
-      u = *finish(e, finish_reason::eos);
+    auto sampled = std::ranges::find(out.sampled, s.id, &sampled_token::id);
+    KVACTOR_ASSERT(sampled != out.sampled.end(), "no token sampled for a sequence that samples");
+    e.seq.append_token(sampled->token);
+    sequence_update u{s.id, sampled->token};
+    if (is_eos(e, sampled->token))
+      u = finish(e, finish_reason::eos);
     else if (e.seq.num_output_tokens() >= e.limits.max_tokens)
-      u = *finish(e, finish_reason::max_tokens);
-    u.token = s->token;
+      u = finish(e, finish_reason::max_tokens);
+    u.token = sampled->token;
     updates.push_back(u);
   }
   return updates;
 }
 
-std::vector<swap_order> scheduler::take_swap_orders() {
-  return std::exchange(swap_orders_, {});
+std::vector<scheduler_command> scheduler::take_commands() {
+  return std::exchange(commands_, {});
 }
 
 std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out completion for a sequence not swapping out");
-  blocks_.free(e.seq); // the copy is done: the device blocks may be reused
   e.swap = swap_state::resting;
+  e.seq.table().clear(); // the device blocks are free now
   if (e.abort_pending)
-    return {*finish(e, finish_reason::aborted)};
+    return {finish(e, finish_reason::aborted)};
   return {};
 }
 
-std::vector<sequence_update> scheduler::complete_swap_in(seq_id id) {
+std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<block_id> table) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in completion for a sequence not swapping in");
-  host_.release(id);
+  host_used_ -= std::exchange(e.num_host_blocks, 0);
   e.swap = swap_state::none;
+  e.seq.table().assign(table);
   e.seq.set_status(sequence_status::running);
   if (e.abort_pending)
-    return {*finish(e, finish_reason::aborted)};
+    return {finish(e, finish_reason::aborted)};
   return {};
 }
 
-std::optional<sequence_update> scheduler::finish(entry& e, finish_reason why) {
+void scheduler::swap_in_denied(seq_id id) {
+  entry& e = entries_.at(id);
+  KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in denial for a sequence not swapping in");
+  e.swap = swap_state::resting;
+}
+
+sequence_update scheduler::finish(entry& e, finish_reason why) {
   KVACTOR_ASSERT(!e.in_step && (e.swap == swap_state::none || e.swap == swap_state::resting),
                  "finishing a sequence that in-flight work still holds");
-  if (e.swap == swap_state::resting)
-    host_.release(e.seq.id());
-  blocks_.free(e.seq);
+  if (e.swap == swap_state::resting) {
+    commands_.push_back({scheduler_command::drop_host, e.seq.id(), e.num_host_blocks});
+    host_used_ -= e.num_host_blocks;
+  }
+  commands_.push_back({scheduler_command::forget, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  e.seq.table().clear();
   e.seq.finish(why);
   sequence_update u{e.seq.id(), std::nullopt, why, e.num_cached_tokens, e.seq.num_preemptions()};
   released_.push_back(e.seq.id());

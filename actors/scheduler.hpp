@@ -1,27 +1,31 @@
 #pragma once
-// scheduler: continuous batching over the block manager and the swap space.
-// The state class of scheduler_actor; no CAF in here.
+// scheduler: continuous batching — the scheduler actor's state. It keeps
+// every sequence's lifecycle and decides each step; the block manager's
+// kv_ledger holds the blocks, the swap actor moves K/V to and from the host
+// pool. No CAF in here: other actors' work arrives as method calls and
+// leaves as reservation entries and commands.
 //
 // One step = one forward pass:
-//   plan = schedule()                 decode tokens and prefill chunks by
-//                                     priority, then arrival, under a token
-//                                     budget; preempts when blocks run out
-//   ... the executor runs plan; swap orders run on their own streams ...
-//   updates = update_from_output(out) appends tokens, ends sequences (eos,
-//                                     max_tokens), releases their blocks
+//   entries = begin_step()                decode tokens and prefill chunks by
+//                                         priority, then arrival, under the
+//                                         token budget
+//   loop: r = ledger.reserve(entries)     (one message to the block manager)
+//         p = on_reservation(r)           grants join the plan; on a denial
+//                                         preempt (commands) and retry
+//   ... the executor runs *p.plan ...
+//   updates = update_from_output(out)     tokens, ends (eos, max_tokens)
 //
 // Preemption takes the running sequence last in scheduling order (lowest
-// priority, latest arrival). By swap, its device blocks are released only
-// when complete_swap_out() reports the copy done; by recompute (or when the
-// host pool is full), at once. Preempted sequences resume ahead of new
-// arrivals of the same priority. An abort while a step or a swap includes the
-// sequence takes effect when that work completes, and its late token is
-// dropped.
+// priority, latest arrival): by swap while the host pool has room, else by
+// recompute. A swapped-out sequence's device blocks come free only when the
+// swap actor reports the copy done; meanwhile a sequence they would serve
+// waits a step. Preempted sequences resume ahead of new arrivals of the same
+// priority. An abort while a step or a swap holds the sequence takes effect
+// when that work completes, and its late token is dropped.
 
-#include "actors/block_manager.hpp"
+#include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
 #include "actors/step.hpp"
-#include "actors/swap_space.hpp"
 
 #include <optional>
 #include <string>
@@ -35,40 +39,67 @@ struct generation_limits {
   bool ignore_eos = false;
 };
 
+// Work the scheduler hands to the block manager or the swap actor, in order.
+struct scheduler_command {
+  enum kind_t : uint8_t {
+    release,  // block manager: free the blocks, drop the progress (recompute)
+    forget,   // block manager: the sequence ended
+    swap_out, // swap actor: copy to host, then have the device blocks freed
+    swap_in,  // swap actor: get num_blocks device blocks, copy back
+    drop_host // swap actor: free the host blocks of an ended sequence
+  };
+  kind_t kind = release;
+  seq_id id = 0;
+  int32_t num_blocks = 0;   // swap_in: blocks to get back
+  int32_t num_computed = 0; // release, forget: computed tokens, to cache full blocks first
+  friend bool operator==(const scheduler_command&, const scheduler_command&) = default;
+};
+
 class scheduler {
 public:
-  scheduler(scheduler_config config, block_manager& blocks, swap_space& host);
+  scheduler(scheduler_config config, int32_t num_device_blocks, int32_t num_host_blocks,
+            int32_t block_size);
 
   // Queues a new sequence. An error when it could never fit in the device
-  // pool, even alone (prompt plus max_tokens).
+  // pool, even alone (prompt plus max_tokens); nothing changes then.
   std::optional<std::string> add(sequence seq, generation_limits limits);
 
-  // Ends a sequence as aborted. Returns its final update now, or nothing if
+  // Ends a sequence as aborted: its final update now, or nothing when
   // in-flight work holds it (the update comes when that work completes) or
   // the id is unknown.
   std::vector<sequence_update> abort(seq_id id);
 
   // Preempts `id` (or, without one, the running sequence last in scheduling
-  // order) at the next schedule(), in the given mode.
+  // order) at the next step, in the given mode.
   void force_preemption(std::optional<seq_id> id, preemption_mode mode);
 
-  // The next step. At most one step is in flight: call after its output.
-  step_plan schedule();
+  // Planning: begin_step(), then while the answer has no plan, reserve its
+  // entries at the block manager and pass the result to on_reservation().
+  // Planning is atomic: no other call comes in between. An empty plan means
+  // there is nothing to run. At most one step is planned or in flight.
+  struct planning {
+    std::vector<reservation_entry> reserve; // ask the block manager for these
+    std::optional<step_plan> plan;          // or the step is planned
+  };
+  planning begin_step();
+  planning on_reservation(const reservation_result& r);
   std::vector<sequence_update> update_from_output(const step_output& out);
-  bool step_in_flight() const { return in_flight_.has_value(); }
+  bool step_in_flight() const { return step_.has_value(); }
 
-  // Swap orders issued since the last call, for the swap actor.
-  std::vector<swap_order> take_swap_orders();
+  // Commands issued since the last call, to run in order.
+  std::vector<scheduler_command> take_commands();
+  // The swap actor's reports.
   std::vector<sequence_update> complete_swap_out(seq_id id);
-  std::vector<sequence_update> complete_swap_in(seq_id id);
+  std::vector<sequence_update> complete_swap_in(seq_id id, std::vector<block_id> table);
+  void swap_in_denied(seq_id id);
 
   int32_t num_waiting() const;
   int32_t num_running() const;
   int32_t num_swapped() const;
   int32_t num_sequences() const { return static_cast<int32_t>(entries_.size()); }
+  int32_t num_host_blocks_used() const { return host_used_; }
   int64_t num_preemptions() const { return num_preemptions_; }
   const sequence* find(seq_id id) const;
-  // Has anything left to do: sequences waiting, running or swapped.
   bool has_work() const { return !entries_.empty(); }
 
 private:
@@ -78,31 +109,46 @@ private:
     sequence seq;
     generation_limits limits;
     swap_state swap = swap_state::none;
-    bool in_step = false;
+    int32_t num_tokens_sent = 0;   // tokens the ledger has seen
+    bool in_step = false;          // reserved for, or computing in, the current step
     bool abort_pending = false;
     bool preempted_this_step = false;
-    int32_t num_scheduled = 0;     // tokens of the step in flight
+    int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache
+    int32_t num_host_blocks = 0;   // held in the host pool while swapped
+  };
+
+  // The step being planned or run.
+  struct step_state {
+    step_plan plan;
+    std::vector<entry*> order; // every schedulable entry, in scheduling order
+    std::vector<entry*> asked; // the entries of the reservation in flight
+    int32_t pending_free = 0;  // device blocks that ordered swap-outs will free
+    int64_t preemptions_at_start = 0;
+    bool planned = false;
+    bool under_pressure(int64_t num_preemptions) const {
+      return num_preemptions > preemptions_at_start;
+    }
   };
 
   std::vector<entry*> scheduling_order();
-  bool try_schedule(entry& e, int32_t& budget, step_plan& plan);
-  void try_swap_in(entry& e);
-  entry* pick_victim(const std::vector<entry*>& order, size_t current) const;
-  void preempt(entry& e, preemption_mode mode, int32_t& pending_free);
-  int32_t num_with_status(sequence_status s) const;
-  std::optional<sequence_update> finish(entry& e, finish_reason why);
+  planning ask(std::vector<entry*> candidates);
+  entry* pick_victim(const entry& current) const;
+  void preempt(entry& e, preemption_mode mode);
+  planning finish_planning();
+  sequence_update finish(entry& e, finish_reason why);
   bool is_eos(const entry& e, token_id t) const;
+  int32_t num_with_status(sequence_status s) const;
 
   scheduler_config config_;
-  block_manager& blocks_;
-  swap_space& host_;
+  int32_t num_device_blocks_;
+  int32_t num_host_blocks_;
+  int32_t host_used_ = 0;
   std::unordered_map<seq_id, entry> entries_;
   uint64_t next_step_id_ = 1;
-  std::optional<uint64_t> in_flight_;
-  std::vector<seq_id> in_flight_seqs_;
+  std::optional<step_state> step_;
   std::vector<seq_id> released_;
-  std::vector<swap_order> swap_orders_;
+  std::vector<scheduler_command> commands_;
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
 };

@@ -19,13 +19,15 @@ using namespace kvactor::testing;
 
 constexpr int32_t bs = 4;
 
-// Plays the executor and the swap actor: the "model" samples a token that
+// Plays the block manager, swap and executor actors, synchronously and in
+// the order their messages would arrive. The "model" samples a token that
 // depends only on the tokens so far, so any schedule must yield the same
-// outputs; swaps complete when the driver says so.
+// outputs; swaps complete when the test says so (or at once).
 class driver {
 public:
   driver(int32_t num_blocks, int32_t num_host_blocks, scheduler_config config)
-    : blocks_(num_blocks, bs), host_(num_host_blocks), sched_(std::move(config), blocks_, host_) {}
+    : ledger_(num_blocks, bs), host_(num_host_blocks),
+      sched_(std::move(config), num_blocks, num_host_blocks, bs) {}
 
   std::optional<std::string> add(seq_id id, std::vector<token_id> prompt, int32_t max_tokens,
                                  int32_t priority = 0) {
@@ -41,30 +43,85 @@ public:
     return token_id(h % 997) + 3;
   }
 
-  // One schedule/execute/update round; swaps complete right after the plan
+  step_plan plan() {
+    auto p = sched_.begin_step();
+    run_commands();
+    while (!p.plan) {
+      auto r = ledger_.reserve(p.reserve);
+      p = sched_.on_reservation(r);
+      run_commands();
+    }
+    return *p.plan;
+  }
+
+  // One plan/execute/update round; swaps complete right after the plan
   // unless hold_swaps is set.
   step_plan step() {
-    step_plan plan = sched_.schedule();
-    last_plan_ = plan;
-    for (auto& order : sched_.take_swap_orders())
-      pending_swaps_.push_back(order);
+    step_plan p = plan();
     if (!hold_swaps)
       complete_swaps();
-    if (!plan.seqs.empty())
-      apply(sched_.update_from_output(execute(plan)));
-    return plan;
+    if (!p.seqs.empty())
+      apply(sched_.update_from_output(execute(p)));
+    run_commands();
+    return p;
   }
 
   step_output execute(const step_plan& plan) const {
     step_output out{plan.step_id, {}};
     for (const auto& s : plan.seqs) {
       EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(s.block_table.size()) * bs);
-      if (s.sample) {
-        const auto& all = tokens_.at(s.id);
-        out.sampled.push_back({s.id, next_token(all)});
-      }
+      if (s.sample)
+        out.sampled.push_back({s.id, next_token(tokens_.at(s.id))});
     }
     return out;
+  }
+
+  std::vector<sequence_update> abort(seq_id id) {
+    auto updates = sched_.abort(id);
+    apply(updates);
+    run_commands();
+    return updates;
+  }
+
+  // Completes the swaps ordered so far; returns the updates they caused.
+  std::vector<sequence_update> complete_swaps() {
+    std::vector<sequence_update> all;
+    for (auto& [cmd, table] : std::exchange(pending_swaps_, {})) {
+      std::vector<sequence_update> updates;
+      if (cmd.kind == scheduler_command::swap_out) {
+        ledger_.release_swapped(cmd.id);
+        updates = sched_.complete_swap_out(cmd.id);
+      } else {
+        host_.release(cmd.id);
+        updates = sched_.complete_swap_in(cmd.id, table);
+      }
+      run_commands();
+      apply(updates);
+      all.insert(all.end(), updates.begin(), updates.end());
+    }
+    return all;
+  }
+
+  void run_commands() {
+    for (const auto& cmd : sched_.take_commands()) {
+      switch (cmd.kind) {
+        case scheduler_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
+        case scheduler_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
+        case scheduler_command::drop_host: host_.release(cmd.id); break;
+        case scheduler_command::swap_out:
+          ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
+          pending_swaps_.push_back({cmd, {}});
+          break;
+        case scheduler_command::swap_in:
+          if (auto table = ledger_.allocate_for_swap_in(cmd.id, cmd.num_blocks)) {
+            host_.swap_in(cmd.id, *table);
+            pending_swaps_.push_back({cmd, *table});
+          } else {
+            sched_.swap_in_denied(cmd.id);
+          }
+          break;
+      }
+    }
   }
 
   void apply(const std::vector<sequence_update>& updates) {
@@ -78,18 +135,6 @@ public:
     }
   }
 
-  // Completes the swaps ordered so far; returns the updates they caused.
-  std::vector<sequence_update> complete_swaps() {
-    std::vector<sequence_update> all;
-    for (const auto& order : std::exchange(pending_swaps_, {})) {
-      auto updates = order.direction == swap_direction::out ? sched_.complete_swap_out(order.id)
-                                                            : sched_.complete_swap_in(order.id);
-      apply(updates);
-      all.insert(all.end(), updates.begin(), updates.end());
-    }
-    return all;
-  }
-
   void run_until_idle(int max_steps = 10000) {
     for (int i = 0; i < max_steps && sched_.has_work(); ++i)
       step();
@@ -97,9 +142,11 @@ public:
   }
 
   void expect_idle_and_sound() {
-    EXPECT_EQ(blocks_.pool().num_used_blocks(), 0);
+    EXPECT_EQ(ledger_.num_sequences(), 0);
+    EXPECT_EQ(blocks().pool().num_used_blocks(), 0);
     EXPECT_EQ(host_.num_free_blocks(), host_.num_blocks());
-    EXPECT_THAT(check_invariants(blocks_.pool(), std::vector<const block_table*>{}), IsEmpty());
+    EXPECT_EQ(sched_.num_host_blocks_used(), 0);
+    EXPECT_THAT(ledger_.check_invariants(), IsEmpty());
     EXPECT_THAT(check_invariants(host_), IsEmpty());
   }
 
@@ -109,20 +156,18 @@ public:
   }
 
   scheduler& sched() { return sched_; }
-  block_manager& blocks() { return blocks_; }
+  const block_manager& blocks() const { return ledger_.blocks(); }
   swap_space& host() { return host_; }
   std::map<seq_id, sequence_update>& finished() { return finished_; }
-  const step_plan& last_plan() const { return last_plan_; }
   bool hold_swaps = false;
 
 private:
-  block_manager blocks_;
+  kv_ledger ledger_;
   swap_space host_;
   scheduler sched_;
   std::map<seq_id, std::vector<token_id>> tokens_;
   std::map<seq_id, sequence_update> finished_;
-  std::vector<swap_order> pending_swaps_;
-  step_plan last_plan_;
+  std::vector<std::pair<scheduler_command, std::vector<block_id>>> pending_swaps_;
   uint64_t next_arrival_ = 0;
 };
 
@@ -291,27 +336,32 @@ TEST(scheduler, swap_out_frees_device_blocks_only_when_the_copy_completes) {
 TEST(scheduler, abort_while_waiting_or_running_ends_at_once) {
   driver d(16, 8, config(64));
   d.add(1, token_run(5), 4);
-  auto now = d.sched().abort(1);
+  auto now = d.abort(1);
   ASSERT_EQ(now.size(), 1u);
   EXPECT_EQ(now[0].finished, finish_reason::aborted);
   d.add(2, token_run(5), 4);
   d.step();
-  now = d.sched().abort(2);
+  now = d.abort(2);
   ASSERT_EQ(now.size(), 1u);
-  EXPECT_TRUE(d.sched().abort(2).empty()); // unknown by now
+  EXPECT_TRUE(d.abort(2).empty()); // unknown by now
   d.expect_idle_and_sound();
 }
 
 TEST(scheduler, abort_during_a_step_drops_the_late_token) {
   driver d(16, 8, config(64));
   d.add(1, token_run(5), 4);
-  step_plan plan = d.sched().schedule();
-  EXPECT_TRUE(d.sched().abort(1).empty()); // the step holds it
+  step_plan plan = d.plan();
+  EXPECT_TRUE(d.abort(1).empty()); // the step holds it
   auto updates = d.sched().update_from_output(d.execute(plan));
+  d.run_commands();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].finished, finish_reason::aborted);
   EXPECT_FALSE(updates[0].token.has_value());
-  EXPECT_THAT(d.sched().schedule().released, ElementsAre(1));
+  d.add(2, token_run(3), 1);
+  plan = d.plan();
+  EXPECT_THAT(plan.released, ElementsAre(1)); // the executor drops its state
+  d.apply(d.sched().update_from_output(d.execute(plan)));
+  d.run_commands();
   d.expect_idle_and_sound();
 }
 
@@ -322,7 +372,7 @@ TEST(scheduler, abort_during_swaps_waits_for_the_copy) {
   d.hold_swaps = true;
   d.sched().force_preemption(1, preemption_mode::swap);
   d.step();
-  EXPECT_TRUE(d.sched().abort(1).empty()); // swap-out in flight
+  EXPECT_TRUE(d.abort(1).empty()); // swap-out in flight
   auto done = d.complete_swaps();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].finished, finish_reason::aborted);
@@ -333,7 +383,7 @@ TEST(scheduler, abort_during_swaps_waits_for_the_copy) {
   d.sched().force_preemption(2, preemption_mode::swap);
   d.step();
   d.complete_swaps();
-  EXPECT_EQ(d.sched().abort(2).size(), 1u); // resting in host memory: at once
+  EXPECT_EQ(d.abort(2).size(), 1u); // resting in host memory: at once
   d.expect_idle_and_sound();
 
   d.add(3, token_run(9), 4);
@@ -342,7 +392,7 @@ TEST(scheduler, abort_during_swaps_waits_for_the_copy) {
   d.step();
   d.complete_swaps();
   d.step(); // swap-in ordered
-  EXPECT_TRUE(d.sched().abort(3).empty()); // swap-in in flight
+  EXPECT_TRUE(d.abort(3).empty()); // swap-in in flight
   done = d.complete_swaps();
   ASSERT_EQ(done.size(), 1u);
   d.expect_idle_and_sound();
@@ -386,7 +436,7 @@ TEST(scheduler, stays_exact_under_random_faults) {
       if (!live.empty()) {
         const seq_id victim = live[pick(int(live.size()))];
         aborted.insert(victim);
-        d.apply(d.sched().abort(victim));
+        d.abort(victim);
       }
     }
     if (pick(8) == 0)

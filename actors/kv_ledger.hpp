@@ -1,0 +1,78 @@
+#pragma once
+// kv_ledger: the block manager actor's state — the device block pool and, per
+// sequence, the tokens and block table the KV cache holds for it. The
+// scheduler keeps the sequences' lifecycle; the ledger keeps their blocks.
+// No CAF in here.
+//
+// A step's reservation arrives as one list in scheduling order. Entries are
+// reserved one after the other, all or nothing each, until one does not fit:
+// the reply grants the ones before it and names it, so that the scheduler
+// can preempt (or defer) and ask again for the rest.
+
+#include "actors/block_manager.hpp"
+#include "actors/step.hpp"
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace kvactor {
+
+struct reservation_entry {
+  seq_id id = 0;
+  std::vector<token_id> new_tokens; // tokens the ledger has not seen yet
+  int32_t num_computed = 0;         // tokens whose K/V the cache holds
+  int32_t num_new_tokens = 0;       // at most this many tokens to compute this step
+};
+
+struct granted_entry {
+  seq_id id = 0;
+  int32_t start = 0;                 // computed tokens, prefix hit included
+  int32_t num_new_tokens = 0;
+  int32_t num_cached_tokens = 0;     // from the prefix cache in this grant
+  std::vector<block_id> block_table;
+};
+
+struct reservation_result {
+  std::vector<granted_entry> granted;
+  std::vector<block_copy> copies;    // copy-on-write, before the step
+  std::optional<size_t> denied;      // index of the entry that did not fit
+  int32_t num_blocks_short = 0;      // how many more blocks it needed
+};
+
+class kv_ledger {
+public:
+  kv_ledger(int32_t num_blocks, int32_t block_size);
+
+  reservation_result reserve(const std::vector<reservation_entry>& entries);
+
+  // The device blocks of seq in table order (to swap out).
+  std::vector<block_id> blocks_of(seq_id id) const;
+  // Releases seq's blocks after a swap-out copy: the K/V live on in host
+  // memory, so the computed count stays.
+  void release_swapped(seq_id id);
+  // Releases seq's blocks for preemption by recompute: its num_computed
+  // tokens' full blocks join the prefix cache first, then its progress drops
+  // to zero.
+  void release(seq_id id, int32_t num_computed);
+  // The sequence has ended: caches its computed full blocks, releases its
+  // blocks and its record.
+  void forget(seq_id id, int32_t num_computed);
+  // Fresh device blocks for a swapped-out sequence; nullopt if short.
+  std::optional<std::vector<block_id>> allocate_for_swap_in(seq_id id, int32_t num_blocks);
+
+  const block_manager& blocks() const { return blocks_; }
+  int32_t num_sequences() const { return static_cast<int32_t>(seqs_.size()); }
+  pool_figures figures() const { return blocks_.figures(); }
+  // Pool invariants against every table the ledger holds.
+  std::vector<std::string> check_invariants() const;
+
+private:
+  sequence& sync(const reservation_entry& e);
+  void note_computed(sequence& seq, int32_t num_computed);
+
+  block_manager blocks_;
+  std::unordered_map<seq_id, sequence> seqs_;
+};
+
+} // namespace kvactor

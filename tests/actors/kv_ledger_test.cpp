@@ -1,0 +1,84 @@
+#include "actors/kv_ledger.hpp"
+
+#include "sequence_builder.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvactor {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using namespace kvactor::testing;
+
+constexpr int32_t bs = 4;
+
+TEST(kv_ledger, grants_in_order_until_an_entry_does_not_fit) {
+  kv_ledger ledger(5, bs);
+  auto r = ledger.reserve({{1, token_run(8), 0, 8}, {2, token_run(14, 50), 0, 14},
+                           {3, token_run(2, 90), 0, 2}});
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_THAT(r.granted[0].block_table, ElementsAre(0, 1));
+  EXPECT_EQ(r.granted[0].start, 0);
+  EXPECT_EQ(r.granted[0].num_new_tokens, 8);
+  ASSERT_TRUE(r.denied.has_value());
+  EXPECT_EQ(*r.denied, 1u);
+  EXPECT_EQ(r.num_blocks_short, 1); // 4 needed, 3 available
+  EXPECT_EQ(ledger.num_sequences(), 2); // the third was never looked at
+  EXPECT_EQ(ledger.blocks().pool().num_used_blocks(), 2);
+  EXPECT_THAT(ledger.check_invariants(), IsEmpty());
+}
+
+TEST(kv_ledger, follows_the_schedulers_tokens_and_progress) {
+  kv_ledger ledger(8, bs);
+  ledger.reserve({{1, token_run(6), 0, 6}});
+  // Next step: the sampled token arrives, the prompt's K/V are computed.
+  auto r = ledger.reserve({{1, {100}, 6, 1}});
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_EQ(r.granted[0].start, 6);
+  EXPECT_THAT(r.granted[0].block_table, ElementsAre(0, 1));
+  EXPECT_EQ(ledger.blocks().pool().num_hashed_blocks(), 1); // the full first block
+}
+
+TEST(kv_ledger, ended_sequences_leave_their_full_blocks_for_prefix_hits) {
+  kv_ledger ledger(8, bs);
+  ledger.reserve({{1, token_run(9), 0, 9}});
+  ledger.forget(1, 9);
+  EXPECT_EQ(ledger.num_sequences(), 0);
+  EXPECT_EQ(ledger.blocks().pool().num_used_blocks(), 0);
+  auto r = ledger.reserve({{2, concat(token_run(8), token_run(3, 70)), 0, 11}});
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_EQ(r.granted[0].num_cached_tokens, 8);
+  EXPECT_EQ(r.granted[0].start, 8);
+  EXPECT_EQ(r.granted[0].num_new_tokens, 3); // capped by what is left
+}
+
+TEST(kv_ledger, recompute_release_caches_then_drops_progress) {
+  kv_ledger ledger(8, bs);
+  ledger.reserve({{1, token_run(9), 0, 9}});
+  ledger.release(1, 9);
+  EXPECT_EQ(ledger.blocks().pool().num_used_blocks(), 0);
+  auto r = ledger.reserve({{1, {}, 0, 9}}); // prefilled again from scratch
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_EQ(r.granted[0].start, 8); // its own blocks come back from the cache
+}
+
+TEST(kv_ledger, swaps_keep_progress_and_refuse_when_short) {
+  kv_ledger ledger(4, bs);
+  ledger.reserve({{1, token_run(8), 0, 8}});
+  EXPECT_THAT(ledger.blocks_of(1), ElementsAre(0, 1));
+  ledger.release_swapped(1);
+  ledger.reserve({{2, token_run(12, 40), 0, 12}});
+  EXPECT_FALSE(ledger.allocate_for_swap_in(1, 2).has_value());
+  ledger.forget(2, 12);
+  auto table = ledger.allocate_for_swap_in(1, 2);
+  ASSERT_TRUE(table.has_value());
+  auto r = ledger.reserve({{1, {5}, 8, 1}}); // decoding goes on from token 8
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_EQ(r.granted[0].start, 8);
+  EXPECT_THAT(ledger.check_invariants(), IsEmpty());
+}
+
+} // namespace
+} // namespace kvactor
