@@ -1,0 +1,53 @@
+// The CUDA kernels, instantiated and launched. Bodies live in the .cuh
+// headers, which the emulator tests also compile with g++.
+#include "kernels/cuda/cache_write.cuh"
+#include "kernels/cuda/copy_blocks.cuh"
+#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/paged_attention.cuh"
+
+namespace kvactor::kernels::cuda_launch {
+namespace {
+
+template <class T>
+cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.num_heads), static_cast<unsigned>(p.num_tokens));
+  const dim3 block(gpu::attention_threads);
+  switch (p.head_dim) {
+  case 64: gpu::paged_attention_kernel<T, 64><<<grid, block, 0, stream>>>(p); break;
+  case 128: gpu::paged_attention_kernel<T, 128><<<grid, block, 0, stream>>>(p); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t cache_write(const cache_write_params& p, cudaStream_t stream) {
+  const long long row_bytes = static_cast<long long>(p.num_kv_heads) * p.head_dim * static_cast<long long>(dtype_size(p.type));
+  if (row_bytes % 16 != 0 || p.num_tokens < 0) return cudaErrorInvalidValue;
+  if (p.num_tokens == 0) return cudaSuccess;
+  gpu::cache_write_kernel<<<static_cast<unsigned>(p.num_tokens), gpu::cache_write_threads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t paged_attention(const paged_attention_params& p, cudaStream_t stream) {
+  if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.block_size <= 0) return cudaErrorInvalidValue;
+  if (p.query_start_loc == nullptr && p.num_tokens != p.num_seqs) return cudaErrorInvalidValue;
+  if (p.num_tokens == 0) return cudaSuccess;
+  switch (p.type) {
+  case dtype::f32: return launch_attention<float>(p, stream);
+  case dtype::f16: return launch_attention<__half>(p, stream);
+  case dtype::bf16: return launch_attention<__nv_bfloat16>(p, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t copy_blocks(const copy_blocks_params& p, cudaStream_t stream) {
+  if (p.block_bytes % 16 != 0 || p.num_pairs < 0 || p.num_layers <= 0) return cudaErrorInvalidValue;
+  if (p.num_pairs == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * p.num_layers));
+  gpu::copy_blocks_kernel<<<grid, gpu::copy_blocks_threads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+} // namespace kvactor::kernels::cuda_launch

@@ -1,0 +1,70 @@
+#pragma once
+// Plain argument structs of the KV-cache kernels, shared by the CPU kernels,
+// the CUDA kernels (nvcc, C++17) and the emulator tests. Raw pointers and sizes
+// by value, FlashInfer style; every pointer must be readable by the device that
+// runs the kernel (host memory for the CPU device, device memory for CUDA) and
+// stay valid until the stream has run the kernel.
+//
+// KV cache of one layer, K and V alike (row-major):
+//   k_cache: [num_blocks, block_size, num_kv_heads, head_dim]
+// slot = block_id * block_size + offset_in_block addresses one token row
+// [num_kv_heads, head_dim], so writing a token is one contiguous copy.
+
+#include <cstdint>
+
+#include "kernels/dtype.hpp"
+
+namespace kvactor::kernels {
+
+// Scatters new K/V rows into the cache: row i goes to slot_mapping[i];
+// slot -1 (padding) is skipped. Input and cache share `type`.
+struct cache_write_params {
+  const void* key;              // [num_tokens, num_kv_heads, head_dim]
+  const void* value;            // [num_tokens, num_kv_heads, head_dim]
+  void* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  void* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const int64_t* slot_mapping;  // [num_tokens]
+  int32_t num_tokens;
+  int32_t num_kv_heads;
+  int32_t head_dim;
+  dtype type;
+};
+
+// Paged attention over the cache for decode and prefill/extend alike.
+// Sequence s owns query tokens [query_start_loc[s], query_start_loc[s+1]) and
+// has seq_lens[s] keys in the cache, its new tokens included (write them with
+// cache_write first). Query token i of a chunk of n tokens sits at position
+// seq_lens[s] - n + i and attends causally to keys 0 ..= that position.
+// Decode: query_start_loc == nullptr means one query token per sequence
+// (num_tokens == num_seqs). GQA: query head h reads KV head
+// h / (num_heads / num_kv_heads).
+struct paged_attention_params {
+  void* out;                       // [num_tokens, num_heads, head_dim]
+  const void* query;               // [num_tokens, num_heads, head_dim]
+  const void* k_cache;             // [num_blocks, block_size, num_kv_heads, head_dim]
+  const void* v_cache;             // [num_blocks, block_size, num_kv_heads, head_dim]
+  const int32_t* block_tables;     // [num_seqs, max_blocks_per_seq]
+  const int32_t* seq_lens;         // [num_seqs]
+  const int32_t* query_start_loc;  // [num_seqs + 1], or nullptr for decode
+  int32_t num_seqs;
+  int32_t num_tokens;
+  int32_t num_heads;
+  int32_t num_kv_heads;
+  int32_t head_dim;
+  int32_t block_size;
+  int32_t max_blocks_per_seq;
+  float scale;  // usually 1 / sqrt(head_dim)
+  dtype type;   // query, cache and out
+};
+
+// Copies whole blocks within one pool (copy-on-write), every layer, K and V.
+struct copy_blocks_params {
+  void* cache;            // [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim]
+  const int32_t* pairs;   // [num_pairs, 2]: (src block, dst block)
+  int32_t num_pairs;
+  int32_t num_layers;
+  int64_t num_blocks;
+  int64_t block_bytes;    // block_size * num_kv_heads * head_dim * dtype_size
+};
+
+} // namespace kvactor::kernels

@@ -1,0 +1,97 @@
+// CPU paged attention (generic and AVX-512 loops) against the reference, and
+// the same through the device API.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <tuple>
+
+#include "kernels/cpu/kernels.hpp"
+#include "kernels/ops.hpp"
+#include "tests/kernels/attention_problem.hpp"
+
+namespace kvactor::kernels {
+namespace {
+
+using testing::attention_config;
+
+void run_and_check(const attention_config& config, cpu::isa simd, thread_pool& pool) {
+  SCOPED_TRACE(config.name() + " " + cpu::isa_name(simd));
+  const auto problem = testing::make_attention_problem(config, 99);
+  std::vector<uint8_t> out(problem.out_bytes());
+  cpu::paged_attention(problem.params(out.data()), pool, simd);
+  const auto actual = testing::to_floats(config.type, out.data(), out.size() / dtype_size(config.type));
+  EXPECT_TRUE(testing::all_close(actual, problem.reference(), testing::attention_tolerance(config.type)));
+}
+
+// dtype, head_dim, block_size, GQA ratio, isa
+using shape = std::tuple<dtype, int, int, int, cpu::isa>;
+
+class cpu_attention : public ::testing::TestWithParam<shape> {
+protected:
+  void SetUp() override {
+    if (std::get<4>(GetParam()) == cpu::isa::avx512 && cpu::best_isa() != cpu::isa::avx512)
+      GTEST_SKIP() << "this CPU has no AVX-512; the generic loop is tested";
+  }
+  attention_config base() const {
+    const auto [type, head_dim, block_size, ratio, simd] = GetParam();
+    attention_config c;
+    c.type = type;
+    c.head_dim = head_dim;
+    c.block_size = block_size;
+    c.num_kv_heads = 2;
+    c.num_heads = 2 * ratio;
+    return c;
+  }
+  cpu::isa simd() const { return std::get<4>(GetParam()); }
+  thread_pool pool_{2};
+};
+
+TEST_P(cpu_attention, decode_matches_reference) {
+  attention_config c = base();
+  const int bs = c.block_size;
+  c.seq_lens = {1, bs - 1, bs, bs + 1, 300, 1000};
+  run_and_check(c, simd(), pool_);
+}
+
+TEST_P(cpu_attention, prefill_and_extend_match_reference) {
+  attention_config c = base();
+  const int bs = c.block_size;
+  c.seq_lens = {7, bs + 3, 261, 64};
+  c.query_lens = {7, 5, 2, 64};
+  run_and_check(c, simd(), pool_);
+}
+
+std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
+  const auto [type, head_dim, block_size, ratio, simd] = info.param;
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" + std::to_string(block_size) + "_gqa" +
+         std::to_string(ratio) + "_" + cpu::isa_name(simd);
+}
+
+INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
+                         ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
+                                            ::testing::Values(64, 128), ::testing::Values(16, 32),
+                                            ::testing::Values(1, 4),
+                                            ::testing::Values(cpu::isa::generic, cpu::isa::avx512)),
+                         shape_name);
+
+TEST(cpu_attention_device, runs_on_the_compute_stream_and_signals_completion) {
+  auto dev = make_device("cpu", device_options{.num_threads = 2});
+  ASSERT_TRUE(dev) << dev.error_message();
+  attention_config c;
+  c.type = dtype::bf16;
+  c.head_dim = 128;
+  c.num_heads = 8;
+  c.seq_lens = {5, 40, 333};
+  const auto problem = testing::make_attention_problem(c, 5);
+  std::vector<uint8_t> out(problem.out_bytes());
+  paged_attention(**dev, streams::compute, problem.params(out.data()));
+  std::promise<void> called;
+  const event_ptr done = (*dev)->record(streams::compute, [&] { called.set_value(); });
+  ASSERT_EQ(called.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(done->ready());
+  const auto actual = testing::to_floats(c.type, out.data(), out.size() / 2);
+  EXPECT_TRUE(testing::all_close(actual, problem.reference(), testing::attention_tolerance(c.type)));
+}
+
+} // namespace
+} // namespace kvactor::kernels

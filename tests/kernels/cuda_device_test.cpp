@@ -1,0 +1,164 @@
+// The real CUDA kernels and cuda_device on a GPU, against the same reference
+// as the emulated tests. Skipped without a GPU; failing instead when
+// KVACTOR_REQUIRE_GPU=1 (GPU CI).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <tuple>
+
+#include "kernels/device.hpp"
+#include "kernels/kv_cache.hpp"
+#include "kernels/ops.hpp"
+#include "tests/kernels/attention_problem.hpp"
+
+namespace kvactor::kernels {
+namespace {
+
+using testing::attention_config;
+
+bool gpu_required() {
+  const char* v = std::getenv("KVACTOR_REQUIRE_GPU");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+class cuda_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto d = make_device("cuda");
+    if (!d) {
+      if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but " << d.error_message();
+      GTEST_SKIP() << d.error_message();
+    }
+    dev_ = std::move(*d);
+  }
+
+  buffer upload(const void* data, size_t bytes) {
+    auto b = dev_->allocate(memory_kind::device, std::max<size_t>(bytes, 16));
+    KVACTOR_ASSERT(b.has_value(), "test allocation");
+    if (bytes > 0) dev_->copy_async(streams::compute, b->data(), data, bytes);
+    return std::move(*b);
+  }
+  template <class T>
+  buffer upload(const std::vector<T>& v) {
+    return upload(v.data(), v.size() * sizeof(T));
+  }
+  std::vector<uint8_t> download(const buffer& b, size_t bytes) {
+    std::vector<uint8_t> host(bytes);
+    dev_->copy_async(streams::compute, host.data(), b.data(), bytes);
+    dev_->record(streams::compute)->wait();
+    return host;
+  }
+
+  void check_attention(const attention_config& config) {
+    SCOPED_TRACE(config.name());
+    const auto pr = testing::make_attention_problem(config, 4321);
+    buffer k = upload(pr.k_cache), v = upload(pr.v_cache), q = upload(pr.query);
+    buffer tables = upload(pr.block_tables), lens = upload(pr.seq_lens), qsl = upload(pr.query_start_loc);
+    buffer out = std::move(*dev_->allocate(memory_kind::device, pr.out_bytes()));
+    paged_attention_params p = pr.params(out.data());
+    p.query = q.data();
+    p.k_cache = k.data();
+    p.v_cache = v.data();
+    p.block_tables = static_cast<const int32_t*>(tables.data());
+    p.seq_lens = static_cast<const int32_t*>(lens.data());
+    p.query_start_loc = pr.query_start_loc.empty() ? nullptr : static_cast<const int32_t*>(qsl.data());
+    paged_attention(*dev_, streams::compute, p);
+    const auto host = download(out, pr.out_bytes());
+    const auto actual = testing::to_floats(config.type, host.data(), pr.out_bytes() / dtype_size(config.type));
+    EXPECT_TRUE(testing::all_close(actual, pr.reference(), testing::attention_tolerance(config.type)));
+  }
+
+  std::unique_ptr<device> dev_;
+};
+
+class cuda_attention : public cuda_test, public ::testing::WithParamInterface<std::tuple<dtype, int, int, int>> {
+protected:
+  attention_config base() const {
+    const auto [type, head_dim, block_size, ratio] = GetParam();
+    attention_config c;
+    c.type = type;
+    c.head_dim = head_dim;
+    c.block_size = block_size;
+    c.num_kv_heads = 2;
+    c.num_heads = 2 * ratio;
+    return c;
+  }
+};
+
+TEST_P(cuda_attention, decode_matches_reference) {
+  attention_config c = base();
+  const int bs = c.block_size;
+  c.seq_lens = {1, bs - 1, bs, bs + 1, 300, 2000};
+  check_attention(c);
+}
+
+TEST_P(cuda_attention, prefill_and_extend_match_reference) {
+  attention_config c = base();
+  const int bs = c.block_size;
+  c.seq_lens = {7, bs + 3, 261, 200};
+  c.query_lens = {7, 5, 2, 200};
+  check_attention(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(all, cuda_attention,
+                         ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
+                                            ::testing::Values(64, 128), ::testing::Values(16, 32),
+                                            ::testing::Values(1, 4)));
+
+TEST_F(cuda_test, cache_write_and_copy_blocks) {
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 4, .block_size = 16, .num_kv_heads = 2, .head_dim = 64,
+                             .type = dtype::f16};
+  auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);
+  ASSERT_TRUE(cache);
+  const size_t row = 2 * 64 * 2;
+  std::vector<uint8_t> key(3 * row), value(3 * row);
+  for (size_t i = 0; i < key.size(); ++i) {
+    key[i] = static_cast<uint8_t>(i + 1);
+    value[i] = static_cast<uint8_t>(2 * i + 1);
+  }
+  const std::vector<int64_t> slots{5, -1, 16};  // block 0 offset 5, padding, block 1 offset 0
+  buffer k = upload(key), v = upload(value), s = upload(slots);
+  const std::vector<int32_t> pairs{0, 3};
+  buffer pr = upload(pairs);
+  cache_write(*dev_, streams::compute,
+              cache_write_params{k.data(), v.data(), cache->view.k(1), cache->view.v(1),
+                                 static_cast<const int64_t*>(s.data()), 3, 2, 64, dtype::f16});
+  copy_blocks(*dev_, streams::compute,
+              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 2, 4, shape.block_bytes()});
+  const auto host = download(cache->memory, static_cast<size_t>(shape.total_bytes()));
+  const kv_cache_view hv{const_cast<uint8_t*>(host.data()), shape};
+  EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 0)) + 5 * row, key.data(), row), 0);
+  EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 1, 1)), value.data() + 2 * row, row), 0);
+  EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 3)) + 5 * row, key.data(), row), 0);  // copied 0 -> 3
+}
+
+TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 6, .block_size = 16, .num_kv_heads = 2, .head_dim = 128,
+                             .type = dtype::bf16};
+  auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
+  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
+  ASSERT_TRUE(gpu && host);
+  std::vector<uint8_t> pattern(static_cast<size_t>(shape.total_bytes()));
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 11 / 3);
+  std::memcpy(host->view.base, pattern.data(), pattern.size());
+  const event_ptr in = swap_blocks(*dev_, streams::swap_in, host->view, gpu->view, {{1, 4}, {2, 0}});
+  dev_->wait_event(streams::swap_out, in);
+  in->wait();
+  std::memset(host->view.base, 0, pattern.size());  // the swap-in has read it
+  std::promise<void> out_done;
+  const event_ptr out = swap_blocks(*dev_, streams::swap_out, gpu->view, host->view, {{4, 5}, {0, 3}},
+                                    [&] { out_done.set_value(); });
+  ASSERT_EQ(out_done.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(out->ready());
+  const kv_cache_view orig{pattern.data(), shape};
+  for (int32_t l = 0; l < 2; ++l)
+    for (int w = 0; w < 2; ++w) {
+      EXPECT_EQ(std::memcmp(host->view.block(l, w, 5), orig.block(l, w, 1), static_cast<size_t>(shape.block_bytes())), 0);
+      EXPECT_EQ(std::memcmp(host->view.block(l, w, 3), orig.block(l, w, 2), static_cast<size_t>(shape.block_bytes())), 0);
+    }
+}
+
+} // namespace
+} // namespace kvactor::kernels
