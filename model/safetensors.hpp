@@ -86,6 +86,8 @@ public:
   result<tensor_ref> get(std::string_view name) const;
   /// Tensor names, sorted.
   std::vector<std::string> names() const;
+  /// The folder (or first file) the set was opened from, for messages.
+  const std::string& source() const { return where_; }
 
 private:
   status add(safetensors_file file);
