@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
+#include <optional>
 
 #include "kernels/assert.hpp"
 
@@ -32,27 +32,27 @@ inline error make_error(std::string_view where, std::string_view what) {
 template <class T>
 class [[nodiscard]] result {
 public:
-  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}
-  result(struct error e) : state_(std::in_place_index<1>, std::move(e)) {}
+  result(T value) : value_(std::move(value)) {}
+  result(struct error e) : error_(std::move(e)) {}
 
-  bool has_value() const noexcept { return state_.index() == 0; }
+  bool has_value() const noexcept { return value_.has_value(); }
   explicit operator bool() const noexcept { return has_value(); }
 
   T& value() & {
     KVACTOR_ASSERT(has_value(), "result::value() on an error");
-    return std::get<0>(state_);
+    return *value_;
   }
   const T& value() const& {
     KVACTOR_ASSERT(has_value(), "result::value() on an error");
-    return std::get<0>(state_);
+    return *value_;
   }
   T&& value() && {
     KVACTOR_ASSERT(has_value(), "result::value() on an error");
-    return std::get<0>(std::move(state_));
+    return std::move(*value_);
   }
   const struct error& error() const {
     KVACTOR_ASSERT(!has_value(), "result::error() on a value");
-    return std::get<1>(state_);
+    return error_;
   }
 
   T& operator*() & { return value(); }
@@ -62,7 +62,10 @@ public:
   const T* operator->() const { return &value(); }
 
 private:
-  std::variant<T, struct error> state_;
+  // NOTE: optional + error rather than std::variant: GCC 12 reports a false
+  // -Wfree-nonheap-object when a variant holding a moved-from T is destroyed.
+  std::optional<T> value_;
+  struct error error_;
 };
 
 /// result<void>: success or an error.
