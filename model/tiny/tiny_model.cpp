@@ -1,9 +1,11 @@
 #include "model/tiny/tiny_model.hpp"
 
 #include <cstdio>
+#include <fstream>
 
 #include "model/rng.hpp"
 #include "model/safetensors_writer.hpp"
+#include "model/tiny/tiny_tokenizer.hpp"
 
 namespace kvactor::model::tiny {
 
@@ -106,6 +108,29 @@ status write_weights(const std::filesystem::path& file, const tiny_options& o) {
     w.add_f32(spec.name, o.on_disk, spec.shape, values);
   }
   return w.write(file);
+}
+
+namespace {
+
+status write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error(file.string(), "cannot create file");
+  out << text;
+  out.close();
+  if (!out) return make_error(file.string(), "write failed");
+  return {};
+}
+
+} // namespace
+
+status write_model(const std::filesystem::path& dir, const tiny_options& o) {
+  if (auto ok = validate(o); !ok) return ok;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
+  if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
+  return write_weights(dir / "model.safetensors", o);
 }
 
 } // namespace kvactor::model::tiny
