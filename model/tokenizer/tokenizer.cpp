@@ -4,11 +4,33 @@
 
 #include "model/json_util.hpp"
 #include "model/tokenizer/byte_level.hpp"
+#include "model/tokenizer/unicode.hpp"
 
 namespace kvactor::model {
 namespace {
 
-bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+/// Start of the whitespace run (Unicode White_Space) that ends at `end`,
+/// not going below `begin`.
+std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::size_t end) {
+  while (end > begin) {
+    std::size_t start = end - 1;
+    while (start > begin && end - start < 4 && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) --start;
+    const auto c = decode_utf8(text, start);
+    if (!c.valid || start + c.length != end || !is_whitespace(c.code_point)) break;
+    end = start;
+  }
+  return end;
+}
+
+/// End of the whitespace run that starts at `pos`.
+std::size_t skip_space_forward(std::string_view text, std::size_t pos) {
+  while (pos < text.size()) {
+    const auto c = decode_utf8(text, pos);
+    if (!c.valid || !is_whitespace(c.code_point)) break;
+    pos += c.length;
+  }
+  return pos;
+}
 
 } // namespace
 
@@ -92,14 +114,11 @@ std::vector<token_id> tokenizer::encode(std::string_view text) const {
       ++i;
       continue;
     }
-    std::size_t segment_end = i;
-    if (hit->lstrip)
-      while (segment_end > segment_start && is_ascii_space(text[segment_end - 1])) --segment_end;
+    const std::size_t segment_end = hit->lstrip ? skip_space_backward(text, segment_start, i) : i;
     encode_segment(text.substr(segment_start, segment_end - segment_start), out);
     out.push_back(hit->id);
     i += hit->content.size();
-    if (hit->rstrip)
-      while (i < text.size() && is_ascii_space(text[i])) ++i;
+    if (hit->rstrip) i = skip_space_forward(text, i);
     segment_start = i;
   }
   encode_segment(text.substr(segment_start), out);

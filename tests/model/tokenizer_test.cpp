@@ -71,6 +71,10 @@ TEST(tokenizer, lstrip_and_rstrip_absorb_whitespace) {
   spec.added_tokens.push_back({266, "<mask>", true, true, true});
   const auto t = make(spec);
   EXPECT_EQ(t.encode("hello  <mask>  hello"), (ids{id_hello, 266, id_hello}));
+  // Unicode White_Space too (no-break space, ideographic space), as HF does.
+  EXPECT_EQ(t.encode("hello\u00a0<mask>\u3000hello"), (ids{id_hello, 266, id_hello}));
+  // Only the stripping side: the special token without strip keeps spaces.
+  EXPECT_EQ(t.encode("hello <|endoftext|> hello"), (ids{id_hello, ' ', id_eot, ' ', id_hello}));
 }
 
 TEST(tokenizer, multi_byte_characters_are_byte_tokens) {
