@@ -1,0 +1,35 @@
+#pragma once
+// A read-only memory mapping of a whole file; move-only.
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+#include "model/error.hpp"
+
+namespace kvactor::model {
+
+class mapped_file {
+public:
+  /// Maps `path` read-only. An empty file maps to an empty span.
+  static result<mapped_file> open(const std::filesystem::path& path);
+
+  mapped_file() = default;
+  mapped_file(mapped_file&& other) noexcept;
+  mapped_file& operator=(mapped_file&& other) noexcept;
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+  ~mapped_file();
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  std::size_t size() const { return size_; }
+
+private:
+  mapped_file(const std::byte* data, std::size_t size) : data_(data), size_(size) {}
+  void reset();
+
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+} // namespace kvactor::model

@@ -1,0 +1,35 @@
+#pragma once
+// Sampling one token from a row of logits: greedy, temperature, top-k,
+// top-p. Pure functions: the random draw is fixed by (seed, step), so a
+// request's sampled tokens are reproducible whatever batch it ran in and
+// even when a step is recomputed after preemption.
+
+#include <cstdint>
+#include <span>
+
+#include "model/error.hpp"
+#include "model/token_id.hpp"
+
+namespace kvactor::model {
+
+struct sampling_params {
+  float temperature = 1.0f; // <= 0: greedy
+  std::int32_t top_k = 0;   // keep the k most likely tokens; 0: all
+  float top_p = 1.0f;       // keep the smallest set whose probability reaches top_p; 1: all
+  std::uint64_t seed = 0;   // per request
+
+  bool is_greedy() const { return temperature <= 0.0f || top_k == 1; }
+};
+
+/// Rejects NaN or negative temperature, negative top_k, top_p outside (0, 1].
+status validate(const sampling_params& p);
+
+/// The index of the largest logit; the lowest index on ties; NaN never wins
+/// unless every logit is NaN (then 0).
+token_id greedy(std::span<const float> logits);
+
+/// One token. `step` is the position of the token being generated within its
+/// request (0 for the first generated token). `logits` must not be empty.
+token_id sample(std::span<const float> logits, const sampling_params& p, std::uint64_t step);
+
+} // namespace kvactor::model

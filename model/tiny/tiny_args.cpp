@@ -1,0 +1,103 @@
+#include "model/tiny/tiny_args.hpp"
+
+#include <charconv>
+
+namespace kvactor::model::tiny {
+namespace {
+
+result<std::int64_t> parse_int(std::string_view key, std::string_view v) {
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size())
+    return make_error("--" + std::string(key), "expected an integer, got '" + std::string(v) + "'");
+  return n;
+}
+
+} // namespace
+
+std::string usage() {
+  return "usage: kvactor-make-tiny --out=DIR [options]\n"
+         "Writes a complete model folder (config.json, model.safetensors, tokenizer.json)\n"
+         "with deterministic seeded weights.\n"
+         "  --style=llama|qwen3     architecture (default llama)\n"
+         "  --hidden=N              hidden size (512)\n"
+         "  --layers=N              decoder layers (8)\n"
+         "  --heads=N               query heads (8)\n"
+         "  --kv-heads=N            key/value heads (4)\n"
+         "  --head-dim=N            head dimension (64)\n"
+         "  --intermediate=N        MLP size (1536)\n"
+         "  --vocab=N               vocabulary size (4096)\n"
+         "  --context=N             max_position_embeddings (4096)\n"
+         "  --dtype=bf16|f16|f32    weights on disk (bf16)\n"
+         "  --tied | --untied       tie the LM head to the embedding (untied)\n"
+         "  --rope-theta=X          rotary base (10000)\n"
+         "  --seed=N                weight seed (0)\n";
+}
+
+result<tiny_args> parse_args(std::span<const std::string_view> args) {
+  tiny_args a;
+  struct int_option {
+    std::string_view key;
+    std::int64_t* out;
+  };
+  tiny_options& o = a.options;
+  const int_option ints[] = {{"hidden", &o.hidden_size},   {"layers", &o.num_layers},
+                             {"heads", &o.num_heads},      {"kv-heads", &o.num_kv_heads},
+                             {"head-dim", &o.head_dim},    {"intermediate", &o.intermediate_size},
+                             {"vocab", &o.vocab_size},     {"context", &o.max_context}};
+  for (std::string_view arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      continue;
+    }
+    if (arg == "--tied" || arg == "--untied") {
+      o.tie_embeddings = arg == "--tied";
+      continue;
+    }
+    if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos)
+      return make_error(arg, "expected --key=value (see --help)");
+    const auto eq = arg.find('=');
+    const std::string_view key = arg.substr(2, eq - 2), value = arg.substr(eq + 1);
+    bool done = false;
+    for (const auto& opt : ints) {
+      if (key == opt.key) {
+        auto n = parse_int(key, value);
+        if (!n) return n.error();
+        *opt.out = *n;
+        done = true;
+      }
+    }
+    if (done) continue;
+    if (key == "out") {
+      a.out = std::string(value);
+    } else if (key == "style") {
+      if (value == "llama") o.arch = architecture::llama;
+      else if (value == "qwen3") o.arch = architecture::qwen3;
+      else return make_error("--style", "expected llama or qwen3");
+    } else if (key == "dtype") {
+      if (value == "bf16") o.on_disk = dtype::bf16;
+      else if (value == "f16") o.on_disk = dtype::f16;
+      else if (value == "f32") o.on_disk = dtype::f32;
+      else return make_error("--dtype", "expected bf16, f16 or f32");
+    } else if (key == "seed") {
+      std::uint64_t s = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), s);
+      if (ec != std::errc() || p != value.data() + value.size()) return make_error("--seed", "expected an integer");
+      o.seed = s;
+    } else if (key == "rope-theta") {
+      std::string v(value);
+      char* end = nullptr;
+      o.rope_theta = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(o.rope_theta > 0)) return make_error("--rope-theta", "expected a positive number");
+    } else {
+      return make_error(arg, "unknown option (see --help)");
+    }
+  }
+  if (a.help) return a;
+  if (a.out.empty()) return make_error("--out", "missing (the folder to write)");
+  if (auto ok = validate(o); !ok) return make_error("--" + ok.error().message.substr(0, ok.error().message.find(':')),
+                                                    ok.error().message.substr(ok.error().message.find(':') + 2));
+  return a;
+}
+
+} // namespace kvactor::model::tiny

@@ -1,0 +1,26 @@
+#pragma once
+// Command-line options of kvactor-make-tiny, parsed without side effects.
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/error.hpp"
+#include "model/tiny/tiny_model.hpp"
+
+namespace kvactor::model::tiny {
+
+struct tiny_args {
+  std::filesystem::path out;
+  tiny_options options;
+  bool help = false;
+};
+
+/// Parses "--key=value" arguments (argv without the program name).
+result<tiny_args> parse_args(std::span<const std::string_view> args);
+
+/// The --help text.
+std::string usage();
+
+} // namespace kvactor::model::tiny

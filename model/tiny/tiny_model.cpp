@@ -1,0 +1,136 @@
+#include "model/tiny/tiny_model.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include "model/rng.hpp"
+#include "model/safetensors_writer.hpp"
+#include "model/tiny/tiny_tokenizer.hpp"
+
+namespace kvactor::model::tiny {
+
+status validate(const tiny_options& o) {
+  const std::pair<const char*, std::int64_t> sizes[] = {
+      {"hidden", o.hidden_size},         {"layers", o.num_layers},     {"heads", o.num_heads},
+      {"kv-heads", o.num_kv_heads},      {"head-dim", o.head_dim},     {"intermediate", o.intermediate_size},
+      {"vocab", o.vocab_size},           {"context", o.max_context}};
+  for (const auto& [name, v] : sizes)
+    if (v <= 0) return make_error(name, "must be positive");
+  if (o.num_heads % o.num_kv_heads != 0) return make_error("kv-heads", "must divide heads");
+  if (o.head_dim % 2 != 0) return make_error("head-dim", "must be even");
+  if (o.vocab_size < 256 + num_special_tokens)
+    return make_error("vocab", "must be at least " + std::to_string(256 + num_special_tokens) +
+                                   " (256 byte tokens and the special tokens)");
+  return {};
+}
+
+std::string config_json(const tiny_options& o) {
+  const bool llama = o.arch == architecture::llama;
+  // NOTE: classic Llama configs omit head_dim when it is hidden / heads; the
+  // loader must derive it, so the tiny model does the same.
+  const bool write_head_dim = !llama || o.head_dim * o.num_heads != o.hidden_size;
+  std::string dt = o.on_disk == dtype::bf16 ? "bfloat16" : o.on_disk == dtype::f16 ? "float16" : "float32";
+  char theta[64];
+  std::snprintf(theta, sizeof theta, "%.1f", o.rope_theta);
+  std::string s = "{\n";
+  s += std::string("  \"architectures\": [\"") + (llama ? "LlamaForCausalLM" : "Qwen3ForCausalLM") + "\"],\n";
+  s += "  \"attention_bias\": false,\n";
+  s += "  \"attention_dropout\": 0.0,\n";
+  s += "  \"bos_token_id\": " + std::to_string(bos_id(o)) + ",\n";
+  s += "  \"eos_token_id\": " + std::to_string(eos_id(o)) + ",\n";
+  if (write_head_dim) s += "  \"head_dim\": " + std::to_string(o.head_dim) + ",\n";
+  s += "  \"hidden_act\": \"silu\",\n";
+  s += "  \"hidden_size\": " + std::to_string(o.hidden_size) + ",\n";
+  s += "  \"initializer_range\": 0.02,\n";
+  s += "  \"intermediate_size\": " + std::to_string(o.intermediate_size) + ",\n";
+  s += "  \"max_position_embeddings\": " + std::to_string(o.max_context) + ",\n";
+  if (llama) s += "  \"mlp_bias\": false,\n";
+  s += std::string("  \"model_type\": \"") + (llama ? "llama" : "qwen3") + "\",\n";
+  s += "  \"num_attention_heads\": " + std::to_string(o.num_heads) + ",\n";
+  s += "  \"num_hidden_layers\": " + std::to_string(o.num_layers) + ",\n";
+  s += "  \"num_key_value_heads\": " + std::to_string(o.num_kv_heads) + ",\n";
+  s += std::string("  \"rms_norm_eps\": ") + (llama ? "1e-05" : "1e-06") + ",\n";
+  s += "  \"rope_scaling\": null,\n";
+  s += std::string("  \"rope_theta\": ") + theta + ",\n";
+  s += std::string("  \"tie_word_embeddings\": ") + (o.tie_embeddings ? "true" : "false") + ",\n";
+  s += "  \"torch_dtype\": \"" + dt + "\",\n";
+  s += "  \"transformers_version\": \"4.51.0\",\n";
+  s += "  \"use_cache\": true,\n";
+  if (!llama) s += "  \"use_sliding_window\": false,\n";
+  s += "  \"vocab_size\": " + std::to_string(o.vocab_size) + "\n";
+  s += "}\n";
+  return s;
+}
+
+std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
+  const std::int64_t h = o.hidden_size, q = o.num_heads * o.head_dim, kv = o.num_kv_heads * o.head_dim;
+  std::vector<tensor_spec> specs;
+  specs.push_back({"model.embed_tokens.weight", {o.vocab_size, h}});
+  for (std::int64_t i = 0; i < o.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    specs.push_back({p + "input_layernorm.weight", {h}, true});
+    specs.push_back({p + "self_attn.q_proj.weight", {q, h}});
+    specs.push_back({p + "self_attn.k_proj.weight", {kv, h}});
+    specs.push_back({p + "self_attn.v_proj.weight", {kv, h}});
+    specs.push_back({p + "self_attn.o_proj.weight", {h, q}});
+    if (o.arch == architecture::qwen3) {
+      specs.push_back({p + "self_attn.q_norm.weight", {o.head_dim}, true});
+      specs.push_back({p + "self_attn.k_norm.weight", {o.head_dim}, true});
+    }
+    specs.push_back({p + "post_attention_layernorm.weight", {h}, true});
+    specs.push_back({p + "mlp.gate_proj.weight", {o.intermediate_size, h}});
+    specs.push_back({p + "mlp.up_proj.weight", {o.intermediate_size, h}});
+    specs.push_back({p + "mlp.down_proj.weight", {h, o.intermediate_size}});
+  }
+  specs.push_back({"model.norm.weight", {h}, true});
+  if (!o.tie_embeddings) specs.push_back({"lm_head.weight", {o.vocab_size, h}});
+  return specs;
+}
+
+std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec) {
+  std::int64_t n = 1;
+  for (auto d : spec.shape) n *= d;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  rng r(mix64(o.seed) ^ hash_name(spec.name));
+  // NOTE: norm weights are 1 + noise rather than exactly 1, so that a forward
+  // pass that ignores a norm weight (or applies the wrong one) is caught.
+  const double scale = spec.is_norm ? 0.05 : 0.02;
+  const double offset = spec.is_norm ? 1.0 : 0.0;
+  for (auto& x : v) x = static_cast<float>(offset + scale * r.normal());
+  return v;
+}
+
+status write_weights(const std::filesystem::path& file, const tiny_options& o) {
+  safetensors_writer w;
+  w.set_metadata("format", "pt");
+  for (const auto& spec : tensor_specs(o)) {
+    const auto values = tensor_values(o, spec);
+    w.add_f32(spec.name, o.on_disk, spec.shape, values);
+  }
+  return w.write(file);
+}
+
+namespace {
+
+status write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error(file.string(), "cannot create file");
+  out << text;
+  out.close();
+  if (!out) return make_error(file.string(), "write failed");
+  return {};
+}
+
+} // namespace
+
+status write_model(const std::filesystem::path& dir, const tiny_options& o) {
+  if (auto ok = validate(o); !ok) return ok;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
+  if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
+  return write_weights(dir / "model.safetensors", o);
+}
+
+} // namespace kvactor::model::tiny

@@ -1,0 +1,10 @@
+#pragma once
+
+#include <cstdint>
+
+namespace kvactor::model {
+
+/// A row of the vocabulary (embedding and LM head).
+using token_id = std::int32_t;
+
+} // namespace kvactor::model

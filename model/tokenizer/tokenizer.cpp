@@ -1,0 +1,152 @@
+#include "model/tokenizer/tokenizer.hpp"
+
+#include <algorithm>
+
+#include "model/json_util.hpp"
+#include "model/tokenizer/byte_level.hpp"
+#include "model/tokenizer/unicode.hpp"
+
+namespace kvactor::model {
+namespace {
+
+/// Start of the whitespace run (Unicode White_Space) that ends at `end`,
+/// not going below `begin`.
+std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::size_t end) {
+  while (end > begin) {
+    std::size_t start = end - 1;
+    while (start > begin && end - start < 4 && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) --start;
+    const auto c = decode_utf8(text, start);
+    if (!c.valid || start + c.length != end || !is_whitespace(c.code_point)) break;
+    end = start;
+  }
+  return end;
+}
+
+/// End of the whitespace run that starts at `pos`.
+std::size_t skip_space_forward(std::string_view text, std::size_t pos) {
+  while (pos < text.size()) {
+    const auto c = decode_utf8(text, pos);
+    if (!c.valid || !is_whitespace(c.code_point)) break;
+    pos += c.length;
+  }
+  return pos;
+}
+
+} // namespace
+
+result<tokenizer> tokenizer::load(const std::filesystem::path& file) {
+  auto text = json::read_file(file);
+  if (!text) return text.error();
+  return parse(std::string_view(text->data(), text->size()), file.string());
+}
+
+result<tokenizer> tokenizer::parse(std::string_view json_text, std::string_view source) {
+  auto spec = parse_tokenizer_json(json_text, source);
+  if (!spec) return spec.error();
+  return build(*spec, source);
+}
+
+result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view source) {
+  auto bpe = bpe_model::build(spec.vocab, spec.merges, spec.unk_token, spec.ignore_merges, source);
+  if (!bpe) return bpe.error();
+  tokenizer t(std::move(*bpe));
+  t.spec_.splits = spec.splits;
+  t.spec_.add_prefix_space = spec.add_prefix_space;
+  t.spec_.added_tokens = spec.added_tokens;
+
+  token_id max_id = -1;
+  for (const auto& [s, id] : spec.vocab) max_id = std::max(max_id, id);
+  for (const auto& a : spec.added_tokens) max_id = std::max(max_id, a.id);
+  t.bytes_.resize(static_cast<std::size_t>(max_id + 1));
+  t.special_.resize(t.bytes_.size());
+  for (const auto& [symbols, id] : spec.vocab) {
+    auto raw = symbols_to_bytes(symbols);
+    // NOTE: vocabularies may hold strings outside the byte alphabet that no
+    // merge produces; they cannot be decoded byte-wise, so they keep their text.
+    t.bytes_[static_cast<std::size_t>(id)] = raw ? *raw : symbols;
+  }
+  t.added_by_first_byte_.resize(256);
+  for (std::size_t i = 0; i < spec.added_tokens.size(); ++i) {
+    const auto& a = spec.added_tokens[i];
+    t.bytes_[static_cast<std::size_t>(a.id)] = a.content;
+    t.special_[static_cast<std::size_t>(a.id)] = a.special;
+    t.added_by_first_byte_[static_cast<std::uint8_t>(a.content[0])].push_back(i);
+  }
+  for (auto& list : t.added_by_first_byte_)
+    std::stable_sort(list.begin(), list.end(), [&](std::size_t x, std::size_t y) {
+      return spec.added_tokens[x].content.size() > spec.added_tokens[y].content.size();
+    });
+  return t;
+}
+
+void tokenizer::encode_segment(std::string_view text, std::vector<token_id>& out) const {
+  if (text.empty()) return;
+  std::string prefixed;
+  if (spec_.add_prefix_space && text.front() != ' ') {
+    prefixed = " ";
+    prefixed += text;
+    text = prefixed;
+  }
+  std::vector<std::string_view> pieces{text};
+  for (auto pattern : spec_.splits) {
+    std::vector<std::string_view> next;
+    for (auto p : pieces)
+      for (auto q : pre_split(p, pattern)) next.push_back(q);
+    pieces = std::move(next);
+  }
+  for (auto p : pieces) bpe_.encode_piece(p, out);
+}
+
+std::vector<token_id> tokenizer::encode(std::string_view text) const {
+  std::vector<token_id> out;
+  std::size_t segment_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto& candidates = added_by_first_byte_[static_cast<std::uint8_t>(text[i])];
+    const added_token* hit = nullptr;
+    for (std::size_t c : candidates) {
+      const auto& a = spec_.added_tokens[c];
+      if (text.substr(i, a.content.size()) == a.content) {
+        hit = &a;
+        break; // longest first
+      }
+    }
+    if (hit == nullptr) {
+      ++i;
+      continue;
+    }
+    const std::size_t segment_end = hit->lstrip ? skip_space_backward(text, segment_start, i) : i;
+    encode_segment(text.substr(segment_start, segment_end - segment_start), out);
+    out.push_back(hit->id);
+    i += hit->content.size();
+    if (hit->rstrip) i = skip_space_forward(text, i);
+    segment_start = i;
+  }
+  encode_segment(text.substr(segment_start), out);
+  return out;
+}
+
+std::string tokenizer::decode(std::span<const token_id> ids, bool skip_special) const {
+  std::string out;
+  for (token_id id : ids) {
+    if (skip_special && is_special(id)) continue;
+    out += token_bytes(id);
+  }
+  return out;
+}
+
+std::string_view tokenizer::token_bytes(token_id id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= bytes_.size()) return {};
+  return bytes_[static_cast<std::size_t>(id)];
+}
+
+bool tokenizer::is_special(token_id id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < special_.size() && special_[static_cast<std::size_t>(id)];
+}
+
+std::optional<token_id> tokenizer::find(std::string_view token) const {
+  for (const auto& a : spec_.added_tokens)
+    if (a.content == token) return a.id;
+  return bpe_.find(token);
+}
+
+} // namespace kvactor::model

@@ -1,0 +1,333 @@
+#include <simdjson.h>
+
+#include "model/json_util.hpp"
+#include "model/safetensors_writer.hpp"
+#include "model/tokenizer/tokenizer_spec.hpp"
+
+namespace kvactor::model {
+namespace {
+
+using simdjson::ondemand::json_type;
+using simdjson::ondemand::value;
+
+/// A node of "normalizer", "pre_tokenizer" or "decoder": the fields kvactor
+/// looks at, read in whatever order the file has them.
+struct node {
+  std::string type;
+  bool add_prefix_space = false;
+  bool use_regex = true;
+  std::optional<std::string> regex;
+  std::optional<std::string> string_pattern;
+  std::string behavior;
+  bool invert = false;
+  std::vector<node> children; // "pretokenizers" / "decoders" / "normalizers"
+};
+
+result<node> parse_node(value v, std::string_view where, const std::string& key) {
+  node n;
+  simdjson::ondemand::object obj;
+  if (v.get_object().get(obj)) return json::key_error(where, key, "expected an object or null");
+  for (auto field : obj) {
+    std::string_view k;
+    if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
+    const std::string sub = key + "." + std::string(k);
+    value fv;
+    if (auto err = field.value().get(fv)) return json::parse_error(where, err);
+    if (json::is_null(fv)) continue;
+    if (k == "type") {
+      auto s = json::get_string(fv, where, sub);
+      if (!s) return s.error();
+      n.type = *s;
+    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert") {
+      auto b = json::get_bool(fv, where, sub);
+      if (!b) return b.error();
+      (k == "add_prefix_space" ? n.add_prefix_space : k == "use_regex" ? n.use_regex : n.invert) = *b;
+    } else if (k == "behavior") {
+      auto s = json::get_string(fv, where, sub);
+      if (!s) return s.error();
+      n.behavior = *s;
+    } else if (k == "pattern") {
+      simdjson::ondemand::object pat;
+      if (fv.get_object().get(pat)) return json::key_error(where, sub, "expected an object");
+      for (auto pf : pat) {
+        std::string_view pk;
+        if (auto err = pf.unescaped_key().get(pk)) return json::parse_error(where, err);
+        value pv;
+        if (auto err = pf.value().get(pv)) return json::parse_error(where, err);
+        auto s = json::get_string(pv, where, sub + "." + std::string(pk));
+        if (!s) return s.error();
+        if (pk == "Regex") n.regex = *s;
+        if (pk == "String") n.string_pattern = *s;
+      }
+    } else if (k == "pretokenizers" || k == "decoders" || k == "normalizers") {
+      simdjson::ondemand::array arr;
+      if (fv.get_array().get(arr)) return json::key_error(where, sub, "expected a list");
+      for (auto elem : arr) {
+        value ev;
+        if (auto err = elem.get(ev)) return json::parse_error(where, err);
+        auto child = parse_node(ev, where, sub);
+        if (!child) return child.error();
+        n.children.push_back(std::move(*child));
+      }
+    }
+  }
+  if (n.type.empty()) return json::key_error(where, key, "has no 'type'");
+  return n;
+}
+
+/// Flattens a pre-tokenizer tree into the spec's split list.
+status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level, std::string_view where) {
+  if (n.type == "Sequence") {
+    for (const auto& c : n.children)
+      if (auto ok = apply_pre_tokenizer(c, spec, byte_level, where); !ok) return ok;
+    return {};
+  }
+  if (n.type == "ByteLevel") {
+    byte_level = true;
+    spec.add_prefix_space = n.add_prefix_space;
+    if (n.use_regex) spec.splits.push_back(split_pattern::gpt2);
+    return {};
+  }
+  if (n.type == "Split") {
+    if (!n.regex)
+      return json::key_error(where, "pre_tokenizer", "Split without a 'Regex' pattern is not supported");
+    const auto p = recognise_split_pattern(*n.regex);
+    if (!p)
+      return json::key_error(where, "pre_tokenizer",
+                             "unsupported Split regex '" + *n.regex +
+                                 "' (kvactor knows the GPT-2, Llama 3 and Qwen2 patterns)");
+    if (n.behavior != "Isolated" || n.invert)
+      return json::key_error(where, "pre_tokenizer", "only Split behavior 'Isolated' without invert is supported");
+    spec.splits.push_back(*p);
+    return {};
+  }
+  return json::key_error(where, "pre_tokenizer", "unsupported pre-tokenizer type '" + n.type + "'");
+}
+
+status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
+  simdjson::ondemand::object obj;
+  if (v.get_object().get(obj)) return json::key_error(where, "model", "expected an object");
+  std::string type = "BPE";
+  bool has_vocab = false, has_merges = false;
+  for (auto field : obj) {
+    std::string_view k;
+    if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
+    const std::string key = "model." + std::string(k);
+    value fv;
+    if (auto err = field.value().get(fv)) return json::parse_error(where, err);
+    if (json::is_null(fv)) continue;
+    if (k == "type") {
+      auto s = json::get_string(fv, where, key);
+      if (!s) return s.error();
+      type = *s;
+    } else if (k == "vocab") {
+      simdjson::ondemand::object vocab;
+      if (fv.get_object().get(vocab)) return json::key_error(where, key, "expected an object");
+      for (auto entry : vocab) {
+        std::string_view token;
+        if (auto err = entry.unescaped_key().get(token)) return json::parse_error(where, err);
+        std::int64_t id = 0;
+        if (entry.value().get_int64().get(id) || id < 0 || id > INT32_MAX)
+          return json::key_error(where, key, "token '" + std::string(token) + "' has no valid id");
+        spec.vocab.emplace_back(std::string(token), static_cast<token_id>(id));
+      }
+      has_vocab = true;
+    } else if (k == "merges") {
+      simdjson::ondemand::array merges;
+      if (fv.get_array().get(merges)) return json::key_error(where, key, "expected a list");
+      for (auto elem : merges) {
+        value mv;
+        if (auto err = elem.get(mv)) return json::parse_error(where, err);
+        json_type t;
+        if (auto err = mv.type().get(t)) return json::parse_error(where, err);
+        const std::string which = key + "[" + std::to_string(spec.merges.size()) + "]";
+        if (t == json_type::string) {
+          // Older form: "a b" (symbols never contain a space).
+          std::string_view s;
+          if (auto err = mv.get_string().get(s)) return json::parse_error(where, err);
+          const auto sp = s.find(' ');
+          if (sp == std::string_view::npos || sp == 0 || sp + 1 >= s.size() || s.find(' ', sp + 1) != s.npos)
+            return json::key_error(where, which, "'" + std::string(s) + "' is not two symbols separated by one space");
+          spec.merges.emplace_back(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)));
+        } else if (t == json_type::array) {
+          std::vector<std::string> parts;
+          simdjson::ondemand::array pair;
+          if (auto err = mv.get_array().get(pair)) return json::parse_error(where, err);
+          for (auto p : pair) {
+            std::string_view s;
+            if (p.get_string().get(s)) return json::key_error(where, which, "expected two strings");
+            parts.emplace_back(s);
+          }
+          if (parts.size() != 2 || parts[0].empty() || parts[1].empty())
+            return json::key_error(where, which, "expected two non-empty strings");
+          spec.merges.emplace_back(std::move(parts[0]), std::move(parts[1]));
+        } else {
+          return json::key_error(where, which, "expected \"a b\" or [\"a\", \"b\"]");
+        }
+      }
+      has_merges = true;
+    } else if (k == "unk_token") {
+      auto s = json::get_string(fv, where, key);
+      if (!s) return s.error();
+      spec.unk_token = *s;
+    } else if (k == "ignore_merges") {
+      auto b = json::get_bool(fv, where, key);
+      if (!b) return b.error();
+      spec.ignore_merges = *b;
+    } else if (k == "byte_fallback") {
+      auto b = json::get_bool(fv, where, key);
+      if (!b) return b.error();
+      if (*b) return json::key_error(where, key, "byte_fallback (SentencePiece-style BPE) is not supported");
+    } else if (k == "continuing_subword_prefix" || k == "end_of_word_suffix") {
+      auto s = json::get_string(fv, where, key);
+      if (!s) return s.error();
+      if (!s->empty()) return json::key_error(where, key, "is not supported by byte-level BPE");
+    }
+  }
+  if (type != "BPE") return json::key_error(where, "model.type", "unsupported model type '" + type + "' (kvactor loads BPE)");
+  if (!has_vocab) return json::key_error(where, "model.vocab", "missing");
+  if (!has_merges) return json::key_error(where, "model.merges", "missing");
+  return {};
+}
+
+status parse_added_tokens(value v, tokenizer_spec& spec, std::string_view where) {
+  simdjson::ondemand::array arr;
+  if (v.get_array().get(arr)) return json::key_error(where, "added_tokens", "expected a list");
+  for (auto elem : arr) {
+    simdjson::ondemand::object obj;
+    if (elem.get_object().get(obj)) return json::key_error(where, "added_tokens", "entries must be objects");
+    added_token t;
+    bool has_id = false, has_content = false;
+    for (auto field : obj) {
+      std::string_view k;
+      if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
+      const std::string key = "added_tokens." + std::string(k);
+      value fv;
+      if (auto err = field.value().get(fv)) return json::parse_error(where, err);
+      if (k == "id") {
+        auto id = json::get_int(fv, where, key);
+        if (!id) return id.error();
+        if (*id < 0 || *id > INT32_MAX) return json::key_error(where, key, "out of range");
+        t.id = static_cast<token_id>(*id);
+        has_id = true;
+      } else if (k == "content") {
+        auto s = json::get_string(fv, where, key);
+        if (!s) return s.error();
+        t.content = *s;
+        has_content = true;
+      } else if (k == "special" || k == "lstrip" || k == "rstrip") {
+        auto b = json::get_bool(fv, where, key);
+        if (!b) return b.error();
+        (k == "special" ? t.special : k == "lstrip" ? t.lstrip : t.rstrip) = *b;
+      }
+    }
+    if (!has_id || !has_content || t.content.empty())
+      return json::key_error(where, "added_tokens", "every entry needs an 'id' and a non-empty 'content'");
+    spec.added_tokens.push_back(std::move(t));
+  }
+  return {};
+}
+
+} // namespace
+
+result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::string_view where) {
+  const simdjson::padded_string padded(json_text);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto err = parser.iterate(padded).get(doc)) return json::parse_error(where, err);
+  simdjson::ondemand::object obj;
+  if (auto err = doc.get_object().get(obj)) {
+    if (err == simdjson::INCORRECT_TYPE) return make_error(where, "expected a JSON object");
+    return json::parse_error(where, err);
+  }
+  tokenizer_spec spec;
+  bool has_model = false, byte_level = false;
+  for (auto field : obj) {
+    std::string_view k;
+    if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
+    const std::string key(k);
+    value v;
+    if (auto err = field.value().get(v)) return json::parse_error(where, err);
+    if (json::is_null(v)) continue;
+    if (key == "model") {
+      if (auto ok = parse_model(v, spec, where); !ok) return ok.error();
+      has_model = true;
+    } else if (key == "added_tokens") {
+      if (auto ok = parse_added_tokens(v, spec, where); !ok) return ok.error();
+    } else if (key == "pre_tokenizer") {
+      auto n = parse_node(v, where, key);
+      if (!n) return n.error();
+      if (auto ok = apply_pre_tokenizer(*n, spec, byte_level, where); !ok) return ok.error();
+    } else if (key == "normalizer") {
+      auto n = parse_node(v, where, key);
+      if (!n) return n.error();
+      // NOTE: NFC (Qwen2/3) is accepted but not applied: input text is taken
+      // to be NFC already, which nearly all text is.
+      if (n->type != "NFC") return json::key_error(where, key, "unsupported normalizer '" + n->type + "'");
+    } else if (key == "decoder") {
+      auto n = parse_node(v, where, key);
+      if (!n) return n.error();
+      if (n->type != "ByteLevel") return json::key_error(where, key, "unsupported decoder '" + n->type + "'");
+    }
+  }
+  if (auto end = json::expect_end(doc, where); !end) return end.error();
+  if (!has_model) return json::key_error(where, "model", "missing");
+  if (!byte_level)
+    return json::key_error(where, "pre_tokenizer", "has no ByteLevel step (kvactor loads byte-level BPE only)");
+  return spec;
+}
+
+std::string write_tokenizer_json(const tokenizer_spec& spec) {
+  std::string s = "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n";
+  s += "  \"added_tokens\": [";
+  for (std::size_t i = 0; i < spec.added_tokens.size(); ++i) {
+    const auto& t = spec.added_tokens[i];
+    s += i ? ",\n    {" : "\n    {";
+    s += "\"id\": " + std::to_string(t.id) + ", \"content\": ";
+    s += json_quote(t.content);
+    s += ", \"single_word\": false, \"lstrip\": ";
+    s += t.lstrip ? "true" : "false";
+    s += ", \"rstrip\": ";
+    s += t.rstrip ? "true" : "false";
+    s += ", \"normalized\": false, \"special\": ";
+    s += t.special ? "true" : "false";
+    s += "}";
+  }
+  s += "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [";
+  for (auto p : spec.splits) {
+    s += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
+    s += json_quote(split_pattern_regex(p));
+    s += "}, \"behavior\": \"Isolated\", \"invert\": false}, ";
+  }
+  s += "{\"type\": \"ByteLevel\", \"add_prefix_space\": ";
+  s += spec.add_prefix_space ? "true" : "false";
+  s += ", \"trim_offsets\": true, \"use_regex\": false}]},\n";
+  s += "  \"post_processor\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": false, "
+       "\"use_regex\": true},\n";
+  s += "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
+       "\"use_regex\": true},\n";
+  s += "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": ";
+  s += spec.unk_token ? json_quote(*spec.unk_token) : std::string("null");
+  s += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n";
+  s += "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n    \"ignore_merges\": ";
+  s += spec.ignore_merges ? "true" : "false";
+  s += ",\n    \"vocab\": {";
+  for (std::size_t i = 0; i < spec.vocab.size(); ++i) {
+    s += i ? ",\n      " : "\n      ";
+    s += json_quote(spec.vocab[i].first);
+    s += ": ";
+    s += std::to_string(spec.vocab[i].second);
+  }
+  s += "\n    },\n    \"merges\": [";
+  for (std::size_t i = 0; i < spec.merges.size(); ++i) {
+    s += i ? ",\n      [" : "\n      [";
+    s += json_quote(spec.merges[i].first);
+    s += ", ";
+    s += json_quote(spec.merges[i].second);
+    s += "]";
+  }
+  s += "\n    ]\n  }\n}\n";
+  return s;
+}
+
+} // namespace kvactor::model

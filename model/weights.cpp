@@ -1,0 +1,136 @@
+#include "model/weights.hpp"
+
+#include <new>
+
+namespace kvactor::model {
+namespace {
+
+// NOTE: 64 bytes: a cache line and the widest SIMD load; mmap'ed tensors are
+// used in place only when they meet the element alignment.
+constexpr std::size_t buffer_alignment = 64;
+
+std::string shape_string(std::span<const std::int64_t> shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+} // namespace
+
+void model_weights::aligned_free::operator()(std::byte* p) const {
+  ::operator delete[](p, std::align_val_t{buffer_alignment});
+}
+
+result<weight_view> model_weights::take(std::string_view name, std::vector<std::int64_t> expected,
+                                        std::string_view meaning, dtype want) {
+  auto t = files_.get(name);
+  if (!t) return t.error();
+  if (!std::equal(t->shape.begin(), t->shape.end(), expected.begin(), expected.end()))
+    return tensor_error(*t->file, name,
+                        "shape " + shape_string(t->shape) + " disagrees with the config (expected " +
+                            shape_string(expected) + ": " + std::string(meaning) + ")");
+  weight_view v;
+  v.type = want;
+  v.rank = static_cast<int>(expected.size());
+  v.dims[0] = expected[0];
+  v.dims[1] = expected.size() == 2 ? expected[1] : 0;
+  const auto n = static_cast<std::size_t>(t->num_elements());
+  const auto* src = t->bytes.data();
+  if (t->type == want && reinterpret_cast<std::uintptr_t>(src) % dtype_size(want) == 0) {
+    v.data = src;
+    return v;
+  }
+  const std::size_t bytes = n * dtype_size(want);
+  buffer buf(static_cast<std::byte*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
+  if (want == dtype::f32) {
+    convert_to_f32(src, t->type, {reinterpret_cast<float*>(buf.get()), n});
+  } else {
+    convert_to_bf16(src, t->type, {reinterpret_cast<std::uint16_t*>(buf.get()), n});
+  }
+  v.data = buf.get();
+  owned_.push_back(std::move(buf));
+  num_owned_bytes_ += bytes;
+  return v;
+}
+
+result<model_weights> model_weights::load(const model_config& c, safetensors_set files, dtype matrix_dtype) {
+  KVACTOR_ASSERT(matrix_dtype == dtype::f32 || matrix_dtype == dtype::bf16,
+                 "matrix dtype must be f32 or bf16");
+  model_weights w;
+  w.files_ = std::move(files);
+  w.matrix_dtype_ = matrix_dtype;
+  const dtype mat = matrix_dtype;
+  const dtype vec = dtype::f32;
+  const std::int64_t hidden = c.hidden_size;
+
+  // Layouts kvactor does not run must not load silently as if they were Llama.
+  const std::string l0 = "model.layers.0.self_attn.";
+  for (const char* bias : {"q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias"})
+    if (w.files_.contains(l0 + bias))
+      return make_error(w.files_.source(), "tensor '" + l0 + bias + "': attention biases are not supported");
+  if (!c.has_qk_norm() && w.files_.contains(l0 + "q_norm.weight"))
+    return make_error(w.files_.source(), "tensor '" + l0 +
+                                        "q_norm.weight' present but config.json says llama (q/k norms are Qwen3's)");
+
+  auto embed = w.take("model.embed_tokens.weight", {c.vocab_size, hidden}, "vocab_size, hidden_size", mat);
+  if (!embed) return embed.error();
+  w.embed_tokens_ = *embed;
+
+  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    layer_weights lw;
+    struct item {
+      weight_view* out;
+      std::string name;
+      std::vector<std::int64_t> shape;
+      const char* meaning;
+      dtype type;
+    };
+    std::vector<item> items = {
+        {&lw.input_layernorm, p + "input_layernorm.weight", {hidden}, "hidden_size", vec},
+        {&lw.q_proj, p + "self_attn.q_proj.weight", {c.q_size(), hidden}, "num_attention_heads * head_dim, hidden_size", mat},
+        {&lw.k_proj, p + "self_attn.k_proj.weight", {c.kv_size(), hidden}, "num_key_value_heads * head_dim, hidden_size", mat},
+        {&lw.v_proj, p + "self_attn.v_proj.weight", {c.kv_size(), hidden}, "num_key_value_heads * head_dim, hidden_size", mat},
+        {&lw.o_proj, p + "self_attn.o_proj.weight", {hidden, c.q_size()}, "hidden_size, num_attention_heads * head_dim", mat},
+        {&lw.post_attention_layernorm, p + "post_attention_layernorm.weight", {hidden}, "hidden_size", vec},
+        {&lw.gate_proj, p + "mlp.gate_proj.weight", {c.intermediate_size, hidden}, "intermediate_size, hidden_size", mat},
+        {&lw.up_proj, p + "mlp.up_proj.weight", {c.intermediate_size, hidden}, "intermediate_size, hidden_size", mat},
+        {&lw.down_proj, p + "mlp.down_proj.weight", {hidden, c.intermediate_size}, "hidden_size, intermediate_size", mat},
+    };
+    weight_view q_norm, k_norm;
+    if (c.has_qk_norm()) {
+      items.push_back({&q_norm, p + "self_attn.q_norm.weight", {c.head_dim}, "head_dim", vec});
+      items.push_back({&k_norm, p + "self_attn.k_norm.weight", {c.head_dim}, "head_dim", vec});
+    }
+    for (auto& it : items) {
+      auto v = w.take(it.name, it.shape, it.meaning, it.type);
+      if (!v) return v.error();
+      *it.out = *v;
+    }
+    if (c.has_qk_norm()) {
+      lw.q_norm = q_norm;
+      lw.k_norm = k_norm;
+    }
+    w.layers_.push_back(lw);
+  }
+
+  auto norm = w.take("model.norm.weight", {hidden}, "hidden_size", vec);
+  if (!norm) return norm.error();
+  w.norm_ = *norm;
+
+  if (c.tie_word_embeddings) {
+    // NOTE: some tied checkpoints also store lm_head.weight; the tie wins, as
+    // in transformers.
+    w.lm_head_ = w.embed_tokens_;
+  } else {
+    auto head = w.take("lm_head.weight", {c.vocab_size, hidden}, "vocab_size, hidden_size", mat);
+    if (!head) return head.error();
+    w.lm_head_ = *head;
+  }
+  return w;
+}
+
+} // namespace kvactor::model

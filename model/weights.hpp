@@ -1,0 +1,108 @@
+#pragma once
+// model_weights: every tensor of a Llama / Qwen3 checkpoint, found by its
+// Hugging Face name, checked against the config and converted once to the
+// dtype the forward pass computes with.
+//
+//   model.embed_tokens.weight                    [vocab, hidden]
+//   model.layers.N.input_layernorm.weight        [hidden]
+//   model.layers.N.self_attn.q_proj.weight       [heads * head_dim, hidden]
+//   model.layers.N.self_attn.k_proj.weight       [kv_heads * head_dim, hidden]
+//   model.layers.N.self_attn.v_proj.weight       [kv_heads * head_dim, hidden]
+//   model.layers.N.self_attn.o_proj.weight       [hidden, heads * head_dim]
+//   model.layers.N.self_attn.q_norm.weight       [head_dim]          (Qwen3)
+//   model.layers.N.self_attn.k_norm.weight       [head_dim]          (Qwen3)
+//   model.layers.N.post_attention_layernorm.weight [hidden]
+//   model.layers.N.mlp.gate_proj.weight          [intermediate, hidden]
+//   model.layers.N.mlp.up_proj.weight            [intermediate, hidden]
+//   model.layers.N.mlp.down_proj.weight          [hidden, intermediate]
+//   model.norm.weight                            [hidden]
+//   lm_head.weight                               [vocab, hidden]  (absent when tied)
+//
+// Linear weights are [out, in], row-major, as nn.Linear stores them: y = x W^T.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/dtype.hpp"
+#include "model/error.hpp"
+#include "model/safetensors.hpp"
+
+namespace kvactor::model {
+
+/// A typed, read-only view of one weight tensor in memory (mapped or owned).
+struct weight_view {
+  const void* data = nullptr;
+  dtype type = dtype::f32;
+  int rank = 0;                       // 1 (norm weights) or 2 (matrices)
+  std::array<std::int64_t, 2> dims{}; // [rows, cols] or [n, 0]
+
+  std::int64_t rows() const { return dims[0]; }
+  std::int64_t cols() const { return rank == 2 ? dims[1] : 1; }
+  std::int64_t num_elements() const { return rows() * cols(); }
+  const float* f32() const {
+    KVACTOR_ASSERT(type == dtype::f32, "weight is not fp32");
+    return static_cast<const float*>(data);
+  }
+  /// bf16 bit patterns (the upper halves of fp32 values).
+  const std::uint16_t* bf16() const {
+    KVACTOR_ASSERT(type == dtype::bf16, "weight is not bf16");
+    return static_cast<const std::uint16_t*>(data);
+  }
+};
+
+struct layer_weights {
+  weight_view input_layernorm;
+  weight_view q_proj, k_proj, v_proj, o_proj;
+  std::optional<weight_view> q_norm, k_norm; // Qwen3 only
+  weight_view post_attention_layernorm;
+  weight_view gate_proj, up_proj, down_proj;
+};
+
+class model_weights {
+public:
+  /// Loads every tensor of the layout above from `files`, which the result
+  /// keeps (and so keeps mapped). Matrices (embedding, projections, LM head)
+  /// come back in `matrix_dtype` (f32 or bf16): a tensor already in that dtype
+  /// is used in place in the mapping, others are converted once here. Norm
+  /// weights always come back as fp32.
+  static result<model_weights> load(const model_config& config, safetensors_set files,
+                                    dtype matrix_dtype = dtype::f32);
+
+  model_weights(model_weights&&) = default;
+  model_weights& operator=(model_weights&&) = default;
+
+  dtype matrix_dtype() const { return matrix_dtype_; }
+  const weight_view& embed_tokens() const { return embed_tokens_; }
+  const std::vector<layer_weights>& layers() const { return layers_; }
+  const weight_view& norm() const { return norm_; }
+  /// lm_head.weight, or the embedding when the config ties them.
+  const weight_view& lm_head() const { return lm_head_; }
+  /// Bytes converted into memory owned here (0 when everything is mapped).
+  std::size_t num_owned_bytes() const { return num_owned_bytes_; }
+
+private:
+  struct aligned_free {
+    void operator()(std::byte* p) const;
+  };
+  using buffer = std::unique_ptr<std::byte[], aligned_free>;
+
+  model_weights() = default;
+  result<weight_view> take(std::string_view name, std::vector<std::int64_t> expected,
+                           std::string_view meaning, dtype want);
+
+  safetensors_set files_;
+  std::vector<buffer> owned_;
+  std::size_t num_owned_bytes_ = 0;
+  dtype matrix_dtype_ = dtype::f32;
+  weight_view embed_tokens_;
+  std::vector<layer_weights> layers_;
+  weight_view norm_;
+  weight_view lm_head_;
+};
+
+} // namespace kvactor::model

@@ -1,0 +1,190 @@
+#include "model/tokenizer/tokenizer.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/safetensors_writer.hpp"
+#include "tests/model/temp_dir.hpp"
+#include "tests/model/tokenizer_fixture.hpp"
+
+namespace kvactor::model {
+namespace {
+
+using ::testing::HasSubstr;
+using ids = std::vector<token_id>;
+using namespace test_support;
+
+tokenizer make(const tokenizer_spec& spec) {
+  auto t = tokenizer::build(spec, "test");
+  KVACTOR_ASSERT(t.has_value(), "fixture tokenizer must build");
+  return std::move(*t);
+}
+
+/// tokenizer.json text written by hand, with merges in the older "a b" form.
+std::string json_with_string_merges(const tokenizer_spec& spec) {
+  std::string vocab, merges;
+  for (const auto& [s, id] : spec.vocab) vocab += (vocab.empty() ? "" : ",") + json_quote(s) + ":" + std::to_string(id);
+  for (const auto& [a, b] : spec.merges) merges += (merges.empty() ? "" : ",") + json_quote(a + " " + b);
+  return R"({"version":"1.0","added_tokens":[{"id":265,"content":"<|endoftext|>","single_word":false,)"
+         R"("lstrip":false,"rstrip":false,"normalized":false,"special":true}],"normalizer":null,)"
+         R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},)"
+         R"("post_processor":null,"decoder":{"type":"ByteLevel"},)"
+         R"("model":{"type":"BPE","dropout":null,"unk_token":null,"vocab":{)" +
+         vocab + R"(},"merges":[)" + merges + "]}}";
+}
+
+TEST(tokenizer, encodes_hand_derived_vectors) {
+  const auto t = make(hand_built_spec());
+  EXPECT_EQ(t.vocab_size(), 266u);
+  EXPECT_EQ(t.num_merges(), 9u);
+  EXPECT_EQ(t.encode("hello world"), (ids{id_hello, id_sp_world}));
+  EXPECT_EQ(t.encode("hellohello"), (ids{id_hello, id_hello}));
+  // "held": h+e (rank 0) then l, d merge (rank 7) -> he, ld.
+  EXPECT_EQ(t.encode("held"), (ids{id_he, id_ld}));
+  // "lll": the leftmost l+l merges first.
+  EXPECT_EQ(t.encode("lll"), (ids{id_ll, 'l'}));
+  // " wor" is one piece; " w" then "or" then " wor".
+  EXPECT_EQ(t.encode(" wor"), (ids{id_sp_wor}));
+  // No merge applies: one id per byte.
+  EXPECT_EQ(t.encode("Hi!"), (ids{'H', 'i', '!'}));
+  EXPECT_EQ(t.encode(""), ids{});
+}
+
+TEST(tokenizer, special_tokens_are_matched_first_and_never_split) {
+  const auto t = make(hand_built_spec());
+  EXPECT_EQ(t.encode("hello<|endoftext|>hello"), (ids{id_hello, id_eot, id_hello}));
+  EXPECT_EQ(t.encode("<|endoftext|><|endoftext|>"), (ids{id_eot, id_eot}));
+  // A partial special token is ordinary text.
+  const auto partial = t.encode("<|endof");
+  EXPECT_EQ(std::find(partial.begin(), partial.end(), id_eot), partial.end());
+  EXPECT_EQ(t.decode(partial), "<|endof");
+  EXPECT_TRUE(t.is_special(id_eot));
+  EXPECT_FALSE(t.is_special(id_hello));
+  EXPECT_EQ(t.find("<|endoftext|>"), id_eot);
+  EXPECT_EQ(t.find("Ġworld"), id_sp_world);
+  EXPECT_EQ(t.decode(ids{id_hello, id_eot, id_sp_world}), "hello<|endoftext|> world");
+  EXPECT_EQ(t.decode(ids{id_hello, id_eot, id_sp_world}, true), "hello world");
+}
+
+TEST(tokenizer, lstrip_and_rstrip_absorb_whitespace) {
+  auto spec = hand_built_spec();
+  spec.added_tokens.push_back({266, "<mask>", true, true, true});
+  const auto t = make(spec);
+  EXPECT_EQ(t.encode("hello  <mask>  hello"), (ids{id_hello, 266, id_hello}));
+  // Unicode White_Space too (no-break space, ideographic space), as HF does.
+  EXPECT_EQ(t.encode("hello\u00a0<mask>\u3000hello"), (ids{id_hello, 266, id_hello}));
+  // Only the stripping side: the special token without strip keeps spaces.
+  EXPECT_EQ(t.encode("hello <|endoftext|> hello"), (ids{id_hello, ' ', id_eot, ' ', id_hello}));
+}
+
+TEST(tokenizer, multi_byte_characters_are_byte_tokens) {
+  const auto t = make(hand_built_spec());
+  EXPECT_EQ(t.encode("é"), (ids{0xc3, 0xa9}));
+  EXPECT_EQ(t.encode("🙂"), (ids{0xf0, 0x9f, 0x99, 0x82}));
+  EXPECT_EQ(t.decode(ids{0xc3, 0xa9}), "é");
+}
+
+TEST(tokenizer, invalid_utf8_bytes_round_trip) {
+  const auto t = make(hand_built_spec());
+  const std::string text = "a\xff\xfe" "b\xc3";
+  EXPECT_EQ(t.encode(text), (ids{'a', 0xff, 0xfe, 'b', 0xc3}));
+  EXPECT_EQ(t.decode(t.encode(text)), text);
+}
+
+TEST(tokenizer, missing_bytes_use_unk_token) {
+  auto spec = hand_built_spec();
+  spec.vocab.erase(spec.vocab.begin()); // byte 0x00 has no token
+  spec.vocab.emplace_back("<unk>", 300);
+  spec.unk_token = "<unk>";
+  const auto t = make(spec);
+  EXPECT_EQ(t.encode(std::string("a\0b", 3)), (ids{'a', 300, 'b'}));
+  spec.unk_token.reset();
+  auto bad = tokenizer::build(spec, "tok.json");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr("tok.json: key 'model.vocab': no token for byte 0x00"));
+}
+
+TEST(tokenizer, round_trips_assorted_text) {
+  const auto t = make(hand_built_spec());
+  for (std::string_view text :
+       {"hello world", "  leading and trailing  ", "tabs\tand\nnew\r\nlines\n\n", "I'm YOU'RE it's",
+        "numbers 1234567 and 3.14159", "日本語のテキスト", "emoji 🙂🙃 mixed", "Привет, мир!",
+        "<|endoftext|>", "a<|endoftext|>b <|endoftext|> c", "\xe2\x82 broken", "hellohello world world"}) {
+    EXPECT_EQ(t.decode(t.encode(text)), text);
+  }
+}
+
+TEST(tokenizer, parses_both_merge_forms_the_same) {
+  const auto spec = hand_built_spec();
+  auto from_arrays = tokenizer::parse(write_tokenizer_json(spec), "arrays.json");
+  ASSERT_TRUE(from_arrays) << from_arrays.error().message;
+  auto from_strings = tokenizer::parse(json_with_string_merges(spec), "strings.json");
+  ASSERT_TRUE(from_strings) << from_strings.error().message;
+  for (auto* t : {&*from_arrays, &*from_strings}) {
+    EXPECT_EQ(t->num_merges(), 9u);
+    EXPECT_EQ(t->encode("hello world<|endoftext|>"), (ids{id_hello, id_sp_world, id_eot}));
+    EXPECT_TRUE(t->is_special(id_eot));
+  }
+  // ByteLevel with use_regex splits the GPT-2 way: "hello", " ", " world".
+  EXPECT_EQ(from_strings->encode("hello  world"), (ids{id_hello, ' ', id_sp_world}));
+}
+
+TEST(tokenizer, ignore_merges_takes_whole_pieces) {
+  auto spec = hand_built_spec();
+  spec.vocab.emplace_back("hlo", 300); // no merge chain produces it
+  spec.ignore_merges = true;
+  EXPECT_EQ(make(spec).encode("hlo"), ids{300});
+  spec.ignore_merges = false;
+  EXPECT_EQ(make(spec).encode("hlo"), (ids{'h', 'l', 'o'}));
+}
+
+TEST(tokenizer, load_from_file) {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json", write_tokenizer_json(hand_built_spec()));
+  auto t = tokenizer::load(dir / "tokenizer.json");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->encode("hello"), ids{id_hello});
+}
+
+std::string parse_error(std::string_view json) {
+  auto t = tokenizer::parse(json, "tok.json");
+  EXPECT_FALSE(t) << json.substr(0, 200);
+  return t ? std::string() : t.error().message;
+}
+
+std::string replaced(std::string s, std::string_view from, std::string_view to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+TEST(tokenizer, bad_files_give_clear_errors) {
+  temp_dir dir;
+  auto missing = tokenizer::load(dir / "tokenizer.json");
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message, HasSubstr("tokenizer.json: file not found"));
+
+  const std::string good = write_tokenizer_json(hand_built_spec());
+  EXPECT_THAT(parse_error(good.substr(0, good.size() / 2)), HasSubstr("tok.json: invalid JSON"));
+  EXPECT_THAT(parse_error("[]"), HasSubstr("tok.json: expected a JSON object"));
+  EXPECT_THAT(parse_error(replaced(good, R"("type": "BPE")", R"("type": "WordPiece")")),
+              HasSubstr("key 'model.type': unsupported model type 'WordPiece'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("Regex": ")", R"("Regex": "\\d+|)")),
+              HasSubstr("unsupported Split regex"));
+  EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h", "q!"])")),
+              HasSubstr("key 'model.merges[0]': merge 'h q!' uses a token that is not in the vocabulary"));
+  EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h"])")), HasSubstr("model.merges[0]"));
+  EXPECT_THAT(parse_error(replaced(good, R"("byte_fallback": false)", R"("byte_fallback": true)")),
+              HasSubstr("byte_fallback"));
+  EXPECT_THAT(parse_error(replaced(good, R"("normalizer": null)", R"("normalizer": {"type": "Lowercase"})")),
+              HasSubstr("unsupported normalizer 'Lowercase'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("id": 265)", R"("id": "x")")), HasSubstr("key 'added_tokens.id'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("vocab": {)", R"("vocob": {)")), HasSubstr("key 'model.vocab': missing"));
+  EXPECT_THAT(parse_error(replaced(good, R"({"type": "ByteLevel", "add_prefix_space": false)",
+                                   R"({"type": "Metaspace", "add_prefix_space": false)")),
+              HasSubstr("unsupported pre-tokenizer type 'Metaspace'"));
+}
+
+} // namespace
+} // namespace kvactor::model
