@@ -18,32 +18,35 @@ scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t
   KVACTOR_ASSERT(block_size > 0, "block size must be positive");
 }
 
-std::optional<std::string> scheduler::add(sequence seq, generation_limits limits) {
+std::optional<std::string> scheduler::add(sequence seq, generation_params params) {
   KVACTOR_ASSERT(!entries_.contains(seq.id()), "sequence id already scheduled");
-  KVACTOR_ASSERT(limits.max_tokens > 0, "max_tokens must be positive");
-  const int32_t need = seq.table().num_blocks_for(seq.num_tokens() + limits.max_tokens);
+  KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
+  const int32_t need = seq.table().num_blocks_for(seq.num_tokens() + params.max_tokens);
   if (need > num_device_blocks_)
     return "the request needs " + std::to_string(need) + " KV blocks (" +
            std::to_string(seq.num_tokens()) + " prompt tokens + " +
-           std::to_string(limits.max_tokens) + " max tokens at " +
+           std::to_string(params.max_tokens) + " max tokens at " +
            std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
   const seq_id id = seq.id();
-  entries_.emplace(id, entry{std::move(seq), limits});
+  entries_.emplace(id, entry{std::move(seq), params});
   return std::nullopt;
 }
 
-std::vector<sequence_update> scheduler::abort(seq_id id) {
+std::vector<sequence_update> scheduler::abort(seq_id id, finish_reason why) {
+  KVACTOR_ASSERT(why == finish_reason::aborted || why == finish_reason::stop,
+                 "a sequence is ended from outside as aborted or stopped");
   KVACTOR_ASSERT(!step_ || step_->planned, "abort during planning");
   auto i = entries_.find(id);
   if (i == entries_.end())
     return {};
   entry& e = i->second;
   if (e.in_step || e.swap == swap_state::out || e.swap == swap_state::in) {
-    e.abort_pending = true;
+    if (e.abort_pending == finish_reason::none)
+      e.abort_pending = why;
     return {};
   }
-  return {finish(e, finish_reason::aborted)};
+  return {finish(e, why)};
 }
 
 void scheduler::force_preemption(std::optional<seq_id> id, preemption_mode mode) {
@@ -54,7 +57,7 @@ std::vector<scheduler::entry*> scheduler::scheduling_order() {
   std::vector<entry*> order;
   order.reserve(entries_.size());
   for (auto& [id, e] : entries_)
-    if (!e.abort_pending && (e.swap == swap_state::none || e.swap == swap_state::resting))
+    if (e.abort_pending == finish_reason::none && (e.swap == swap_state::none || e.swap == swap_state::resting))
       order.push_back(&e);
   // Priority first; within it running sequences, then preempted ones, then
   // new arrivals; FIFO within each.
@@ -137,7 +140,8 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
     st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.block_table,
-                            g.start + g.num_new_tokens == e.seq.num_tokens()});
+                            g.start + g.num_new_tokens == e.seq.num_tokens(), e.params.sampling,
+                            e.seq.num_output_tokens()});
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
   if (!r.denied)
@@ -231,8 +235,8 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
   for (const auto& s : plan.seqs) {
     entry& e = entries_.at(s.id);
     e.in_step = false;
-    if (e.abort_pending) { // its late token is dropped
-      updates.push_back(finish(e, finish_reason::aborted));
+    if (e.abort_pending != finish_reason::none) { // its late token is dropped
+      updates.push_back(finish(e, e.abort_pending));
       continue;
     }
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
@@ -244,7 +248,7 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
       u = finish(e, finish_reason::eos);
-    else if (e.seq.num_output_tokens() >= e.limits.max_tokens)
+    else if (e.seq.num_output_tokens() >= e.params.max_tokens)
       u = finish(e, finish_reason::max_tokens);
     u.token = sampled->token;
     updates.push_back(u);
@@ -261,8 +265,8 @@ std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out completion for a sequence not swapping out");
   e.swap = swap_state::resting;
   e.seq.table().clear(); // the device blocks are free now
-  if (e.abort_pending)
-    return {finish(e, finish_reason::aborted)};
+  if (e.abort_pending != finish_reason::none)
+    return {finish(e, e.abort_pending)};
   return {};
 }
 
@@ -273,8 +277,8 @@ std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<
   e.swap = swap_state::none;
   e.seq.table().assign(table);
   e.seq.set_status(sequence_status::running);
-  if (e.abort_pending)
-    return {finish(e, finish_reason::aborted)};
+  if (e.abort_pending != finish_reason::none)
+    return {finish(e, e.abort_pending)};
   return {};
 }
 
@@ -301,7 +305,7 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
 }
 
 bool scheduler::is_eos(const entry& e, token_id t) const {
-  return !e.limits.ignore_eos && std::ranges::find(config_.eos_tokens, t) != config_.eos_tokens.end();
+  return !e.params.ignore_eos && std::ranges::find(config_.eos_tokens, t) != config_.eos_tokens.end();
 }
 
 int32_t scheduler::num_with_status(sequence_status s) const {

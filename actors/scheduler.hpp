@@ -26,6 +26,7 @@
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
 #include "actors/step.hpp"
+#include "model/sampler.hpp"
 
 #include <optional>
 #include <string>
@@ -34,9 +35,10 @@
 
 namespace kvactor {
 
-struct generation_limits {
+struct generation_params {
   int32_t max_tokens = 16;
   bool ignore_eos = false;
+  model::sampling_params sampling;
 };
 
 // Work the scheduler hands to the block manager or the swap actor, in order.
@@ -62,12 +64,12 @@ public:
 
   // Queues a new sequence. An error when it could never fit in the device
   // pool, even alone (prompt plus max_tokens); nothing changes then.
-  std::optional<std::string> add(sequence seq, generation_limits limits);
+  std::optional<std::string> add(sequence seq, generation_params params);
 
-  // Ends a sequence as aborted: its final update now, or nothing when
-  // in-flight work holds it (the update comes when that work completes) or
-  // the id is unknown.
-  std::vector<sequence_update> abort(seq_id id);
+  // Ends a sequence (aborted, or stop when a stop sequence was seen): its
+  // final update now, or nothing when in-flight work holds it (the update
+  // comes when that work completes) or the id is unknown.
+  std::vector<sequence_update> abort(seq_id id, finish_reason why = finish_reason::aborted);
 
   // Preempts `id` (or, without one, the running sequence last in scheduling
   // order) at the next step, in the given mode.
@@ -107,11 +109,11 @@ private:
 
   struct entry {
     sequence seq;
-    generation_limits limits;
+    generation_params params;
     swap_state swap = swap_state::none;
     int32_t num_tokens_sent = 0;   // tokens the ledger has seen
     bool in_step = false;          // reserved for, or computing in, the current step
-    bool abort_pending = false;
+    finish_reason abort_pending = finish_reason::none;
     bool preempted_this_step = false;
     int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache

@@ -5,6 +5,7 @@
 
 #include "actors/sequence.hpp"
 #include "actors/types.hpp"
+#include "model/sampler.hpp"
 
 #include <optional>
 #include <vector>
@@ -18,6 +19,8 @@ struct scheduled_sequence {
   std::vector<token_id> tokens;      // the tokens whose K/V this step computes
   std::vector<block_id> block_table; // covers positions [0, start + tokens.size())
   bool sample = false;               // sample a token from the last position's logits
+  model::sampling_params sampling;
+  int32_t num_output_tokens = 0;     // tokens generated so far: the sampler's step
 };
 
 struct step_plan {

@@ -33,7 +33,7 @@ public:
                                  int32_t priority = 0) {
     tokens_[id] = prompt;
     return sched_.add(sequence(id, std::move(prompt), bs, priority, next_arrival_++),
-                      {max_tokens, false});
+                      {max_tokens, false, {}});
   }
 
   static token_id next_token(const std::vector<token_id>& tokens) {
