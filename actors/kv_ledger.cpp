@@ -40,7 +40,7 @@ reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entr
     const int32_t n = std::min(entries[i].num_new_tokens, seq.num_uncomputed_tokens() - hit_tokens);
     auto copies = blocks_.allocate_slots(seq, n, hit ? &*hit : nullptr);
     if (!copies) {
-      r.denied = i;
+      r.denied = static_cast<int32_t>(i);
       r.num_blocks_short = blocks_.num_blocks_needed(seq, n, hit ? &*hit : nullptr) -
                            blocks_.pool().num_available_blocks();
       break;

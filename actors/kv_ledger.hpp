@@ -36,7 +36,7 @@ struct granted_entry {
 struct reservation_result {
   std::vector<granted_entry> granted;
   std::vector<block_copy> copies;    // copy-on-write, before the step
-  std::optional<size_t> denied;      // index of the entry that did not fit
+  int32_t denied = -1;               // index of the entry that did not fit, if any
   int32_t num_blocks_short = 0;      // how many more blocks it needed
 };
 

@@ -75,9 +75,6 @@ scheduler::planning scheduler::begin_step() {
   KVACTOR_ASSERT(!step_, "a step is already planned or in flight");
   step_state& st = step_.emplace();
   st.plan.step_id = next_step_id_++;
-  st.preemptions_at_start = num_preemptions_;
-  for (auto& [id, e] : entries_)
-    e.preempted_this_step = false;
 
   if (forced_) {
     auto [id, mode] = *std::exchange(forced_, std::nullopt);
@@ -90,6 +87,11 @@ scheduler::planning scheduler::begin_step() {
     if (victim)
       preempt(*victim, mode);
   }
+  // A forced preemption is no sign of memory pressure: admissions go on, its
+  // victim's included.
+  st.preemptions_at_start = num_preemptions_;
+  for (auto& [id, e] : entries_)
+    e.preempted_this_step = false;
 
   st.order = scheduling_order();
   std::vector<entry*> candidates;
@@ -144,10 +146,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
                             e.seq.num_output_tokens()});
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
-  if (!r.denied)
+  if (r.denied < 0)
     return finish_planning();
 
-  const size_t k = *r.denied;
+  const auto k = static_cast<size_t>(r.denied);
   entry& e = *st.asked[k];
   e.num_tokens_sent = e.seq.num_tokens(); // the ledger saw its tokens
   std::vector<entry*> rest(st.asked.begin() + ptrdiff_t(k) + 1, st.asked.end());
@@ -298,7 +300,7 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   commands_.push_back({scheduler_command::forget, e.seq.id(), 0, e.seq.num_computed_tokens()});
   e.seq.table().clear();
   e.seq.finish(why);
-  sequence_update u{e.seq.id(), std::nullopt, why, e.num_cached_tokens, e.seq.num_preemptions()};
+  sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
   released_.push_back(e.seq.id());
   entries_.erase(e.seq.id());
   return u;

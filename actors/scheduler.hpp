@@ -26,7 +26,6 @@
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
 #include "actors/step.hpp"
-#include "model/sampler.hpp"
 
 #include <optional>
 #include <string>
@@ -34,12 +33,6 @@
 #include <vector>
 
 namespace kvactor {
-
-struct generation_params {
-  int32_t max_tokens = 16;
-  bool ignore_eos = false;
-  model::sampling_params sampling;
-};
 
 // Work the scheduler hands to the block manager or the swap actor, in order.
 struct scheduler_command {

@@ -12,6 +12,13 @@
 
 namespace kvactor {
 
+// What a request asks of generation, as the scheduler and executor use it.
+struct generation_params {
+  int32_t max_tokens = 16;
+  bool ignore_eos = false;
+  model::sampling_params sampling;
+};
+
 // One sequence's share of a step: a prefill chunk or a decode token.
 struct scheduled_sequence {
   seq_id id = 0;
@@ -54,7 +61,7 @@ struct swap_order {
 // A sequence's news: a generated token, its end, or both.
 struct sequence_update {
   seq_id id = 0;
-  std::optional<token_id> token;
+  token_id token = no_token;
   finish_reason finished = finish_reason::none;
   int32_t num_cached_tokens = 0; // prompt tokens served by the prefix cache
   int32_t num_preemptions = 0;

@@ -12,6 +12,7 @@ using slot_id = int64_t;     // block * block_size + offset: a row of the KV cac
 using block_hash = uint64_t; // prefix-cache key of a full block, chained
 
 inline constexpr block_id no_block = -1;
+inline constexpr token_id no_token = -1;
 
 // One block copy for the executor: within the device pool (copy-on-write) or
 // between the device and host pools (swap).

@@ -58,6 +58,10 @@ public:
   // unless hold_swaps is set.
   step_plan step() {
     step_plan p = plan();
+    // Liveness: with nothing to wait for, a step must make progress (an
+    // actor would otherwise wait forever for an event).
+    if (p.seqs.empty() && pending_swaps_.empty() && sched_.has_work())
+      ADD_FAILURE() << "the scheduler stalled with " << sched_.num_sequences() << " sequences";
     if (!hold_swaps)
       complete_swaps();
     if (!p.seqs.empty())
@@ -126,8 +130,8 @@ public:
 
   void apply(const std::vector<sequence_update>& updates) {
     for (const auto& u : updates) {
-      if (u.token)
-        tokens_[u.id].push_back(*u.token);
+      if (u.token != no_token)
+        tokens_[u.id].push_back(u.token);
       if (u.finished != finish_reason::none) {
         EXPECT_FALSE(finished_.contains(u.id)) << "sequence " << u.id << " ended twice";
         finished_[u.id] = u;
@@ -356,7 +360,7 @@ TEST(scheduler, abort_during_a_step_drops_the_late_token) {
   d.run_commands();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].finished, finish_reason::aborted);
-  EXPECT_FALSE(updates[0].token.has_value());
+  EXPECT_EQ(updates[0].token, no_token);
   d.add(2, token_run(3), 1);
   plan = d.plan();
   EXPECT_THAT(plan.released, ElementsAre(1)); // the executor drops its state
@@ -408,6 +412,22 @@ TEST(scheduler, eos_ends_a_sequence_unless_ignored) {
   d.run_until_idle();
   EXPECT_EQ(d.finished().at(1).finished, finish_reason::eos);
   EXPECT_EQ(d.output(1, 6), std::vector<token_id>(expected.begin(), expected.begin() + 2));
+}
+
+TEST(scheduler, forced_preemptions_of_both_kinds_keep_outputs_exact) {
+  driver d(64, 64, config(64));
+  for (seq_id id = 1; id <= 3; ++id)
+    d.add(id, token_run(7, 50 * int(id)), 40);
+  for (int i = 0; i < 12; ++i) {
+    d.sched().force_preemption(std::nullopt, i % 2 ? preemption_mode::swap
+                                                   : preemption_mode::recompute);
+    d.step();
+  }
+  d.run_until_idle();
+  for (seq_id id = 1; id <= 3; ++id)
+    EXPECT_EQ(d.output(id, 7), reference(token_run(7, 50 * int(id)), 40));
+  EXPECT_GE(d.sched().num_preemptions(), 6); // some found nothing running to preempt
+  d.expect_idle_and_sound();
 }
 
 // Random arrivals, aborts, forced preemptions of both kinds and swaps that

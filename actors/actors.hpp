@@ -1,0 +1,49 @@
+#pragma once
+// The spawn functions of kvactor's actors (used by spawn_runtime and tests).
+
+#include "actors/interfaces.hpp"
+#include "actors/request_state.hpp"
+#include "actors/step_runner.hpp"
+#include "model/tokenizer/tokenizer.hpp"
+
+#include <memory>
+
+namespace kvactor {
+
+executor_actor spawn_executor(caf::actor_system& sys, std::shared_ptr<step_runner> runner);
+block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
+                                        int32_t block_size);
+swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
+                      executor_actor executor);
+
+// What the scheduler needs to spawn request actors.
+struct request_context {
+  std::shared_ptr<const model::tokenizer> tokenizer;
+  request_limits limits;
+};
+
+struct scheduler_parts {
+  scheduler_config config;
+  int32_t num_device_blocks = 0;
+  int32_t num_host_blocks = 0;
+  int32_t block_size = 16;
+  int32_t max_waiting = 1024;
+  request_context requests;
+  block_manager_actor blocks;
+  swap_actor swap;
+  executor_actor executor;
+};
+
+scheduler_actor spawn_scheduler(caf::actor_system& sys, scheduler_parts parts);
+
+request_actor spawn_request(caf::actor_system& sys, request_id id, generate_request req,
+                            sink_actor sink, scheduler_actor scheduler,
+                            const request_context& context);
+
+// The whole runtime over a runner (spawn_runtime builds the runner from an
+// engine_config).
+runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
+                            request_context requests, scheduler_config config,
+                            int32_t max_waiting);
+
+} // namespace kvactor

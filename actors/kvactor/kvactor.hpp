@@ -1,0 +1,169 @@
+#pragma once
+// kvactor's public API for host CAF applications.
+//
+//   struct host_config : caf::actor_system_config {
+//     host_config() { kvactor::add_message_types(*this); }
+//   };
+//   auto rt = kvactor::spawn_runtime(sys, engine);   // caf::expected<runtime_actor>
+//   self->request(*rt, caf::infinite, kvactor::generate_atom::value, req, my_sink)
+//     .then([](const kvactor::admission& a) { ... });
+//   // my_sink receives token_event ... then exactly one done_event.
+//   self->request(*rt, caf::infinite, kvactor::shutdown_atom::value).then(...);
+//
+// Register the message types on the config before the actor system starts.
+// shutdown ends live requests as aborted and every kvactor actor, so the
+// host's actor system can terminate.
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvactor {
+
+using request_id = uint64_t;
+
+struct generate_request {
+  std::string prompt;                 // tokenized by the model's tokenizer ...
+  std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
+  int32_t max_tokens = 64;
+  float temperature = 0.0f;           // 0: greedy
+  int32_t top_k = 0;                  // 0: all tokens
+  float top_p = 1.0f;
+  uint64_t seed = 1;
+  int32_t priority = 0;               // higher runs first
+  std::vector<std::string> stop;      // end when the text contains one of these
+  bool ignore_eos = false;
+};
+
+// The answer to a generate request: accepted (error_code empty) or refused.
+struct admission {
+  request_id id = 0;
+  int32_t num_prompt_tokens = 0;
+  std::string error_code;    // invalid_field, prompt_too_long, overloaded
+  std::string error_message; // names the field or limit at fault
+  bool ok() const { return error_code.empty(); }
+};
+
+// One generated token; text is what it completes (may be empty while a
+// multi-byte character or a possible stop sequence is incomplete).
+struct token_event {
+  request_id id = 0;
+  int32_t index = 0;
+  int32_t token = 0;
+  std::string text;
+};
+
+// Exactly once per accepted request.
+struct done_event {
+  request_id id = 0;
+  std::string finish_reason; // eos, max_tokens, stop, aborted
+  std::vector<int32_t> tokens;
+  std::string text;
+  int32_t prompt_tokens = 0;
+  int32_t completion_tokens = 0;
+  int32_t cached_tokens = 0;
+  double ttft_ms = 0;
+  double total_ms = 0;
+  int32_t preemptions = 0;
+};
+
+struct runtime_figures {
+  int32_t device_blocks_total = 0;
+  int32_t device_blocks_free = 0;
+  int32_t device_blocks_cached = 0;
+  int32_t device_blocks_used = 0;
+  int32_t host_blocks_total = 0;
+  int32_t host_blocks_free = 0;
+  int32_t running = 0;
+  int32_t waiting = 0;
+  int32_t swapped = 0;
+  int64_t requests_finished = 0;
+  int64_t requests_aborted = 0;
+  double prefix_hit_rate = 0;
+  double kv_utilisation = 0;
+  int64_t preemptions = 0;
+  int64_t tokens_generated = 0;
+  int64_t steps = 0;
+  std::vector<std::string> broken_invariants; // empty when the pools are sound
+};
+
+struct engine_config {
+  std::string model_dir;               // a Hugging Face checkpoint folder
+  std::string device = "cpu";          // cpu, cuda, cuda:N
+  int64_t kv_cache_bytes = 256 << 20;  // device KV pool
+  int64_t swap_bytes = 256 << 20;      // pinned host pool for swapped-out sequences
+  int32_t block_size = 16;
+  int32_t max_num_batched_tokens = 512;
+  int32_t max_num_seqs = 64;
+  int32_t max_waiting = 1024;          // more waiting requests are refused: overloaded
+  std::string preemption = "swap";     // swap or recompute
+  int32_t num_threads = 0;             // CPU device threads; 0: all cores
+};
+
+using generate_atom = caf::atom_constant<caf::atom("generate")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using figures_atom = caf::atom_constant<caf::atom("figures")>;
+using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
+using preempt_atom = caf::atom_constant<caf::atom("preempt")>;
+
+// What the host implements to receive a request's events.
+using sink_actor = caf::typed_actor<caf::reacts_to<token_event>, caf::reacts_to<done_event>>;
+
+// The runtime as the host sees it.
+using runtime_actor = caf::typed_actor<
+  // Starts a generation streaming to the sink.
+  caf::replies_to<generate_atom, generate_request, sink_actor>::with<admission>,
+  // Ends a request as aborted (unknown ids are ignored).
+  caf::reacts_to<cancel_atom, request_id>,
+  caf::replies_to<figures_atom>::with<runtime_figures>,
+  // Forces a preemption of a running sequence at the next step: by swap
+  // (true) or recompute (false), of `id` or (id 0) the last in scheduling order.
+  caf::reacts_to<preempt_atom, request_id, bool>,
+  // Ends every request as aborted and every kvactor actor; replies when done.
+  caf::replies_to<shutdown_atom>::with<bool>>;
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
+  return f(caf::meta::type_name("kvactor.generate_request"), x.prompt, x.prompt_tokens,
+           x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
+           x.ignore_eos);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, admission& x) {
+  return f(caf::meta::type_name("kvactor.admission"), x.id, x.num_prompt_tokens, x.error_code,
+           x.error_message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_event& x) {
+  return f(caf::meta::type_name("kvactor.token_event"), x.id, x.index, x.token, x.text);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, done_event& x) {
+  return f(caf::meta::type_name("kvactor.done_event"), x.id, x.finish_reason, x.tokens, x.text,
+           x.prompt_tokens, x.completion_tokens, x.cached_tokens, x.ttft_ms, x.total_ms,
+           x.preemptions);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
+  return f(caf::meta::type_name("kvactor.runtime_figures"), x.device_blocks_total,
+           x.device_blocks_free, x.device_blocks_cached, x.device_blocks_used,
+           x.host_blocks_total, x.host_blocks_free, x.running, x.waiting, x.swapped,
+           x.requests_finished, x.requests_aborted, x.prefix_hit_rate, x.kv_utilisation,
+           x.preemptions, x.tokens_generated, x.steps, x.broken_invariants);
+}
+
+// Announces kvactor's message types to the host's configuration.
+void add_message_types(caf::actor_system_config& cfg);
+
+// Loads the model, makes the device and spawns the runtime's actors into
+// `sys`. A bad model folder or an unusable device is an error naming what is
+// wrong.
+caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_config& config);
+
+} // namespace kvactor

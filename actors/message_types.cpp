@@ -1,0 +1,27 @@
+// add_message_types: announces every message type kvactor's actors exchange.
+
+#include "actors/messages.hpp"
+
+namespace kvactor {
+
+void add_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<generate_request>("kvactor.generate_request");
+  cfg.add_message_type<admission>("kvactor.admission");
+  cfg.add_message_type<token_event>("kvactor.token_event");
+  cfg.add_message_type<done_event>("kvactor.done_event");
+  cfg.add_message_type<runtime_figures>("kvactor.runtime_figures");
+  cfg.add_message_type<step_plan>("kvactor.step_plan");
+  cfg.add_message_type<step_output>("kvactor.step_output");
+  cfg.add_message_type<sequence_update>("kvactor.sequence_update");
+  cfg.add_message_type<reservation_result>("kvactor.reservation_result");
+  cfg.add_message_type<std::vector<reservation_entry>>("kvactor.reservation_entries");
+  cfg.add_message_type<scheduler_command>("kvactor.scheduler_command");
+  cfg.add_message_type<swap_order>("kvactor.swap_order");
+  cfg.add_message_type<submission>("kvactor.submission");
+  cfg.add_message_type<pool_figures>("kvactor.pool_figures");
+  cfg.add_message_type<host_figures>("kvactor.host_figures");
+  cfg.add_message_type<std::vector<block_id>>("kvactor.block_ids");
+  cfg.add_message_type<std::vector<std::string>>("kvactor.strings");
+}
+
+} // namespace kvactor

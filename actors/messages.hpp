@@ -1,0 +1,136 @@
+#pragma once
+// Messages between kvactor's own actors: the plain structs of the pure state
+// classes, with their inspect overloads, and the atoms. The public ones are
+// in kvactor/kvactor.hpp.
+
+#include "actors/kv_ledger.hpp"
+#include "actors/scheduler.hpp"
+#include "actors/step.hpp"
+#include "kvactor/kvactor.hpp"
+
+#include <caf/all.hpp>
+
+namespace kvactor {
+
+using reserve_atom = caf::atom_constant<caf::atom("reserve")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using blocks_atom = caf::atom_constant<caf::atom("blocks")>;
+using swapped_atom = caf::atom_constant<caf::atom("swapped")>;
+using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
+using denied_atom = caf::atom_constant<caf::atom("denied")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using check_atom = caf::atom_constant<caf::atom("check")>;
+
+// A validated request, as the request actor hands it to the scheduler.
+struct submission {
+  seq_id id = 0;
+  std::vector<token_id> prompt;
+  int32_t priority = 0;
+  generation_params params;
+};
+
+// The host pool's state for figures and checks.
+struct host_figures {
+  int32_t num_blocks = 0;
+  int32_t num_free_blocks = 0;
+  std::vector<std::string> broken_invariants;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
+  return f(caf::meta::type_name("kvactor.block_copy"), x.src, x.dst);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, generation_params& x) {
+  return f(caf::meta::type_name("kvactor.generation_params"), x.max_tokens, x.ignore_eos,
+           x.sampling);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
+  return f(caf::meta::type_name("kvactor.scheduled_sequence"), x.id, x.start, x.tokens,
+           x.block_table, x.sample, x.sampling, x.num_output_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
+  return f(caf::meta::type_name("kvactor.step_plan"), x.step_id, x.copies, x.seqs, x.released);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
+  return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_output& x) {
+  return f(caf::meta::type_name("kvactor.step_output"), x.step_id, x.sampled);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sequence_update& x) {
+  return f(caf::meta::type_name("kvactor.sequence_update"), x.id, x.token, x.finished,
+           x.num_cached_tokens, x.num_preemptions);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reservation_entry& x) {
+  return f(caf::meta::type_name("kvactor.reservation_entry"), x.id, x.new_tokens,
+           x.num_computed, x.num_new_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, granted_entry& x) {
+  return f(caf::meta::type_name("kvactor.granted_entry"), x.id, x.start, x.num_new_tokens,
+           x.num_cached_tokens, x.block_table);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reservation_result& x) {
+  return f(caf::meta::type_name("kvactor.reservation_result"), x.granted, x.copies, x.denied,
+           x.num_blocks_short);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduler_command& x) {
+  return f(caf::meta::type_name("kvactor.scheduler_command"), x.kind, x.id, x.num_blocks,
+           x.num_computed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swap_order& x) {
+  return f(caf::meta::type_name("kvactor.swap_order"), x.id, x.direction, x.copies);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submission& x) {
+  return f(caf::meta::type_name("kvactor.submission"), x.id, x.prompt, x.priority, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pool_figures& x) {
+  return f(caf::meta::type_name("kvactor.pool_figures"), x.num_blocks, x.num_free_blocks,
+           x.num_cached_blocks, x.num_used_blocks, x.num_used_slots, x.num_allocated_slots,
+           x.num_block_refs, x.num_prefix_queries, x.num_prefix_hits, x.num_evictions);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, host_figures& x) {
+  return f(caf::meta::type_name("kvactor.host_figures"), x.num_blocks, x.num_free_blocks,
+           x.broken_invariants);
+}
+
+namespace model {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
+  return f(caf::meta::type_name("kvactor.sampling_params"), x.temperature, x.top_k, x.top_p,
+           x.seed);
+}
+
+} // namespace model
+
+} // namespace kvactor

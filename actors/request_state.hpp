@@ -1,0 +1,70 @@
+#pragma once
+// request_state: the request actor's state — one generation from admission
+// to its done event: validation, the prompt's tokens, streaming text pieces
+// without splitting characters, stop sequences, usage and timing. No CAF in
+// here (the public event structs are plain).
+//
+// Text is streamed as it becomes final: the bytes that could still turn out
+// to start a stop sequence are held back until they cannot.
+
+#include "actors/sequence.hpp"
+#include "actors/step.hpp"
+#include "kvactor/kvactor.hpp"
+#include "model/tokenizer/incremental_decoder.hpp"
+#include "model/tokenizer/tokenizer.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kvactor {
+
+// The model facts a request is checked against.
+struct request_limits {
+  int32_t vocab_size = 0;
+  int32_t max_context = 0; // prompt plus generated tokens
+};
+
+class request_state {
+public:
+  using clock = std::chrono::steady_clock;
+
+  // Validates `req` and tokenizes its prompt; a refusal names the field.
+  static std::variant<request_state, admission> make(request_id id, generate_request req,
+                                                     const model::tokenizer& tok,
+                                                     const request_limits& limits,
+                                                     clock::time_point now);
+
+  request_id id() const { return id_; }
+  const std::vector<token_id>& prompt() const { return prompt_; }
+  int32_t priority() const { return req_.priority; }
+  generation_params params() const;
+
+  // A generated token; nullopt once the request has stopped (late tokens).
+  std::optional<token_event> on_token(token_id t, clock::time_point now);
+  // A stop sequence was seen: the scheduler should end the sequence.
+  bool stop_seen() const { return stop_seen_; }
+  // The one done event, from the scheduler's final update.
+  done_event finish(const sequence_update& last, clock::time_point now);
+
+private:
+  request_state(request_id id, generate_request req, std::vector<token_id> prompt,
+                const model::tokenizer& tok, clock::time_point now);
+  // How many bytes at the end of text_ could begin a stop sequence.
+  size_t held_back() const;
+
+  request_id id_;
+  generate_request req_;
+  std::vector<token_id> prompt_;
+  model::incremental_decoder decoder_;
+  std::vector<int32_t> tokens_;
+  std::string text_;        // decoded so far, cut at a stop sequence
+  size_t num_streamed_ = 0; // bytes of text_ already sent
+  bool stop_seen_ = false;
+  clock::time_point start_;
+  std::optional<clock::time_point> first_token_;
+};
+
+} // namespace kvactor

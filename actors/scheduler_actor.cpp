@@ -1,0 +1,233 @@
+// scheduler_actor: the runtime's front door and its step loop, over the
+// scheduler state class. Planning a step is atomic (the reservation round
+// trips to the block manager are awaited); running it is not: submits,
+// cancels and swap reports are handled while the executor computes.
+
+#include "actors/actors.hpp"
+
+#include <unordered_map>
+
+namespace kvactor {
+
+namespace {
+
+struct scheduler_actor_state {
+  scheduler_actor_state() = default;
+  std::optional<scheduler_parts> parts;
+  std::optional<scheduler> sched;
+  std::unordered_map<seq_id, request_actor> requests;
+  request_id next_id = 1;
+  bool planning = false;
+  int64_t num_finished = 0;
+  int64_t num_aborted = 0;
+  int64_t num_tokens = 0;
+  int64_t num_steps = 0;
+  std::optional<caf::typed_response_promise<bool>> shutdown;
+};
+
+using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
+
+void run_commands(self_ptr self) {
+  const auto& parts = *self->state.parts;
+  for (const auto& cmd : self->state.sched->take_commands()) {
+    if (cmd.kind == scheduler_command::release || cmd.kind == scheduler_command::forget)
+      self->send(parts.blocks, cmd);
+    else
+      self->send(parts.swap, cmd);
+  }
+}
+
+void dispatch(self_ptr self, const std::vector<sequence_update>& updates) {
+  auto& st = self->state;
+  for (const auto& u : updates) {
+    auto i = st.requests.find(u.id);
+    if (i == st.requests.end())
+      continue;
+    self->send(i->second, u);
+    st.num_tokens += u.token != no_token;
+    if (u.finished != finish_reason::none) {
+      ++(u.finished == finish_reason::aborted ? st.num_aborted : st.num_finished);
+      st.requests.erase(i);
+    }
+  }
+  run_commands(self);
+}
+
+void maybe_finish_shutdown(self_ptr self) {
+  auto& st = self->state;
+  if (!st.shutdown || st.sched->has_work() || st.sched->step_in_flight() || st.planning)
+    return;
+  const auto& parts = *st.parts;
+  self->send_exit(parts.swap, caf::exit_reason::user_shutdown);
+  self->send_exit(parts.blocks, caf::exit_reason::user_shutdown);
+  self->send_exit(parts.executor, caf::exit_reason::user_shutdown);
+  st.shutdown->deliver(true);
+  self->quit();
+}
+
+void kick(self_ptr self);
+
+void on_output(self_ptr self, const step_output& out) {
+  auto& st = self->state;
+  ++st.num_steps;
+  dispatch(self, st.sched->update_from_output(out));
+  kick(self);
+}
+
+void continue_planning(self_ptr self, scheduler::planning p) {
+  auto& st = self->state;
+  run_commands(self);
+  if (!p.plan) {
+    self->request(st.parts->blocks, caf::infinite, reserve_atom::value, std::move(p.reserve))
+      .await([=](const reservation_result& r) {
+        continue_planning(self, self->state.sched->on_reservation(r));
+      });
+    return;
+  }
+  st.planning = false;
+  if (p.plan->seqs.empty()) {
+    maybe_finish_shutdown(self);
+    return;
+  }
+  self->request(st.parts->executor, caf::infinite, std::move(*p.plan))
+    .then([=](const step_output& out) { on_output(self, out); });
+}
+
+// Plans the next step unless one is being planned or run.
+void kick(self_ptr self) {
+  auto& st = self->state;
+  if (st.planning || st.sched->step_in_flight()) {
+    return;
+  }
+  st.planning = true;
+  continue_planning(self, st.sched->begin_step());
+}
+
+void end(self_ptr self, seq_id id, finish_reason why) {
+  dispatch(self, self->state.sched->abort(id, why));
+  kick(self);
+  maybe_finish_shutdown(self);
+}
+
+void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
+  const auto& parts = *self->state.parts;
+  self->request(parts.blocks, caf::infinite, figures_atom::value)
+    .then([=](const pool_figures& pool, const std::vector<std::string>& broken) mutable {
+      self->request(self->state.parts->swap, caf::infinite, figures_atom::value)
+        .then([=](const host_figures& host) mutable {
+          const auto& st = self->state;
+          runtime_figures f;
+          f.device_blocks_total = pool.num_blocks;
+          f.device_blocks_free = pool.num_free_blocks;
+          f.device_blocks_cached = pool.num_cached_blocks;
+          f.device_blocks_used = pool.num_used_blocks;
+          f.host_blocks_total = host.num_blocks;
+          f.host_blocks_free = host.num_free_blocks;
+          f.running = st.sched->num_running();
+          f.waiting = st.sched->num_waiting();
+          f.swapped = st.sched->num_swapped();
+          f.requests_finished = st.num_finished;
+          f.requests_aborted = st.num_aborted;
+          f.prefix_hit_rate = pool.prefix_hit_rate();
+          f.kv_utilisation = pool.kv_utilisation();
+          f.preemptions = st.sched->num_preemptions();
+          f.tokens_generated = st.num_tokens;
+          f.steps = st.num_steps;
+          f.broken_invariants = broken;
+          f.broken_invariants.insert(f.broken_invariants.end(), host.broken_invariants.begin(),
+                                     host.broken_invariants.end());
+          rp.deliver(std::move(f));
+        });
+    });
+}
+
+scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts) {
+  self->state.sched.emplace(parts.config, parts.num_device_blocks, parts.num_host_blocks,
+                            parts.block_size);
+  self->state.parts.emplace(std::move(parts));
+  return {
+    [=](generate_atom, generate_request& req,
+        sink_actor& sink) -> caf::delegated<admission> {
+      auto& st = self->state;
+      const request_id id = st.next_id++;
+      auto ra = spawn_request(self->system(), id, std::move(req), std::move(sink),
+                              scheduler_actor{self}, st.parts->requests);
+      return self->delegate(ra, start_atom::value);
+    },
+    [=](submit_atom, submission& s, request_actor& ra) -> admission {
+      auto& st = self->state;
+      const auto n = static_cast<int32_t>(s.prompt.size());
+      if (st.shutdown)
+        return {s.id, n, "overloaded", "the runtime is shutting down"};
+      if (st.sched->num_waiting() >= st.parts->max_waiting)
+        return {s.id, n, "overloaded",
+                "the waiting queue is full (" + std::to_string(st.parts->max_waiting) + ")"};
+      sequence seq(s.id, std::move(s.prompt), st.parts->block_size, s.priority, s.id);
+      if (auto err = st.sched->add(std::move(seq), s.params))
+        return {s.id, n, "prompt_too_long", *err};
+      st.requests.emplace(s.id, std::move(ra));
+      kick(self);
+      return {s.id, n, {}, {}};
+    },
+    [=](cancel_atom, request_id id) { end(self, id, finish_reason::aborted); },
+    [=](stop_atom, seq_id id, finish_reason why) { end(self, id, why); },
+    [=](figures_atom) -> caf::typed_response_promise<runtime_figures> {
+      auto rp = self->make_response_promise<runtime_figures>();
+      figures(self, rp);
+      return rp;
+    },
+    [=](preempt_atom, request_id id, bool by_swap) {
+      self->state.sched->force_preemption(id == 0 ? std::nullopt : std::optional<seq_id>(id),
+                                          by_swap ? preemption_mode::swap
+                                                  : preemption_mode::recompute);
+      kick(self);
+    },
+    [=](shutdown_atom) -> caf::typed_response_promise<bool> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<bool>();
+      st.shutdown = rp;
+      std::vector<seq_id> live;
+      for (const auto& [id, ra] : st.requests)
+        live.push_back(id);
+      for (seq_id id : live)
+        dispatch(self, st.sched->abort(id));
+      maybe_finish_shutdown(self);
+      return rp;
+    },
+    [=](swapped_atom, seq_id id) {
+      dispatch(self, self->state.sched->complete_swap_out(id));
+      kick(self);
+      maybe_finish_shutdown(self);
+    },
+    [=](swap_in_atom, seq_id id, std::vector<block_id>& table) {
+      dispatch(self, self->state.sched->complete_swap_in(id, std::move(table)));
+      kick(self);
+      maybe_finish_shutdown(self);
+    },
+    [=](denied_atom, seq_id id) { self->state.sched->swap_in_denied(id); },
+  };
+}
+
+} // namespace
+
+scheduler_actor spawn_scheduler(caf::actor_system& sys, scheduler_parts parts) {
+  return sys.spawn(scheduler_fn, std::move(parts));
+}
+
+runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
+                            request_context requests, scheduler_config config,
+                            int32_t max_waiting) {
+  scheduler_parts parts;
+  parts.config = std::move(config);
+  parts.num_device_blocks = runner->num_device_blocks();
+  parts.num_host_blocks = runner->num_host_blocks();
+  parts.block_size = runner->block_size();
+  parts.max_waiting = max_waiting;
+  parts.requests = std::move(requests);
+  parts.executor = spawn_executor(sys, runner);
+  parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size);
+  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor);
+  return spawn_scheduler(sys, std::move(parts));
+}
+
+} // namespace kvactor

@@ -1,0 +1,34 @@
+#pragma once
+// step_runner: what the executor actor drives — a model on a device. Every
+// call only enqueues work and returns at once; `done` runs later on a device
+// thread and must only hand the result to an actor (anon_send) and return.
+// No CAF in here.
+
+#include "actors/step.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace kvactor {
+
+class step_runner {
+public:
+  virtual ~step_runner() = default;
+
+  // One forward pass: copy-on-write copies first, then K/V of the plan's
+  // tokens into the cache, then a token for each sequence that samples.
+  virtual void run(step_plan plan, std::function<void(step_output)> done) = 0;
+
+  // Copies blocks between the device pool and the pinned host pool on the
+  // swap stream of `direction` (out: device -> host, in: host -> device),
+  // concurrently with steps.
+  virtual void swap(swap_direction direction, std::vector<block_copy> copies,
+                    std::function<void()> done) = 0;
+
+  // Pool sizes, fixed at start.
+  virtual int32_t num_device_blocks() const = 0;
+  virtual int32_t num_host_blocks() const = 0;
+  virtual int32_t block_size() const = 0;
+};
+
+} // namespace kvactor

@@ -1,0 +1,74 @@
+// swap_actor: the swap_space behind messages. A swap-out asks the block
+// manager for the sequence's blocks, reserves host blocks, has the executor
+// copy them on the swap-out stream, and only when the copy is done frees the
+// device blocks and tells the scheduler. A swap-in gets fresh device blocks,
+// copies back on the swap-in stream, then frees the host blocks.
+
+#include "actors/actors.hpp"
+#include "actors/pool_invariants.hpp"
+
+namespace kvactor {
+
+namespace {
+
+struct swap_state {
+  swap_state() = default;
+  std::optional<swap_space> space;
+};
+
+swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
+                                  int32_t num_host_blocks, block_manager_actor blocks,
+                                  executor_actor executor) {
+  self->state.space.emplace(num_host_blocks);
+  auto& space = *self->state.space;
+  auto swap_out = [=, &space](seq_id id, scheduler_actor sched) {
+    self->request(blocks, caf::infinite, blocks_atom::value, id)
+      .then([=, &space](const std::vector<block_id>& device_blocks) {
+        auto copies = space.swap_out(id, device_blocks);
+        KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
+        self->request(executor, caf::infinite, swap_order{id, swap_direction::out, *copies})
+          .then([=](bool) {
+            self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
+            self->send(sched, swapped_atom::value, id);
+          });
+      });
+  };
+  auto swap_in = [=, &space](seq_id id, int32_t num_blocks, scheduler_actor sched) {
+    self->request(blocks, caf::infinite, swap_in_atom::value, id, num_blocks)
+      .then([=, &space](bool ok, const std::vector<block_id>& table) {
+        if (!ok) {
+          self->send(sched, denied_atom::value, id);
+          return;
+        }
+        auto copies = space.swap_in(id, table);
+        self->request(executor, caf::infinite, swap_order{id, swap_direction::in, copies})
+          .then([=, &space](bool) {
+            space.release(id);
+            self->send(sched, swap_in_atom::value, id, table);
+          });
+      });
+  };
+  return {
+    [=, &space](const scheduler_command& cmd) {
+      auto sched = caf::actor_cast<scheduler_actor>(self->current_sender());
+      switch (cmd.kind) {
+        case scheduler_command::swap_out: swap_out(cmd.id, sched); break;
+        case scheduler_command::swap_in: swap_in(cmd.id, cmd.num_blocks, sched); break;
+        case scheduler_command::drop_host: space.release(cmd.id); break;
+        default: KVACTOR_ASSERT(false, "swap actor command");
+      }
+    },
+    [&space](figures_atom) {
+      return host_figures{space.num_blocks(), space.num_free_blocks(), check_invariants(space)};
+    },
+  };
+}
+
+} // namespace
+
+swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
+                      executor_actor executor) {
+  return sys.spawn(swap_fn, num_host_blocks, std::move(blocks), std::move(executor));
+}
+
+} // namespace kvactor

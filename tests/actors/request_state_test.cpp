@@ -1,0 +1,117 @@
+#include "actors/request_state.hpp"
+
+#include "model/tiny/tiny_tokenizer.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvactor {
+namespace {
+
+using ::testing::HasSubstr;
+
+const model::tokenizer& tok() {
+  static const model::tokenizer t = [] {
+    model::tiny::tiny_options o;
+    o.vocab_size = 512;
+    return std::move(*model::tokenizer::build(model::tiny::make_tokenizer_spec(o), "tiny"));
+  }();
+  return t;
+}
+
+const request_limits limits{512, 64};
+const auto t0 = request_state::clock::now();
+
+request_state accepted(generate_request req) {
+  auto made = request_state::make(7, std::move(req), tok(), limits, t0);
+  EXPECT_TRUE(std::holds_alternative<request_state>(made));
+  return std::move(std::get<request_state>(made));
+}
+
+admission refused(generate_request req) {
+  auto made = request_state::make(7, std::move(req), tok(), limits, t0);
+  EXPECT_TRUE(std::holds_alternative<admission>(made));
+  return std::holds_alternative<admission>(made) ? std::get<admission>(made) : admission{};
+}
+
+generate_request text(std::string prompt, int32_t max_tokens = 4) {
+  generate_request r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+TEST(request_state, tokenizes_text_and_keeps_given_tokens_as_they_are) {
+  EXPECT_EQ(accepted(text("hello world")).prompt(), tok().encode("hello world"));
+  generate_request r;
+  r.prompt_tokens = {5, 0, 511};
+  r.max_tokens = 4;
+  EXPECT_EQ(accepted(r).prompt(), (std::vector<token_id>{5, 0, 511}));
+}
+
+TEST(request_state, refuses_each_bad_field_by_name) {
+  auto r = text("hi");
+  r.max_tokens = 0;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("max_tokens"));
+  r = text("hi");
+  r.temperature = -1;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("temperature"));
+  r = text("hi");
+  r.top_p = 0;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("top_p"));
+  r = text("hi");
+  r.top_k = -2;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("top_k"));
+  r = text("hi");
+  r.stop = {""};
+  EXPECT_THAT(refused(r).error_message, HasSubstr("stop"));
+  EXPECT_THAT(refused(text("\xff\xfe")).error_message, HasSubstr("UTF-8"));
+  EXPECT_THAT(refused(text("")).error_message, HasSubstr("empty"));
+  generate_request t;
+  t.prompt_tokens = {1, -1};
+  EXPECT_EQ(refused(t).error_code, "invalid_field");
+  auto a = refused(text(std::string(200, 'a'), 8));
+  EXPECT_EQ(a.error_code, "prompt_too_long");
+  EXPECT_EQ(a.id, 7u);
+}
+
+TEST(request_state, streams_text_that_joins_up_to_the_whole) {
+  auto r = accepted(text("x", 16));
+  auto ids = tok().encode("the café on the hill");
+  std::string streamed;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto ev = r.on_token(ids[i], t0);
+    ASSERT_TRUE(ev.has_value());
+    EXPECT_EQ(ev->index, int32_t(i));
+    streamed += ev->text;
+  }
+  auto done = r.finish({7, no_token, finish_reason::max_tokens, 0, 0}, t0);
+  EXPECT_EQ(done.text, "the café on the hill");
+  EXPECT_EQ(streamed, done.text);
+  EXPECT_EQ(done.finish_reason, "max_tokens");
+  EXPECT_EQ(done.completion_tokens, int32_t(ids.size()));
+}
+
+TEST(request_state, stops_at_a_stop_sequence_and_never_streams_it) {
+  auto req = text("x", 32);
+  req.stop = {"on the"};
+  auto r = accepted(req);
+  auto ids = tok().encode("the cat on the hill");
+  std::string streamed;
+  for (token_id id : ids) {
+    if (auto ev = r.on_token(id, t0))
+      streamed += ev->text;
+    if (r.stop_seen())
+      break;
+  }
+  ASSERT_TRUE(r.stop_seen());
+  EXPECT_FALSE(r.on_token(ids.back(), t0).has_value()); // late tokens are dropped
+  auto done = r.finish({7, no_token, finish_reason::stop, 0, 1}, t0);
+  EXPECT_EQ(done.text, "the cat ");
+  EXPECT_EQ(streamed, "the cat ");
+  EXPECT_EQ(done.finish_reason, "stop");
+  EXPECT_EQ(done.preemptions, 1);
+}
+
+} // namespace
+} // namespace kvactor

@@ -1,0 +1,119 @@
+#pragma once
+// A step_runner for actor tests: a stand-in model whose next token depends
+// only on the whole token history, run on its own threads like a device's
+// streams. It rebuilds each sequence's history from the plans alone (what is
+// cached before `start`, plus the plan's tokens), so a scheduler that sent
+// wrong tokens, positions or lost a sequence's progress would change the
+// outputs.
+
+#include "actors/step_runner.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <stdexcept>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace kvactor::testing {
+
+class test_runner : public step_runner {
+public:
+  test_runner(int32_t num_device_blocks, int32_t num_host_blocks, int32_t block_size,
+              int32_t vocab_size)
+    : num_device_blocks_(num_device_blocks), num_host_blocks_(num_host_blocks),
+      block_size_(block_size), vocab_size_(vocab_size) {
+    compute_ = std::thread([this] { work(compute_queue_); });
+    swaps_ = std::thread([this] { work(swap_queue_); });
+  }
+  ~test_runner() override {
+    compute_queue_.close();
+    swap_queue_.close();
+    compute_.join();
+    swaps_.join();
+  }
+
+  static token_id next_token(const std::vector<token_id>& history, int32_t vocab_size) {
+    uint64_t h = 17;
+    for (size_t i = 0; i < history.size(); ++i)
+      h = h * 31 + uint64_t(history[i]) * (i + 1);
+    return token_id(h % uint64_t(vocab_size - 8)) + 4; // clear of the special tokens
+  }
+
+  // Each step takes at least this long: a slow model, so that a test's
+  // cancel reliably lands mid-generation.
+  void set_step_time(std::chrono::milliseconds t) { step_time_ = t; }
+
+  void run(step_plan plan, std::function<void(step_output)> done) override {
+    compute_queue_.push([this, plan = std::move(plan), done = std::move(done)] {
+      std::this_thread::sleep_for(step_time_.load());
+      step_output out{plan.step_id, {}};
+      for (seq_id id : plan.released)
+        history_.erase(id);
+      for (const auto& s : plan.seqs) {
+        auto& h = history_[s.id];
+        if (static_cast<int32_t>(h.size()) < s.start)
+          throw std::logic_error("a step starts past the sequence's cached tokens");
+        h.resize(size_t(s.start));
+        h.insert(h.end(), s.tokens.begin(), s.tokens.end());
+        if (s.sample)
+          out.sampled.push_back({s.id, next_token(h, vocab_size_)});
+      }
+      done(std::move(out));
+    });
+  }
+
+  void swap(swap_direction, std::vector<block_copy>, std::function<void()> done) override {
+    swap_queue_.push([done = std::move(done)] { done(); });
+  }
+
+  int32_t num_device_blocks() const override { return num_device_blocks_; }
+  int32_t num_host_blocks() const override { return num_host_blocks_; }
+  int32_t block_size() const override { return block_size_; }
+
+private:
+  class queue {
+  public:
+    void push(std::function<void()> job) {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+      cv_.notify_one();
+    }
+    void close() {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+      cv_.notify_one();
+    }
+    bool pop(std::function<void()>& job) {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return closed_ || !jobs_.empty(); });
+      if (jobs_.empty())
+        return false;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      return true;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<std::function<void()>> jobs_;
+    bool closed_ = false;
+  };
+
+  void work(queue& q) {
+    std::function<void()> job;
+    while (q.pop(job))
+      job();
+  }
+
+  int32_t num_device_blocks_, num_host_blocks_, block_size_, vocab_size_;
+  std::atomic<std::chrono::milliseconds> step_time_{std::chrono::milliseconds(0)};
+  std::map<seq_id, std::vector<token_id>> history_; // compute thread only
+  queue compute_queue_, swap_queue_;
+  std::thread compute_, swaps_;
+};
+
+} // namespace kvactor::testing
