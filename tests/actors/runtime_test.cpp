@@ -210,6 +210,7 @@ TEST_P(runtime_preemption, keeps_outputs_identical_under_memory_pressure) {
   scheduler_config config;
   config.preemption = GetParam();
   start(16, 32, config);
+  runner_->pause(); // all four run together
   std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
   for (int i = 0; i < 4; ++i) {
     auto prompt = tokens(9, 100 * i + 3);
@@ -217,6 +218,7 @@ TEST_P(runtime_preemption, keeps_outputs_identical_under_memory_pressure) {
     ASSERT_TRUE(a.ok());
     sent.emplace_back(a.id, prompt);
   }
+  runner_->resume();
   int preemptions = 0;
   for (auto& [id, prompt] : sent) {
     auto done = events_->wait_done(id);
@@ -252,15 +254,18 @@ TEST_F(runtime, cancel_ends_a_request_once_as_aborted) {
 
 TEST_F(runtime, forced_preemptions_keep_outputs_exact) {
   start(64, 64);
+  runner_->pause();
   std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
   for (int i = 0; i < 3; ++i) {
     auto prompt = tokens(7, 50 * i + 1);
     sent.emplace_back(generate(request_of(prompt, 40)).id, prompt);
   }
-  for (int i = 0; i < 12; ++i)
+  for (int i = 0; i < 12; ++i) // while the first step is held: the next one preempts
     caf::anon_send(rt_, preempt_atom::value, request_id{0}, i % 2 == 0);
+  runner_->resume();
   for (auto& [id, prompt] : sent)
     EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(expected_output(prompt, 40)));
+  EXPECT_GE(figures().preemptions, 1);
   expect_idle();
 }
 

@@ -46,8 +46,23 @@ public:
   // cancel reliably lands mid-generation.
   void set_step_time(std::chrono::milliseconds t) { step_time_ = t; }
 
+  // While paused, steps wait (to let a test queue up requests first).
+  void pause() {
+    std::lock_guard lock(gate_mutex_);
+    paused_ = true;
+  }
+  void resume() {
+    std::lock_guard lock(gate_mutex_);
+    paused_ = false;
+    gate_.notify_all();
+  }
+
   void run(step_plan plan, std::function<void(step_output)> done) override {
     compute_queue_.push([this, plan = std::move(plan), done = std::move(done)] {
+      {
+        std::unique_lock lock(gate_mutex_);
+        gate_.wait(lock, [&] { return !paused_; });
+      }
       std::this_thread::sleep_for(step_time_.load());
       step_output out{plan.step_id, {}};
       for (seq_id id : plan.released)
@@ -111,6 +126,9 @@ private:
 
   int32_t num_device_blocks_, num_host_blocks_, block_size_, vocab_size_;
   std::atomic<std::chrono::milliseconds> step_time_{std::chrono::milliseconds(0)};
+  std::mutex gate_mutex_;
+  std::condition_variable gate_;
+  bool paused_ = false;
   std::map<seq_id, std::vector<token_id>> history_; // compute thread only
   queue compute_queue_, swap_queue_;
   std::thread compute_, swaps_;
