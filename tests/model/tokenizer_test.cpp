@@ -1,5 +1,7 @@
 #include "model/tokenizer/tokenizer.hpp"
 
+#include <optional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -64,6 +66,24 @@ TEST(tokenizer, special_tokens_are_matched_first_and_never_split) {
   EXPECT_EQ(t.find("Ġworld"), id_sp_world);
   EXPECT_EQ(t.decode(ids{id_hello, id_eot, id_sp_world}), "hello<|endoftext|> world");
   EXPECT_EQ(t.decode(ids{id_hello, id_eot, id_sp_world}, true), "hello world");
+}
+
+TEST(tokenizer, copies_outlive_the_original) {
+  std::optional<tokenizer> original(make(hand_built_spec()));
+  const tokenizer copy = *original;
+  original.reset();
+  EXPECT_EQ(copy.encode("hello<|endoftext|> world"), (ids{id_hello, id_eot, id_sp_world}));
+  EXPECT_EQ(copy.find("<|endoftext|>"), id_eot);
+}
+
+TEST(tokenizer, many_added_tokens_match_longest_first) {
+  auto spec = hand_built_spec();
+  for (int i = 0; i < 2000; ++i)
+    spec.added_tokens.push_back({300 + i, "<|reserved_" + std::to_string(i) + "|>", true, false, false});
+  spec.added_tokens.push_back({2400, "<|end", false, false, false}); // a prefix of <|endoftext|>
+  const auto t = make(spec);
+  EXPECT_EQ(t.encode("a<|reserved_1999|><|endoftext|><|end"), (ids{'a', 2299, id_eot, 2400}));
+  EXPECT_EQ(t.encode("<|reserved_2000|>").size(), 17u); // not a token: 17 bytes of text
 }
 
 TEST(tokenizer, lstrip_and_rstrip_absorb_whitespace) {
