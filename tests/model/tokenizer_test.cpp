@@ -149,6 +149,19 @@ TEST(tokenizer, parses_both_merge_forms_the_same) {
   EXPECT_EQ(from_strings->encode("hello  world"), (ids{id_hello, ' ', id_sp_world}));
 }
 
+TEST(tokenizer, digits_then_byte_level_as_smollm_ships_it) {
+  std::string json = write_tokenizer_json(hand_built_spec());
+  const std::string from = json.substr(json.find("\"pre_tokenizer\""), json.find("\"post_processor\"") - json.find("\"pre_tokenizer\""));
+  json.replace(json.find(from), from.size(),
+               R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},)"
+               R"( {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]},)"
+               "\n  ");
+  auto t = tokenizer::parse(json, "smol.json");
+  ASSERT_TRUE(t) << t.error().message;
+  // Digits first: "hello12" -> "hello", "1", "2"; then the GPT-2 split of each.
+  EXPECT_EQ(t->encode("hello12 world"), (ids{id_hello, '1', '2', id_sp_world}));
+}
+
 TEST(tokenizer, ignore_merges_takes_whole_pieces) {
   auto spec = hand_built_spec();
   spec.vocab.emplace_back("hlo", 300); // no merge chain produces it
