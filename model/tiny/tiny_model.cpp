@@ -1,5 +1,6 @@
 #include "model/tiny/tiny_model.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -16,6 +17,7 @@ status validate(const tiny_options& o) {
       {"vocab", o.vocab_size},           {"context", o.max_context}};
   for (const auto& [name, v] : sizes)
     if (v <= 0) return make_error(name, "must be positive");
+  if (o.num_shards <= 0) return make_error("shards", "must be positive");
   if (o.num_heads % o.num_kv_heads != 0) return make_error("kv-heads", "must divide heads");
   if (o.head_dim % 2 != 0) return make_error("head-dim", "must be even");
   if (o.vocab_size < 256 + num_special_tokens)
@@ -112,6 +114,13 @@ status write_weights(const std::filesystem::path& file, const tiny_options& o) {
 
 namespace {
 
+std::string shard_name(std::int64_t i, std::int64_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "model-%05lld-of-%05lld.safetensors", static_cast<long long>(i + 1),
+                static_cast<long long>(n));
+  return buf;
+}
+
 status write_text(const std::filesystem::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) return make_error(file.string(), "cannot create file");
@@ -123,13 +132,73 @@ status write_text(const std::filesystem::path& file, const std::string& text) {
 
 } // namespace
 
+status write_sharded_weights(const std::filesystem::path& dir, const tiny_options& o) {
+  const auto specs = tensor_specs(o);
+  std::int64_t total = 0;
+  for (const auto& spec : specs) {
+    std::int64_t n = 1;
+    for (auto d : spec.shape) n *= d;
+    total += n * static_cast<std::int64_t>(dtype_size(o.on_disk));
+  }
+  const std::int64_t per_shard = (total + o.num_shards - 1) / o.num_shards;
+  std::vector<std::pair<std::string, std::string>> weight_map; // tensor, file
+  std::int64_t shard = 0, in_shard = 0;
+  safetensors_writer w;
+  w.set_metadata("format", "pt");
+  auto flush = [&]() -> status {
+    auto ok = w.write(dir / shard_name(shard, o.num_shards));
+    w = safetensors_writer{};
+    w.set_metadata("format", "pt");
+    in_shard = 0;
+    ++shard;
+    return ok;
+  };
+  for (const auto& spec : specs) {
+    const auto values = tensor_values(o, spec);
+    const auto bytes = static_cast<std::int64_t>(values.size() * dtype_size(o.on_disk));
+    // NOTE: a tensor never spans files; a shard is closed once it is full,
+    // keeping the last shard for whatever remains.
+    if (in_shard > 0 && in_shard + bytes > per_shard && shard + 1 < o.num_shards)
+      if (auto ok = flush(); !ok) return ok;
+    w.add_f32(spec.name, o.on_disk, spec.shape, values);
+    weight_map.emplace_back(spec.name, shard_name(shard, o.num_shards));
+    in_shard += bytes;
+  }
+  if (auto ok = flush(); !ok) return ok;
+  // Empty shards (more shards than tensors allow) are still written, so that
+  // every file the names promise exists.
+  while (shard < o.num_shards)
+    if (auto ok = flush(); !ok) return ok;
+
+  std::sort(weight_map.begin(), weight_map.end());
+  std::string index = "{\n  \"metadata\": {\n    \"total_size\": " + std::to_string(total) +
+                      "\n  },\n  \"weight_map\": {";
+  for (std::size_t i = 0; i < weight_map.size(); ++i) {
+    index += i ? ",\n    " : "\n    ";
+    index += json_quote(weight_map[i].first);
+    index += ": ";
+    index += json_quote(weight_map[i].second);
+  }
+  index += "\n  }\n}\n";
+  return write_text(dir / "model.safetensors.index.json", index);
+}
+
 status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   if (auto ok = validate(o); !ok) return ok;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
+  // NOTE: weights of an earlier run in another layout would shadow or
+  // contradict the new ones (an old index wins over model.safetensors).
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "model.safetensors" || name == "model.safetensors.index.json" ||
+        (name.starts_with("model-") && name.ends_with(".safetensors")))
+      std::filesystem::remove(entry.path(), ec);
+  }
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
   if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
+  if (o.num_shards > 1) return write_sharded_weights(dir, o);
   return write_weights(dir / "model.safetensors", o);
 }
 
