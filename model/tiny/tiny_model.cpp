@@ -190,12 +190,16 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
   // NOTE: weights of an earlier run in another layout would shadow or
   // contradict the new ones (an old index wins over model.safetensors).
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
+  std::vector<std::filesystem::path> stale;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     if (name == "model.safetensors" || name == "model.safetensors.index.json" ||
         (name.starts_with("model-") && name.ends_with(".safetensors")))
-      std::filesystem::remove(entry.path(), ec);
+      stale.push_back(it->path());
   }
+  if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
+  for (const auto& p : stale)
+    if (!std::filesystem::remove(p, ec) && ec) return make_error(p.string(), "cannot remove: " + ec.message());
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
   if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
   if (o.num_shards > 1) return write_sharded_weights(dir, o);

@@ -57,6 +57,12 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
   token_id max_id = -1;
   for (const auto& [s, id] : spec.vocab) max_id = std::max(max_id, id);
   for (const auto& a : spec.added_tokens) max_id = std::max(max_id, a.id);
+  // NOTE: real vocabularies are dense; a stray huge id would make the id
+  // tables below allocate gigabytes.
+  const std::size_t num_entries = spec.vocab.size() + spec.added_tokens.size();
+  if (static_cast<std::size_t>(max_id) + 1 > 2 * num_entries + 1024)
+    return make_error(source, "token ids are implausibly sparse (largest " + std::to_string(max_id) + " for " +
+                                  std::to_string(num_entries) + " tokens)");
   t.bytes_.resize(static_cast<std::size_t>(max_id + 1));
   t.special_.resize(t.bytes_.size());
   for (const auto& [symbols, id] : spec.vocab) {

@@ -192,6 +192,14 @@ std::string replaced(std::string s, std::string_view from, std::string_view to) 
   return s;
 }
 
+TEST(tokenizer, refuses_a_huge_stray_id) {
+  auto spec = hand_built_spec();
+  spec.added_tokens.push_back({2000000000, "<|far|>", true, false, false});
+  auto t = tokenizer::build(spec, "tok.json");
+  ASSERT_FALSE(t);
+  EXPECT_THAT(t.error().message, HasSubstr("tok.json: token ids are implausibly sparse"));
+}
+
 TEST(tokenizer, bad_files_give_clear_errors) {
   temp_dir dir;
   auto missing = tokenizer::load(dir / "tokenizer.json");
