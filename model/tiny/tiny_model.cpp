@@ -1,6 +1,5 @@
 #include "model/tiny/tiny_model.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -64,6 +63,23 @@ std::string config_json(const tiny_options& o) {
   return s;
 }
 
+std::string generation_config_json(const tiny_options& o) {
+  return "{\n  \"_from_model_config\": true,\n  \"bos_token_id\": " + std::to_string(bos_id(o)) +
+         ",\n  \"eos_token_id\": " + std::to_string(eos_id(o)) + ",\n  \"transformers_version\": \"4.51.0\"\n}\n";
+}
+
+std::string tokenizer_config_json(const tiny_options& o) {
+  // NOTE: PreTrainedTokenizerFast uses tokenizer.json as it is (as Llama 3
+  // ships); kvactor itself reads only tokenizer.json.
+  std::string s = "{\n  \"bos_token\": ";
+  s += json_quote(bos_token);
+  s += ",\n  \"clean_up_tokenization_spaces\": false,\n  \"eos_token\": ";
+  s += json_quote(eos_token);
+  s += ",\n  \"model_max_length\": " + std::to_string(o.max_context);
+  s += ",\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\"\n}\n";
+  return s;
+}
+
 std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
   const std::int64_t h = o.hidden_size, q = o.num_heads * o.head_dim, kv = o.num_kv_heads * o.head_dim;
   std::vector<tensor_spec> specs;
@@ -102,24 +118,7 @@ std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec)
   return v;
 }
 
-status write_weights(const std::filesystem::path& file, const tiny_options& o) {
-  safetensors_writer w;
-  w.set_metadata("format", "pt");
-  for (const auto& spec : tensor_specs(o)) {
-    const auto values = tensor_values(o, spec);
-    w.add_f32(spec.name, o.on_disk, spec.shape, values);
-  }
-  return w.write(file);
-}
-
 namespace {
-
-std::string shard_name(std::int64_t i, std::int64_t n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "model-%05lld-of-%05lld.safetensors", static_cast<long long>(i + 1),
-                static_cast<long long>(n));
-  return buf;
-}
 
 status write_text(const std::filesystem::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -131,57 +130,6 @@ status write_text(const std::filesystem::path& file, const std::string& text) {
 }
 
 } // namespace
-
-status write_sharded_weights(const std::filesystem::path& dir, const tiny_options& o) {
-  const auto specs = tensor_specs(o);
-  std::int64_t total = 0;
-  for (const auto& spec : specs) {
-    std::int64_t n = 1;
-    for (auto d : spec.shape) n *= d;
-    total += n * static_cast<std::int64_t>(dtype_size(o.on_disk));
-  }
-  const std::int64_t per_shard = (total + o.num_shards - 1) / o.num_shards;
-  std::vector<std::pair<std::string, std::string>> weight_map; // tensor, file
-  std::int64_t shard = 0, in_shard = 0;
-  safetensors_writer w;
-  w.set_metadata("format", "pt");
-  auto flush = [&]() -> status {
-    auto ok = w.write(dir / shard_name(shard, o.num_shards));
-    w = safetensors_writer{};
-    w.set_metadata("format", "pt");
-    in_shard = 0;
-    ++shard;
-    return ok;
-  };
-  for (const auto& spec : specs) {
-    const auto values = tensor_values(o, spec);
-    const auto bytes = static_cast<std::int64_t>(values.size() * dtype_size(o.on_disk));
-    // NOTE: a tensor never spans files; a shard is closed once it is full,
-    // keeping the last shard for whatever remains.
-    if (in_shard > 0 && in_shard + bytes > per_shard && shard + 1 < o.num_shards)
-      if (auto ok = flush(); !ok) return ok;
-    w.add_f32(spec.name, o.on_disk, spec.shape, values);
-    weight_map.emplace_back(spec.name, shard_name(shard, o.num_shards));
-    in_shard += bytes;
-  }
-  if (auto ok = flush(); !ok) return ok;
-  // Empty shards (more shards than tensors allow) are still written, so that
-  // every file the names promise exists.
-  while (shard < o.num_shards)
-    if (auto ok = flush(); !ok) return ok;
-
-  std::sort(weight_map.begin(), weight_map.end());
-  std::string index = "{\n  \"metadata\": {\n    \"total_size\": " + std::to_string(total) +
-                      "\n  },\n  \"weight_map\": {";
-  for (std::size_t i = 0; i < weight_map.size(); ++i) {
-    index += i ? ",\n    " : "\n    ";
-    index += json_quote(weight_map[i].first);
-    index += ": ";
-    index += json_quote(weight_map[i].second);
-  }
-  index += "\n  }\n}\n";
-  return write_text(dir / "model.safetensors.index.json", index);
-}
 
 status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   if (auto ok = validate(o); !ok) return ok;
@@ -201,6 +149,8 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   for (const auto& p : stale)
     if (!std::filesystem::remove(p, ec) && ec) return make_error(p.string(), "cannot remove: " + ec.message());
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "generation_config.json", generation_config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "tokenizer_config.json", tokenizer_config_json(o)); !ok) return ok;
   if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
   if (o.num_shards > 1) return write_sharded_weights(dir, o);
   return write_weights(dir / "model.safetensors", o);

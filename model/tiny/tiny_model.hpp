@@ -37,6 +37,11 @@ status validate(const tiny_options& o);
 /// config.json text for `o`, as transformers writes it.
 std::string config_json(const tiny_options& o);
 
+/// generation_config.json and tokenizer_config.json, which transformers
+/// reads beside tokenizer.json (kvactor does not need them).
+std::string generation_config_json(const tiny_options& o);
+std::string tokenizer_config_json(const tiny_options& o);
+
 /// Name and shape of every weight tensor, in file order.
 struct tensor_spec {
   std::string name;
@@ -67,8 +72,9 @@ inline constexpr std::int64_t num_special_tokens = 4;
 inline std::int64_t bos_id(const tiny_options& o) { return o.vocab_size - num_special_tokens; }
 inline std::int64_t eos_id(const tiny_options& o) { return o.vocab_size - num_special_tokens + 1; }
 
-/// Writes config.json, the weights (sharded when o.num_shards > 1) and
-/// tokenizer.json into `dir` (created when missing).
+/// Writes config.json, generation_config.json, the weights (sharded when
+/// o.num_shards > 1), tokenizer.json and tokenizer_config.json into `dir`
+/// (created when missing).
 status write_model(const std::filesystem::path& dir, const tiny_options& o);
 
 } // namespace kvactor::model::tiny

@@ -94,6 +94,18 @@ TEST_P(tiny_round_trip, folder_loads_with_the_generators_values) {
 
 INSTANTIATE_TEST_SUITE_P(model, tiny_round_trip, ::testing::Values(architecture::llama, architecture::qwen3));
 
+TEST(tiny_model, writes_the_side_files_transformers_reads) {
+  const auto o = small(architecture::llama);
+  temp_dir dir;
+  ASSERT_TRUE(write_model(dir.path(), o));
+  const std::string gen = read_all(dir / "generation_config.json");
+  EXPECT_THAT(gen, HasSubstr("\"eos_token_id\": " + std::to_string(eos_id(o))));
+  EXPECT_THAT(gen, HasSubstr("\"bos_token_id\": " + std::to_string(bos_id(o))));
+  const std::string tc = read_all(dir / "tokenizer_config.json");
+  EXPECT_THAT(tc, HasSubstr("\"eos_token\": \"<|endoftext|>\""));
+  EXPECT_THAT(tc, HasSubstr("\"model_max_length\": 256"));
+}
+
 TEST(tiny_model, weights_look_like_an_initialised_model) {
   const auto o = small(architecture::llama);
   const auto specs = tensor_specs(o);
