@@ -197,8 +197,10 @@ result<safetensors_set> safetensors_set::open_folder(const std::filesystem::path
   const auto index_path = dir / "model.safetensors.index.json";
   if (!std::filesystem::exists(index_path, ec)) {
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".safetensors") files.push_back(entry.path());
+    // NOTE: increment(ec), not range-for: operator++ throws on I/O errors.
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".safetensors") files.push_back(it->path());
+    if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
     if (files.empty()) return make_error(dir.string(), "no *.safetensors file in the model folder");
     std::sort(files.begin(), files.end());
     auto set = open_files(files);

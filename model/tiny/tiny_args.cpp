@@ -31,7 +31,8 @@ std::string usage() {
          "  --dtype=bf16|f16|f32    weights on disk (bf16)\n"
          "  --tied | --untied       tie the LM head to the embedding (untied)\n"
          "  --rope-theta=X          rotary base (10000)\n"
-         "  --seed=N                weight seed (0)\n";
+         "  --seed=N                weight seed (0)\n"
+         "  --shards=N              split the weights into N files + index json (1)\n";
 }
 
 result<tiny_args> parse_args(std::span<const std::string_view> args) {
@@ -44,7 +45,8 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
   const int_option ints[] = {{"hidden", &o.hidden_size},   {"layers", &o.num_layers},
                              {"heads", &o.num_heads},      {"kv-heads", &o.num_kv_heads},
                              {"head-dim", &o.head_dim},    {"intermediate", &o.intermediate_size},
-                             {"vocab", &o.vocab_size},     {"context", &o.max_context}};
+                             {"vocab", &o.vocab_size},     {"context", &o.max_context},
+                             {"shards", &o.num_shards}};
   for (std::string_view arg : args) {
     if (arg == "--help" || arg == "-h") {
       a.help = true;

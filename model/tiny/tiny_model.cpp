@@ -16,6 +16,7 @@ status validate(const tiny_options& o) {
       {"vocab", o.vocab_size},           {"context", o.max_context}};
   for (const auto& [name, v] : sizes)
     if (v <= 0) return make_error(name, "must be positive");
+  if (o.num_shards <= 0) return make_error("shards", "must be positive");
   if (o.num_heads % o.num_kv_heads != 0) return make_error("kv-heads", "must divide heads");
   if (o.head_dim % 2 != 0) return make_error("head-dim", "must be even");
   if (o.vocab_size < 256 + num_special_tokens)
@@ -62,6 +63,23 @@ std::string config_json(const tiny_options& o) {
   return s;
 }
 
+std::string generation_config_json(const tiny_options& o) {
+  return "{\n  \"_from_model_config\": true,\n  \"bos_token_id\": " + std::to_string(bos_id(o)) +
+         ",\n  \"eos_token_id\": " + std::to_string(eos_id(o)) + ",\n  \"transformers_version\": \"4.51.0\"\n}\n";
+}
+
+std::string tokenizer_config_json(const tiny_options& o) {
+  // NOTE: PreTrainedTokenizerFast uses tokenizer.json as it is (as Llama 3
+  // ships); kvactor itself reads only tokenizer.json.
+  std::string s = "{\n  \"bos_token\": ";
+  s += json_quote(bos_token);
+  s += ",\n  \"clean_up_tokenization_spaces\": false,\n  \"eos_token\": ";
+  s += json_quote(eos_token);
+  s += ",\n  \"model_max_length\": " + std::to_string(o.max_context);
+  s += ",\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\"\n}\n";
+  return s;
+}
+
 std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
   const std::int64_t h = o.hidden_size, q = o.num_heads * o.head_dim, kv = o.num_kv_heads * o.head_dim;
   std::vector<tensor_spec> specs;
@@ -100,16 +118,6 @@ std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec)
   return v;
 }
 
-status write_weights(const std::filesystem::path& file, const tiny_options& o) {
-  safetensors_writer w;
-  w.set_metadata("format", "pt");
-  for (const auto& spec : tensor_specs(o)) {
-    const auto values = tensor_values(o, spec);
-    w.add_f32(spec.name, o.on_disk, spec.shape, values);
-  }
-  return w.write(file);
-}
-
 namespace {
 
 status write_text(const std::filesystem::path& file, const std::string& text) {
@@ -128,8 +136,23 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
+  // NOTE: weights of an earlier run in another layout would shadow or
+  // contradict the new ones (an old index wins over model.safetensors).
+  std::vector<std::filesystem::path> stale;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name == "model.safetensors" || name == "model.safetensors.index.json" ||
+        (name.starts_with("model-") && name.ends_with(".safetensors")))
+      stale.push_back(it->path());
+  }
+  if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
+  for (const auto& p : stale)
+    if (!std::filesystem::remove(p, ec) && ec) return make_error(p.string(), "cannot remove: " + ec.message());
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "generation_config.json", generation_config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "tokenizer_config.json", tokenizer_config_json(o)); !ok) return ok;
   if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
+  if (o.num_shards > 1) return write_sharded_weights(dir, o);
   return write_weights(dir / "model.safetensors", o);
 }
 

@@ -28,6 +28,7 @@ struct tiny_options {
   bool tie_embeddings = false;
   std::uint64_t seed = 0;
   double rope_theta = 10000.0;
+  std::int64_t num_shards = 1; // > 1: model-0000i-of-0000n.safetensors + index json
 };
 
 /// Checks that the options describe a model the loader accepts.
@@ -35,6 +36,11 @@ status validate(const tiny_options& o);
 
 /// config.json text for `o`, as transformers writes it.
 std::string config_json(const tiny_options& o);
+
+/// generation_config.json and tokenizer_config.json, which transformers
+/// reads beside tokenizer.json (kvactor does not need them).
+std::string generation_config_json(const tiny_options& o);
+std::string tokenizer_config_json(const tiny_options& o);
 
 /// Name and shape of every weight tensor, in file order.
 struct tensor_spec {
@@ -52,6 +58,11 @@ std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec)
 /// Writes model.safetensors (one file holding every tensor of tensor_specs).
 status write_weights(const std::filesystem::path& file, const tiny_options& o);
 
+/// Writes o.num_shards files model-0000i-of-0000n.safetensors of about equal
+/// size, tensors in order, and model.safetensors.index.json, as
+/// transformers' save_pretrained shards a checkpoint.
+status write_sharded_weights(const std::filesystem::path& dir, const tiny_options& o);
+
 /// Special tokens of the tiny tokenizer, at the top of the vocabulary.
 inline constexpr const char* bos_token = "<|begin_of_text|>";
 inline constexpr const char* eos_token = "<|endoftext|>";
@@ -61,7 +72,8 @@ inline constexpr std::int64_t num_special_tokens = 4;
 inline std::int64_t bos_id(const tiny_options& o) { return o.vocab_size - num_special_tokens; }
 inline std::int64_t eos_id(const tiny_options& o) { return o.vocab_size - num_special_tokens + 1; }
 
-/// Writes config.json, model.safetensors and tokenizer.json into `dir`
+/// Writes config.json, generation_config.json, the weights (sharded when
+/// o.num_shards > 1), tokenizer.json and tokenizer_config.json into `dir`
 /// (created when missing).
 status write_model(const std::filesystem::path& dir, const tiny_options& o);
 

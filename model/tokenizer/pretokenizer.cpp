@@ -104,6 +104,13 @@ std::size_t next_llama3(const chars& t, std::size_t i, std::size_t max_digits) {
   return match_trailing_space(t, i);
 }
 
+/// Digits: a number character alone (or a run of them), or a run of others.
+std::size_t next_digits(const chars& t, std::size_t i, bool individual) {
+  if (t.is(i, cls::number)) return individual ? i + 1 : run(t, i, cls::number);
+  while (i < t.size() && !t.is(i, cls::number)) ++i;
+  return i;
+}
+
 } // namespace
 
 std::optional<split_pattern> recognise_split_pattern(std::string_view regex) {
@@ -118,6 +125,8 @@ std::string_view split_pattern_regex(split_pattern p) {
     case split_pattern::gpt2: return gpt2_regex;
     case split_pattern::llama3: return llama3_regex;
     case split_pattern::qwen2: return qwen2_regex;
+    case split_pattern::individual_digits:
+    case split_pattern::digit_runs: return {};
   }
   return {};
 }
@@ -131,6 +140,8 @@ std::vector<std::string_view> pre_split(std::string_view text, split_pattern p) 
       case split_pattern::gpt2: e = next_gpt2(t, i); break;
       case split_pattern::llama3: e = next_llama3(t, i, 3); break;
       case split_pattern::qwen2: e = next_llama3(t, i, 1); break;
+      case split_pattern::individual_digits: e = next_digits(t, i, true); break;
+      case split_pattern::digit_runs: e = next_digits(t, i, false); break;
     }
     // NOTE: every character is a letter, number, space or other, and each
     // class has an alternative that matches it, so progress is guaranteed.

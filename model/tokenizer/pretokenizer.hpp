@@ -9,6 +9,10 @@
 //           ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //   qwen2:  as llama3 but \p{N} (one digit per piece) instead of \p{N}{1,3}
 //
+// Also the Digits pre-tokenizer (SmolLM, some GPT-2 derivatives): every \p{N}
+// character on its own (individual_digits) or each run of them (digit_runs),
+// the text between as pieces.
+//
 // Invalid UTF-8 bytes count as one character of class "other".
 
 #include <optional>
@@ -17,12 +21,12 @@
 
 namespace kvactor::model {
 
-enum class split_pattern { gpt2, llama3, qwen2 };
+enum class split_pattern { gpt2, llama3, qwen2, individual_digits, digit_runs };
 
 /// Recognises the regex string of a tokenizer.json Split pre-tokenizer.
 std::optional<split_pattern> recognise_split_pattern(std::string_view regex);
 
-/// The regex text of a pattern, as tokenizer.json spells it.
+/// The regex text of a pattern, as tokenizer.json spells it ("" for Digits).
 std::string_view split_pattern_regex(split_pattern p);
 
 /// Splits `text` into consecutive pieces that cover it exactly (the Split

@@ -57,6 +57,12 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
   token_id max_id = -1;
   for (const auto& [s, id] : spec.vocab) max_id = std::max(max_id, id);
   for (const auto& a : spec.added_tokens) max_id = std::max(max_id, a.id);
+  // NOTE: real vocabularies are dense; a stray huge id would make the id
+  // tables below allocate gigabytes.
+  const std::size_t num_entries = spec.vocab.size() + spec.added_tokens.size();
+  if (static_cast<std::size_t>(max_id) + 1 > 2 * num_entries + 1024)
+    return make_error(source, "token ids are implausibly sparse (largest " + std::to_string(max_id) + " for " +
+                                  std::to_string(num_entries) + " tokens)");
   t.bytes_.resize(static_cast<std::size_t>(max_id + 1));
   t.special_.resize(t.bytes_.size());
   for (const auto& [symbols, id] : spec.vocab) {
@@ -65,17 +71,19 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
     // merge produces; they cannot be decoded byte-wise, so they keep their text.
     t.bytes_[static_cast<std::size_t>(id)] = raw ? *raw : symbols;
   }
-  t.added_by_first_byte_.resize(256);
-  for (std::size_t i = 0; i < spec.added_tokens.size(); ++i) {
-    const auto& a = spec.added_tokens[i];
+  t.added_lengths_by_first_byte_.resize(256);
+  for (std::size_t i = 0; i < t.spec_.added_tokens.size(); ++i) {
+    const auto& a = t.spec_.added_tokens[i];
     t.bytes_[static_cast<std::size_t>(a.id)] = a.content;
     t.special_[static_cast<std::size_t>(a.id)] = a.special;
-    t.added_by_first_byte_[static_cast<std::uint8_t>(a.content[0])].push_back(i);
+    // NOTE: a content listed twice keeps its first id, as the first match wins.
+    t.added_by_content_.emplace(a.content, i);
+    t.added_lengths_by_first_byte_[static_cast<std::uint8_t>(a.content[0])].push_back(a.content.size());
   }
-  for (auto& list : t.added_by_first_byte_)
-    std::stable_sort(list.begin(), list.end(), [&](std::size_t x, std::size_t y) {
-      return spec.added_tokens[x].content.size() > spec.added_tokens[y].content.size();
-    });
+  for (auto& lengths : t.added_lengths_by_first_byte_) {
+    std::sort(lengths.begin(), lengths.end(), std::greater<>());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  }
   return t;
 }
 
@@ -101,12 +109,12 @@ std::vector<token_id> tokenizer::encode(std::string_view text) const {
   std::vector<token_id> out;
   std::size_t segment_start = 0;
   for (std::size_t i = 0; i < text.size();) {
-    const auto& candidates = added_by_first_byte_[static_cast<std::uint8_t>(text[i])];
     const added_token* hit = nullptr;
-    for (std::size_t c : candidates) {
-      const auto& a = spec_.added_tokens[c];
-      if (text.substr(i, a.content.size()) == a.content) {
-        hit = &a;
+    for (std::size_t len : added_lengths_by_first_byte_[static_cast<std::uint8_t>(text[i])]) {
+      if (len > text.size() - i) continue;
+      auto it = added_by_content_.find(text.substr(i, len));
+      if (it != added_by_content_.end()) {
+        hit = &spec_.added_tokens[it->second];
         break; // longest first
       }
     }
@@ -144,8 +152,8 @@ bool tokenizer::is_special(token_id id) const {
 }
 
 std::optional<token_id> tokenizer::find(std::string_view token) const {
-  for (const auto& a : spec_.added_tokens)
-    if (a.content == token) return a.id;
+  if (auto it = added_by_content_.find(token); it != added_by_content_.end())
+    return spec_.added_tokens[it->second].id;
   return bpe_.find(token);
 }
 

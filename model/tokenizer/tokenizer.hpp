@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "model/error.hpp"
@@ -53,7 +54,16 @@ private:
   tokenizer_spec spec_;              // splits, prefix space, added tokens
   std::vector<std::string> bytes_;   // id -> raw bytes
   std::vector<bool> special_;        // id -> special added token
-  std::vector<std::vector<std::size_t>> added_by_first_byte_; // 256 lists, longest first
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // Added tokens by content, and per first byte the distinct content lengths
+  // (longest first): matching costs one hash look-up per length, however
+  // many added tokens there are (Llama 3 reserves 256, a padded tiny model more).
+  // NOTE: indices into spec_.added_tokens, not pointers, so copies stay valid.
+  std::unordered_map<std::string, std::size_t, string_hash, std::equal_to<>> added_by_content_;
+  std::vector<std::vector<std::size_t>> added_lengths_by_first_byte_; // 256 lists
 };
 
 } // namespace kvactor::model

@@ -20,6 +20,7 @@ struct node {
   std::optional<std::string> string_pattern;
   std::string behavior;
   bool invert = false;
+  bool individual_digits = false;
   std::vector<node> children; // "pretokenizers" / "decoders" / "normalizers"
 };
 
@@ -38,10 +39,13 @@ result<node> parse_node(value v, std::string_view where, const std::string& key)
       auto s = json::get_string(fv, where, sub);
       if (!s) return s.error();
       n.type = *s;
-    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert") {
+    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert" || k == "individual_digits") {
       auto b = json::get_bool(fv, where, sub);
       if (!b) return b.error();
-      (k == "add_prefix_space" ? n.add_prefix_space : k == "use_regex" ? n.use_regex : n.invert) = *b;
+      (k == "add_prefix_space" ? n.add_prefix_space
+       : k == "use_regex"      ? n.use_regex
+       : k == "invert"         ? n.invert
+                               : n.individual_digits) = *b;
     } else if (k == "behavior") {
       auto s = json::get_string(fv, where, sub);
       if (!s) return s.error();
@@ -86,6 +90,10 @@ status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level
     byte_level = true;
     spec.add_prefix_space = n.add_prefix_space;
     if (n.use_regex) spec.splits.push_back(split_pattern::gpt2);
+    return {};
+  }
+  if (n.type == "Digits") {
+    spec.splits.push_back(n.individual_digits ? split_pattern::individual_digits : split_pattern::digit_runs);
     return {};
   }
   if (n.type == "Split") {
@@ -295,6 +303,11 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
   }
   s += "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [";
   for (auto p : spec.splits) {
+    if (p == split_pattern::individual_digits || p == split_pattern::digit_runs) {
+      s += "{\"type\": \"Digits\", \"individual_digits\": ";
+      s += p == split_pattern::individual_digits ? "true}, " : "false}, ";
+      continue;
+    }
     s += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
     s += json_quote(split_pattern_regex(p));
     s += "}, \"behavior\": \"Isolated\", \"invert\": false}, ";

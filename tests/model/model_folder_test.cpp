@@ -50,6 +50,27 @@ TEST(model_folder, good_folder_loads) {
   EXPECT_EQ(m->weights.layers().size(), 2u);
 }
 
+TEST(model_folder, default_tiny_model_of_the_build_loads) {
+  // Written by the build with kvactor-make-tiny's defaults.
+  for (dtype want : {dtype::f32, dtype::bf16}) {
+    auto m = load_model_folder(KVACTOR_TINY_MODEL_DIR, want);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->config.arch, architecture::llama);
+    EXPECT_EQ(m->config.hidden_size, 512);
+    EXPECT_EQ(m->config.num_hidden_layers, 8);
+    EXPECT_EQ(m->config.num_attention_heads, 8);
+    EXPECT_EQ(m->config.num_key_value_heads, 4);
+    EXPECT_EQ(m->config.head_dim, 64);
+    EXPECT_EQ(m->config.intermediate_size, 1536);
+    EXPECT_EQ(m->config.vocab_size, 4096);
+    EXPECT_EQ(m->tok.vocab_size(), 4096u);
+    EXPECT_EQ(m->weights.layers().size(), 8u);
+    EXPECT_EQ(m->weights.layers()[7].down_proj.cols(), 1536);
+    // bf16 on disk: the bf16 load maps the matrices in place.
+    EXPECT_EQ(m->weights.num_owned_bytes() < (1u << 20), want == dtype::bf16);
+  }
+}
+
 TEST(model_folder, missing_folder_and_files) {
   auto m = load_model_folder("/nonexistent/kvactor-model");
   ASSERT_FALSE(m);

@@ -56,6 +56,12 @@ TEST(pretokenizer, qwen2_splits_digits_one_by_one) {
   EXPECT_EQ(split("x2024", split_pattern::qwen2), (pieces{"x", "2", "0", "2", "4"}));
 }
 
+TEST(pretokenizer, digits) {
+  EXPECT_EQ(split("ab12 3x\u0663", split_pattern::individual_digits),
+            (pieces{"ab", "1", "2", " ", "3", "x", "\u0663"}));
+  EXPECT_EQ(split("ab12 3x\u0663", split_pattern::digit_runs), (pieces{"ab", "12", " ", "3", "x", "\u0663"}));
+}
+
 TEST(pretokenizer, gpt2_rules) {
   const auto p = split_pattern::gpt2;
   EXPECT_EQ(split("Hello  world", p), (pieces{"Hello", " ", " world"}));
@@ -82,7 +88,8 @@ TEST(pretokenizer, pieces_cover_any_input_exactly) {
     std::string text;
     const int n = static_cast<int>(r.next() % 20);
     for (int i = 0; i < n; ++i) text += alphabet[r.next() % std::size(alphabet)];
-    for (auto p : {split_pattern::gpt2, split_pattern::llama3, split_pattern::qwen2}) {
+    for (auto p : {split_pattern::gpt2, split_pattern::llama3, split_pattern::qwen2,
+                   split_pattern::individual_digits, split_pattern::digit_runs}) {
       std::string joined;
       for (auto s : pre_split(text, p)) {
         ASSERT_FALSE(s.empty());

@@ -94,6 +94,18 @@ TEST_P(tiny_round_trip, folder_loads_with_the_generators_values) {
 
 INSTANTIATE_TEST_SUITE_P(model, tiny_round_trip, ::testing::Values(architecture::llama, architecture::qwen3));
 
+TEST(tiny_model, writes_the_side_files_transformers_reads) {
+  const auto o = small(architecture::llama);
+  temp_dir dir;
+  ASSERT_TRUE(write_model(dir.path(), o));
+  const std::string gen = read_all(dir / "generation_config.json");
+  EXPECT_THAT(gen, HasSubstr("\"eos_token_id\": " + std::to_string(eos_id(o))));
+  EXPECT_THAT(gen, HasSubstr("\"bos_token_id\": " + std::to_string(bos_id(o))));
+  const std::string tc = read_all(dir / "tokenizer_config.json");
+  EXPECT_THAT(tc, HasSubstr("\"eos_token\": \"<|endoftext|>\""));
+  EXPECT_THAT(tc, HasSubstr("\"model_max_length\": 256"));
+}
+
 TEST(tiny_model, weights_look_like_an_initialised_model) {
   const auto o = small(architecture::llama);
   const auto specs = tensor_specs(o);
@@ -151,6 +163,36 @@ TEST(tiny_model, every_shape_option_is_honoured) {
   EXPECT_EQ(m->tok.vocab_size(), 300u);
 }
 
+TEST(tiny_model, sharded_checkpoint_loads_through_its_index) {
+  auto o = small(architecture::qwen3);
+  o.num_shards = 3;
+  temp_dir dir;
+  ASSERT_TRUE(write_model(dir.path(), o));
+  for (const char* f : {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                        "model-00003-of-00003.safetensors", "model.safetensors.index.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  EXPECT_FALSE(std::filesystem::exists(dir / "model.safetensors"));
+  auto files = safetensors_set::open_folder(dir.path());
+  ASSERT_TRUE(files) << files.error().message;
+  EXPECT_EQ(files->num_files(), 3u);
+  EXPECT_EQ(files->num_tensors(), tensor_specs(o).size());
+  EXPECT_EQ(files->get("lm_head.weight")->file->filename(), "model-00003-of-00003.safetensors");
+  auto m = load_model_folder(dir.path());
+  ASSERT_TRUE(m) << m.error().message;
+  const auto specs = tensor_specs(o);
+  const auto want = tensor_values(o, specs.back());
+  EXPECT_EQ(m->weights.lm_head().f32()[5], bf16_to_f32(f32_to_bf16(want[5])));
+
+  // Rewriting the folder unsharded removes the shards and their index.
+  o.num_shards = 1;
+  ASSERT_TRUE(write_model(dir.path(), o));
+  EXPECT_FALSE(std::filesystem::exists(dir / "model.safetensors.index.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "model-00001-of-00003.safetensors"));
+  auto single = safetensors_set::open_folder(dir.path());
+  ASSERT_TRUE(single) << single.error().message;
+  EXPECT_EQ(single->num_files(), 1u);
+}
+
 TEST(tiny_model, default_tokenizer_fills_the_vocabulary_with_learned_tokens) {
   const auto spec = make_tokenizer_spec(tiny_options{});
   EXPECT_EQ(spec.vocab.size() + spec.added_tokens.size(), 4096u);
@@ -165,7 +207,7 @@ TEST(tiny_args, parses_every_option) {
   const std::vector<std::string> argv = {"--out=/tmp/m", "--style=qwen3", "--hidden=256", "--layers=4",
                                          "--heads=4",    "--kv-heads=2",   "--head-dim=128", "--intermediate=512",
                                          "--vocab=1000", "--context=2048", "--dtype=f32",   "--tied",
-                                         "--seed=9",     "--rope-theta=1000000"};
+                                         "--seed=9",     "--rope-theta=1000000", "--shards=2"};
   const auto args = argv_of(argv);
   auto a = parse_args(args);
   ASSERT_TRUE(a) << a.error().message;
@@ -184,6 +226,7 @@ TEST(tiny_args, parses_every_option) {
   EXPECT_TRUE(o.tie_embeddings);
   EXPECT_EQ(o.seed, 9u);
   EXPECT_DOUBLE_EQ(o.rope_theta, 1e6);
+  EXPECT_EQ(o.num_shards, 2);
 }
 
 TEST(tiny_args, rejects_bad_options) {

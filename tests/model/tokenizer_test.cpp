@@ -1,5 +1,7 @@
 #include "model/tokenizer/tokenizer.hpp"
 
+#include <optional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -66,6 +68,24 @@ TEST(tokenizer, special_tokens_are_matched_first_and_never_split) {
   EXPECT_EQ(t.decode(ids{id_hello, id_eot, id_sp_world}, true), "hello world");
 }
 
+TEST(tokenizer, copies_outlive_the_original) {
+  std::optional<tokenizer> original(make(hand_built_spec()));
+  const tokenizer copy = *original;
+  original.reset();
+  EXPECT_EQ(copy.encode("hello<|endoftext|> world"), (ids{id_hello, id_eot, id_sp_world}));
+  EXPECT_EQ(copy.find("<|endoftext|>"), id_eot);
+}
+
+TEST(tokenizer, many_added_tokens_match_longest_first) {
+  auto spec = hand_built_spec();
+  for (int i = 0; i < 2000; ++i)
+    spec.added_tokens.push_back({300 + i, "<|reserved_" + std::to_string(i) + "|>", true, false, false});
+  spec.added_tokens.push_back({2400, "<|end", false, false, false}); // a prefix of <|endoftext|>
+  const auto t = make(spec);
+  EXPECT_EQ(t.encode("a<|reserved_1999|><|endoftext|><|end"), (ids{'a', 2299, id_eot, 2400}));
+  EXPECT_EQ(t.encode("<|reserved_2000|>").size(), 17u); // not a token: 17 bytes of text
+}
+
 TEST(tokenizer, lstrip_and_rstrip_absorb_whitespace) {
   auto spec = hand_built_spec();
   spec.added_tokens.push_back({266, "<mask>", true, true, true});
@@ -129,6 +149,19 @@ TEST(tokenizer, parses_both_merge_forms_the_same) {
   EXPECT_EQ(from_strings->encode("hello  world"), (ids{id_hello, ' ', id_sp_world}));
 }
 
+TEST(tokenizer, digits_then_byte_level_as_smollm_ships_it) {
+  std::string json = write_tokenizer_json(hand_built_spec());
+  const std::string from = json.substr(json.find("\"pre_tokenizer\""), json.find("\"post_processor\"") - json.find("\"pre_tokenizer\""));
+  json.replace(json.find(from), from.size(),
+               R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},)"
+               R"( {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]},)"
+               "\n  ");
+  auto t = tokenizer::parse(json, "smol.json");
+  ASSERT_TRUE(t) << t.error().message;
+  // Digits first: "hello12" -> "hello", "1", "2"; then the GPT-2 split of each.
+  EXPECT_EQ(t->encode("hello12 world"), (ids{id_hello, '1', '2', id_sp_world}));
+}
+
 TEST(tokenizer, ignore_merges_takes_whole_pieces) {
   auto spec = hand_built_spec();
   spec.vocab.emplace_back("hlo", 300); // no merge chain produces it
@@ -157,6 +190,14 @@ std::string replaced(std::string s, std::string_view from, std::string_view to) 
   EXPECT_NE(pos, std::string::npos) << from;
   if (pos != std::string::npos) s.replace(pos, from.size(), to);
   return s;
+}
+
+TEST(tokenizer, refuses_a_huge_stray_id) {
+  auto spec = hand_built_spec();
+  spec.added_tokens.push_back({2000000000, "<|far|>", true, false, false});
+  auto t = tokenizer::build(spec, "tok.json");
+  ASSERT_FALSE(t);
+  EXPECT_THAT(t.error().message, HasSubstr("tok.json: token ids are implausibly sparse"));
 }
 
 TEST(tokenizer, bad_files_give_clear_errors) {

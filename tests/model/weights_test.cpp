@@ -1,5 +1,7 @@
 #include "model/weights.hpp"
 
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include <gmock/gmock.h>
@@ -133,6 +135,34 @@ INSTANTIATE_TEST_SUITE_P(
                       round_trip_case{architecture::qwen3, dtype::f16, dtype::bf16, false},
                       round_trip_case{architecture::llama, dtype::f32, dtype::f32, false},
                       round_trip_case{architecture::llama, dtype::f32, dtype::bf16, false}));
+
+TEST(weights, misaligned_tensors_are_copied_not_used_in_place) {
+  temp_dir dir;
+  const auto o = small_options(architecture::llama, dtype::bf16, false);
+  write_folder(dir, o);
+  // One more header byte (a space, which the format allows) shifts every
+  // tensor to an odd address in the mapping.
+  std::string file;
+  {
+    std::ifstream in(dir / "model.safetensors", std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(file[i]);
+  file.insert(8 + n, " ");
+  ++n;
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  test_support::write_file(dir / "model.safetensors", file);
+
+  auto w = load(dir, dtype::bf16);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w->layers()[0].q_proj.data) % 64, 0u); // an owned, aligned copy
+  const auto spec = tiny::tensor_specs(o)[2]; // layer 0 q_proj
+  ASSERT_EQ(spec.name, "model.layers.0.self_attn.q_proj.weight");
+  const auto want = tiny::tensor_values(o, spec);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(w->layers()[0].q_proj.bf16()[i], f32_to_bf16(want[i])) << i;
+}
 
 TEST(weights, shape_disagreeing_with_config_names_file_and_tensor) {
   temp_dir dir;
