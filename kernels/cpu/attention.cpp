@@ -25,7 +25,7 @@ void paged_attention(const paged_attention_params& p, thread_pool& pool, isa sim
   KVACTOR_ASSERT(p.block_size > 0 && p.head_dim > 0, "positive block_size and head_dim");
   KVACTOR_ASSERT(p.query_start_loc != nullptr || p.num_tokens == p.num_seqs, "decode has one token per sequence");
   if (simd == isa::avx512) KVACTOR_ASSERT(best_isa() == isa::avx512, "AVX-512 requested on a CPU without it");
-  const bool use_avx512 = simd == isa::avx512 && p.head_dim % 16 == 0;
+  const bool use_avx512 = simd == isa::avx512 && detail::avx512_supports_head_dim(p.head_dim);
   const int32_t group = p.num_heads / p.num_kv_heads;
   const int64_t scratch_floats = detail::attention_scratch_floats(group, p.head_dim, p.block_size);
 

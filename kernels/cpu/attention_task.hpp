@@ -16,9 +16,10 @@
 
 namespace kvactor::kernels::cpu::detail {
 
-// Floats of scratch attention_task needs.
+// Floats of scratch the attention loops need (either ISA).
 inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim, int32_t block_size) {
-  return 2 * int64_t{group} * head_dim + int64_t{group} * block_size + 2 * int64_t{head_dim} + 2 * group;
+  return 2 * int64_t{group} * head_dim + int64_t{group} * block_size + 2 * int64_t{head_dim} + 2 * group + 16 +
+         32 * int64_t{head_dim};
 }
 
 // Ops: load_row(dtype, src, float* dst, n), dot(a, b, n), axpy(a, x, y, n)
