@@ -2,7 +2,7 @@
 // CUDA kernel: paged attention for decode and prefill/extend (see
 // paged_attention_params for the contract).
 //
-// One block of 128 threads per (query head, query token). The block walks the
+// One block of 128 threads per (query token, query head). The block walks the
 // keys of its sequence in tiles of 128, one key per thread:
 //
 //   tile of keys  j = tile + threadIdx.x
@@ -74,7 +74,8 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
   return lo;
 }
 
-// grid: (num_heads, num_tokens), block: (attention_threads).
+// grid: (num_tokens, num_heads), block: (attention_threads).
+// NOTE: tokens on x: grid.y is limited to 65535, a prefill batch is not.
 template <class T, int HEAD_DIM>
 __global__ void paged_attention_kernel(const paged_attention_params p) {
   constexpr int threads = attention_threads;
@@ -89,8 +90,8 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   __shared__ float red_s[num_warps];          // reduction scratch
   __shared__ float sum_s[groups][HEAD_DIM];   // partial outputs of the key groups
 
-  const int head = static_cast<int>(blockIdx.x);
-  const int token = static_cast<int>(blockIdx.y);
+  const int token = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
   const int tid = static_cast<int>(threadIdx.x);
 
   int seq = token, q_index = 0, q_len = 1;

@@ -74,6 +74,19 @@ INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
                                             ::testing::Values(cpu::isa::generic, cpu::isa::avx512)),
                          shape_name);
 
+TEST(cpu_attention_other_head_dims, fall_back_or_specialise_correctly) {
+  thread_pool pool(2);
+  for (int head_dim : {32, 96, 256})
+    for (cpu::isa simd : {cpu::isa::generic, cpu::best_isa()}) {
+      attention_config c;
+      c.type = dtype::f16;
+      c.head_dim = head_dim;
+      c.num_heads = 6;
+      c.seq_lens = {3, 70};
+      run_and_check(c, simd, pool);
+    }
+}
+
 TEST(cpu_attention_device, runs_on_the_compute_stream_and_signals_completion) {
   auto dev = make_device("cpu", device_options{.num_threads = 2});
   ASSERT_TRUE(dev) << dev.error_message();
