@@ -9,6 +9,7 @@
 namespace kvactor::kernels::cpu {
 
 void cache_write(const cache_write_params& p, thread_pool& pool) {
+  KVACTOR_ASSERT(p.num_kv_heads > 0 && p.head_dim > 0, "cache rows need positive sizes");
   const size_t row_bytes = static_cast<size_t>(p.num_kv_heads) * static_cast<size_t>(p.head_dim) * dtype_size(p.type);
   // NOTE: tokens go in chunks of ~256 KiB so that small batches do not pay
   // one pool hand-off per row.
