@@ -16,3 +16,11 @@ void attention_task_avx512(const paged_attention_params& p, int64_t token, int32
                            int32_t kv_head, float* scratch);
 
 } // namespace kvactor::kernels::cpu::detail
+
+namespace kvactor::kernels::cpu::detail {
+
+// bf16 only; requires AVX512_BF16 as well.
+void attention_task_avx512_bf16(const paged_attention_params& p, int64_t token, int32_t seq, int32_t num_keys,
+                                int32_t kv_head, float* scratch);
+
+} // namespace kvactor::kernels::cpu::detail

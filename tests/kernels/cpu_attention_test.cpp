@@ -29,8 +29,8 @@ using shape = std::tuple<dtype, int, int, int, cpu::isa>;
 class cpu_attention : public ::testing::TestWithParam<shape> {
 protected:
   void SetUp() override {
-    if (std::get<4>(GetParam()) == cpu::isa::avx512 && cpu::best_isa() != cpu::isa::avx512)
-      GTEST_SKIP() << "this CPU has no AVX-512; the generic loop is tested";
+    if (static_cast<int>(std::get<4>(GetParam())) > static_cast<int>(cpu::best_isa()))
+      GTEST_SKIP() << "this CPU lacks " << cpu::isa_name(std::get<4>(GetParam())) << "; the generic loop is tested";
   }
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio, simd] = GetParam();
@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
                                             ::testing::Values(64, 128), ::testing::Values(16, 32),
                                             ::testing::Values(1, 4),
-                                            ::testing::Values(cpu::isa::generic, cpu::isa::avx512)),
+                                            ::testing::Values(cpu::isa::generic, cpu::isa::avx512,
+                                                              cpu::isa::avx512_bf16)),
                          shape_name);
 
 TEST(cpu_attention_other_head_dims, fall_back_or_specialise_correctly) {
