@@ -13,7 +13,8 @@
 //   PV: acc_g (head_dim floats) in registers, V rows streamed from L1
 // K/V rows are read from memory once per tile and from L1 for g > 0.
 // With AVX512_BF16 and a bf16 cache, Q.K runs on the raw bf16 rows with
-// vdpbf16ps (exact products, f32 sums): no conversion of K at all.
+// vdpbf16ps (exact products, f32 sums): no conversion of K at all; P.V too,
+// on pairs of keys, with P rounded to bf16 (as FlashAttention does for P.V).
 #pragma once
 #include <immintrin.h>
 
@@ -152,11 +153,28 @@ inline void tile_for_head(const char* k_rows, int64_t k_stride, const char* v_ro
   }
   const __m512 pr = _mm512_maskz_mov_ps(valid, exp_ps(_mm512_sub_ps(logits, _mm512_set1_ps(m_new))));
   l += _mm512_reduce_add_ps(pr);
-  _mm512_storeu_ps(probs, pr);
-  for (int32_t t = 0; t < n; ++t) {
-    const __m512 pt = _mm512_set1_ps(probs[t]);
-    const char* row = v_rows + t * v_stride;
-    for (int c = 0; c < C; ++c) a[c] = _mm512_fmadd_ps(pt, load_chunk<TV>(row, c), a[c]);
+  if constexpr (BF16_DOT) {
+#if defined(__AVX512BF16__)
+    // P.V by vdpbf16ps over pairs of keys: v_rows holds the tile's V rows
+    // interleaved in pairs (see attention_tiles), P is rounded to bf16 like
+    // FlashAttention's P.V; acc comes out in the interleaved dim order.
+    alignas(32) uint16_t pb[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pb), (__m256i)_mm512_cvtneps_pbh(pr));
+    for (int32_t u = 0; u < (n + 1) / 2; ++u) {
+      const uint32_t pair = static_cast<uint32_t>(pb[2 * u]) | (static_cast<uint32_t>(pb[2 * u + 1]) << 16);
+      const __m512bh pp = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair));
+      const char* base = v_rows + int64_t{u} * C * 64;
+      for (int c = 0; c < C; ++c) a[c] = _mm512_dpbf16_ps(a[c], pp, (__m512bh)_mm512_loadu_si512(base + 64 * c));
+    }
+    (void)v_stride;
+#endif
+  } else {
+    _mm512_storeu_ps(probs, pr);
+    for (int32_t t = 0; t < n; ++t) {
+      const __m512 pt = _mm512_set1_ps(probs[t]);
+      const char* row = v_rows + t * v_stride;
+      for (int c = 0; c < C; ++c) a[c] = _mm512_fmadd_ps(pt, load_chunk<TV>(row, c), a[c]);
+    }
   }
   for (int c = 0; c < C; ++c) _mm512_storeu_ps(acc + 16 * c, a[c]);
 }
@@ -210,17 +228,23 @@ void attention_tiles(const paged_attention_params& p, int64_t token, int32_t seq
     const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1u);
     const char* q_raw = query;  // head g at q_raw + g * d * elem
     if constexpr (BF16_DOT) {
-      if (group > 1) {  // V converted once per tile, K used raw
-        for (int32_t t = 0; t < n; ++t)
-          for (int c = 0; c < C; ++c) _mm512_storeu_ps(v_f32 + t * d + 16 * c, load_chunk<T>(v_tile + t * row_bytes, c));
-        for (int32_t g = 0; g < group; ++g)
-          tile_for_head<T, dtype::f32, C, true>(k_tile, row_bytes, reinterpret_cast<const char*>(v_f32), int64_t{d} * 4,
-                                                n, valid, q + g * d, q_raw + g * d * elem, p.scale, acc + g * d, m[g],
-                                                l[g], probs);
-      } else {
-        tile_for_head<T, T, C, true>(k_tile, row_bytes, v_tile, row_bytes, n, valid, q, q_raw, p.scale, acc, m[0], l[0],
-                                     probs);
+      // V rows of keys (2u, 2u+1) interleaved per 16-bit element (a zero row
+      // pads an odd tile): pair u, 32-dim chunk j, unpack lo/hi ->
+      // v_pairs + (u * C + 2 j + lo|hi) * 64 bytes. Shared by the group.
+      char* v_pairs = reinterpret_cast<char*>(v_f32);
+      for (int32_t u = 0; u < (n + 1) / 2; ++u) {
+        const char* r0 = v_tile + 2 * u * row_bytes;
+        const char* r1 = r0 + row_bytes;
+        for (int j = 0; j < C / 2; ++j) {
+          const __m512i x = _mm512_loadu_si512(r0 + 64 * j);
+          const __m512i y = 2 * u + 1 < n ? _mm512_loadu_si512(r1 + 64 * j) : _mm512_setzero_si512();
+          _mm512_storeu_si512(v_pairs + (int64_t{u} * C + 2 * j) * 64, _mm512_unpacklo_epi16(x, y));
+          _mm512_storeu_si512(v_pairs + (int64_t{u} * C + 2 * j + 1) * 64, _mm512_unpackhi_epi16(x, y));
+        }
       }
+      for (int32_t g = 0; g < group; ++g)
+        tile_for_head<T, T, C, true>(k_tile, row_bytes, v_pairs, 0, n, valid, q + g * d, q_raw + g * d * elem, p.scale,
+                                     acc + g * d, m[g], l[g], probs);
     } else if (T != dtype::f32 && group > 1) {
       // NOTE: convert the tile once instead of once per query head: the
       // 16-bit -> f32 conversions compete with the FMAs for the same ports.
@@ -242,6 +266,17 @@ void attention_tiles(const paged_attention_params& p, int64_t token, int32_t seq
   }
 
   char* out = static_cast<char*>(p.out) + (token * p.num_heads + head0) * d * elem;
+  if constexpr (BF16_DOT) {
+    // undo the interleaved order: lane i of unpack half h of chunk j holds
+    // dim 32 j + 8 (i / 4) + 4 h + i % 4
+    for (int32_t g = 0; g < group; ++g) {
+      float* a = acc + g * d;
+      for (int j = 0; j < C / 2; ++j)
+        for (int h = 0; h < 2; ++h)
+          for (int i = 0; i < 16; ++i) k_f32[32 * j + 8 * (i / 4) + 4 * h + i % 4] = a[(2 * j + h) * 16 + i];
+      for (int32_t i = 0; i < d; ++i) a[i] = k_f32[i];
+    }
+  }
   for (int32_t g = 0; g < group; ++g) {
     const __m512 inv = _mm512_set1_ps(1.0f / l[g]);
     for (int c = 0; c < C; ++c) store_chunk<T>(out + g * d * elem, c, _mm512_mul_ps(inv, _mm512_loadu_ps(acc + g * d + 16 * c)));

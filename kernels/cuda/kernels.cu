@@ -10,7 +10,7 @@ namespace {
 
 template <class T>
 cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.num_tokens), static_cast<unsigned>(p.num_heads));
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
   const dim3 block(gpu::attention_threads);
   switch (p.head_dim) {
   case 64: gpu::paged_attention_kernel<T, 64><<<grid, block, 0, stream>>>(p); break;

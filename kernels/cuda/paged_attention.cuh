@@ -74,8 +74,11 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
   return lo;
 }
 
-// grid: (num_tokens, num_heads), block: (attention_threads).
-// NOTE: tokens on x: grid.y is limited to 65535, a prefill batch is not.
+// grid: (num_tokens * num_heads), block: (attention_threads);
+// blockIdx.x = token * num_heads + head.
+// NOTE: a 1-D grid with heads fastest: the query heads of one GQA group are
+// adjacent blocks that run together and walk the same K/V rows, so all but
+// the first read them from L2; and no 65535 limit of grid.y applies.
 template <class T, int HEAD_DIM>
 __global__ void paged_attention_kernel(const paged_attention_params p) {
   constexpr int threads = attention_threads;
@@ -90,8 +93,8 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   __shared__ float red_s[num_warps];          // reduction scratch
   __shared__ float sum_s[groups][HEAD_DIM];   // partial outputs of the key groups
 
-  const int token = static_cast<int>(blockIdx.x);
-  const int head = static_cast<int>(blockIdx.y);
+  const int token = static_cast<int>(blockIdx.x) / p.num_heads;
+  const int head = static_cast<int>(blockIdx.x) % p.num_heads;
   const int tid = static_cast<int>(threadIdx.x);
 
   int seq = token, q_index = 0, q_len = 1;

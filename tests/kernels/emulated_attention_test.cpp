@@ -15,7 +15,7 @@ using testing::attention_config;
 
 template <class T>
 void launch_emulated(const paged_attention_params& p) {
-  const dim3 grid(static_cast<unsigned>(p.num_tokens), static_cast<unsigned>(p.num_heads));
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
   const dim3 block(gpu::attention_threads);
   if (p.head_dim == 64) emu::launch(grid, block, gpu::paged_attention_kernel<T, 64>, p);
   else if (p.head_dim == 128) emu::launch(grid, block, gpu::paged_attention_kernel<T, 128>, p);
