@@ -197,7 +197,8 @@ void attention_tiles(const paged_attention_params& p, int64_t token, int32_t seq
   float* v_f32 = k_f32 + 16 * d;  // [16, d]
 
   const int32_t head0 = kv_head * group;
-  const char* query = static_cast<const char*>(p.query) + (token * p.num_heads + head0) * d * elem;
+  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : int64_t{p.num_heads} * d;  // elements
+  const char* query = static_cast<const char*>(p.query) + (token * q_stride + int64_t{head0} * d) * elem;
   const __m512 scale = _mm512_set1_ps(p.scale);
   for (int32_t g = 0; g < group; ++g) {
     for (int c = 0; c < C; ++c) {

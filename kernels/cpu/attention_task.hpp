@@ -42,7 +42,8 @@ void attention_task(const paged_attention_params& p, int64_t token, int32_t seq,
   float* l = m + group;            // [group] running sum
 
   const int32_t head0 = kv_head * group;
-  const char* query = static_cast<const char*>(p.query) + (token * p.num_heads + head0) * d * elem;
+  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : int64_t{p.num_heads} * d;  // elements
+  const char* query = static_cast<const char*>(p.query) + (token * q_stride + int64_t{head0} * d) * elem;
   for (int32_t g = 0; g < group; ++g) {
     Ops::load_row(p.type, query + g * d * elem, q + g * d, d);
     Ops::scale(p.scale, q + g * d, d);

@@ -106,7 +106,8 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
   const int kv_head = head / (p.num_heads / p.num_kv_heads);
   const int64_t row_stride = static_cast<int64_t>(p.num_kv_heads) * HEAD_DIM;  // between slots
-  const T* q = static_cast<const T*>(p.query) + (static_cast<int64_t>(token) * p.num_heads + head) * HEAD_DIM;
+  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
+  const T* q = static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head * HEAD_DIM;
   const T* k_base = static_cast<const T*>(p.k_cache) + kv_head * HEAD_DIM;
   const T* v_base = static_cast<const T*>(p.v_cache) + kv_head * HEAD_DIM;
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;

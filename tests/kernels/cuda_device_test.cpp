@@ -98,6 +98,7 @@ TEST_P(cuda_attention, prefill_and_extend_match_reference) {
   attention_config c = base();
   const int bs = c.block_size;
   c.seq_lens = {7, bs + 3, 261, 200};
+  c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2, 200};
   check_attention(c);
 }

@@ -66,6 +66,7 @@ TEST_P(emulated_attention, prefill_and_extend_match_reference) {
   // a fresh prefill, an extend across a block boundary, a decode-like extend
   // behind a long cached prefix
   c.seq_lens = {7, bs + 3, 261};
+  c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2};
   run_and_check(c);
 }
