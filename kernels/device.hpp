@@ -7,7 +7,9 @@
 // (except event::wait and synchronize, which are for tests and tools, never
 // for a CAF worker thread). Completions come back through callbacks that run
 // on a device thread: they must be short and must not block or call the
-// device (post a message to an actor and return).
+// device (post a message to an actor and return). A callback must not hold
+// the last reference to an event either: destroying a CUDA event is a device
+// call.
 
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +53,8 @@ struct memory_info {
 
 class device;
 
-// Owns one allocation; frees it on destruction. Move-only.
+// Owns one allocation; frees it on destruction. Move-only. Must not outlive
+// its device.
 class buffer {
 public:
   buffer() = default;

@@ -19,8 +19,8 @@ namespace kvactor::kernels {
 // Scatters new K/V rows into the cache: row i goes to slot_mapping[i];
 // slot -1 (padding) is skipped. Input and cache share `type`.
 struct cache_write_params {
-  const void* key;              // [num_tokens, num_kv_heads, head_dim]
-  const void* value;            // [num_tokens, num_kv_heads, head_dim]
+  const void* key;              // [num_tokens, num_kv_heads, head_dim], rows key_stride apart
+  const void* value;            // [num_tokens, num_kv_heads, head_dim], rows value_stride apart
   void* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
   void* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
   const int64_t* slot_mapping;  // [num_tokens]
@@ -28,6 +28,11 @@ struct cache_write_params {
   int32_t num_kv_heads;
   int32_t head_dim;
   dtype type;
+  // Elements from one token's row to the next; 0 = num_kv_heads * head_dim
+  // (contiguous). Lets K and V be read in place from a fused QKV buffer.
+  // CUDA: stride * dtype_size must be a multiple of 16.
+  int64_t key_stride = 0;
+  int64_t value_stride = 0;
 };
 
 // Paged attention over the cache for decode and prefill/extend alike.
@@ -40,7 +45,7 @@ struct cache_write_params {
 // h / (num_heads / num_kv_heads).
 struct paged_attention_params {
   void* out;                       // [num_tokens, num_heads, head_dim]
-  const void* query;               // [num_tokens, num_heads, head_dim]
+  const void* query;               // [num_tokens, num_heads, head_dim], rows query_stride apart
   const void* k_cache;             // [num_blocks, block_size, num_kv_heads, head_dim]
   const void* v_cache;             // [num_blocks, block_size, num_kv_heads, head_dim]
   const int32_t* block_tables;     // [num_seqs, max_blocks_per_seq]
@@ -55,6 +60,9 @@ struct paged_attention_params {
   int32_t max_blocks_per_seq;
   float scale;  // usually 1 / sqrt(head_dim)
   dtype type;   // query, cache and out
+  // Elements from one query token's row to the next; 0 = num_heads * head_dim
+  // (contiguous). Lets the query be read in place from a fused QKV buffer.
+  int64_t query_stride = 0;
 };
 
 // Copies whole blocks within one pool (copy-on-write), every layer, K and V.

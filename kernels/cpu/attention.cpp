@@ -13,19 +13,28 @@ isa best_isa() {
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return avx512 ? isa::avx512 : isa::generic;
+    if (!avx512) return isa::generic;
+    return __builtin_cpu_supports("avx512bf16") ? isa::avx512_bf16 : isa::avx512;
   }();
   return best;
 }
 
-const char* isa_name(isa i) { return i == isa::avx512 ? "avx512" : "generic"; }
+const char* isa_name(isa i) {
+  switch (i) {
+  case isa::generic: return "generic";
+  case isa::avx512: return "avx512";
+  case isa::avx512_bf16: return "avx512_bf16";
+  }
+  return "?";
+}
 
 void paged_attention(const paged_attention_params& p, thread_pool& pool, isa simd) {
   KVACTOR_ASSERT(p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
   KVACTOR_ASSERT(p.block_size > 0 && p.head_dim > 0, "positive block_size and head_dim");
   KVACTOR_ASSERT(p.query_start_loc != nullptr || p.num_tokens == p.num_seqs, "decode has one token per sequence");
-  if (simd == isa::avx512) KVACTOR_ASSERT(best_isa() == isa::avx512, "AVX-512 requested on a CPU without it");
-  const bool use_avx512 = simd == isa::avx512 && p.head_dim % 16 == 0;
+  KVACTOR_ASSERT(static_cast<int>(simd) <= static_cast<int>(best_isa()), "instruction set not supported by this CPU");
+  const bool use_avx512 = simd != isa::generic && detail::avx512_supports_head_dim(p.head_dim);
+  const bool use_bf16_dot = use_avx512 && simd == isa::avx512_bf16 && p.type == dtype::bf16;
   const int32_t group = p.num_heads / p.num_kv_heads;
   const int64_t scratch_floats = detail::attention_scratch_floats(group, p.head_dim, p.block_size);
 
@@ -45,7 +54,8 @@ void paged_attention(const paged_attention_params& p, thread_pool& pool, isa sim
     }
     const int32_t num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal
     KVACTOR_ASSERT(num_keys >= 1, "seq_lens must cover the sequence's query tokens");
-    if (use_avx512) detail::attention_task_avx512(p, token, seq, num_keys, kv_head, scratch.data());
+    if (use_bf16_dot) detail::attention_task_avx512_bf16(p, token, seq, num_keys, kv_head, scratch.data());
+    else if (use_avx512) detail::attention_task_avx512(p, token, seq, num_keys, kv_head, scratch.data());
     else detail::attention_task_generic(p, token, seq, num_keys, kv_head, scratch.data());
   });
 }

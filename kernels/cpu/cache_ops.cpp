@@ -9,7 +9,10 @@
 namespace kvactor::kernels::cpu {
 
 void cache_write(const cache_write_params& p, thread_pool& pool) {
+  KVACTOR_ASSERT(p.num_kv_heads > 0 && p.head_dim > 0, "cache rows need positive sizes");
   const size_t row_bytes = static_cast<size_t>(p.num_kv_heads) * static_cast<size_t>(p.head_dim) * dtype_size(p.type);
+  const size_t key_bytes = p.key_stride > 0 ? static_cast<size_t>(p.key_stride) * dtype_size(p.type) : row_bytes;
+  const size_t value_bytes = p.value_stride > 0 ? static_cast<size_t>(p.value_stride) * dtype_size(p.type) : row_bytes;
   // NOTE: tokens go in chunks of ~256 KiB so that small batches do not pay
   // one pool hand-off per row.
   const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 18) / row_bytes));
@@ -19,9 +22,11 @@ void cache_write(const cache_write_params& p, thread_pool& pool) {
     for (int64_t t = c * rows_per_chunk; t < end; ++t) {
       const int64_t slot = p.slot_mapping[t];
       if (slot < 0) continue;  // padding
-      const size_t src = static_cast<size_t>(t) * row_bytes, dst = static_cast<size_t>(slot) * row_bytes;
-      std::memcpy(static_cast<char*>(p.k_cache) + dst, static_cast<const char*>(p.key) + src, row_bytes);
-      std::memcpy(static_cast<char*>(p.v_cache) + dst, static_cast<const char*>(p.value) + src, row_bytes);
+      const size_t dst = static_cast<size_t>(slot) * row_bytes;
+      std::memcpy(static_cast<char*>(p.k_cache) + dst, static_cast<const char*>(p.key) + static_cast<size_t>(t) * key_bytes,
+                  row_bytes);
+      std::memcpy(static_cast<char*>(p.v_cache) + dst,
+                  static_cast<const char*>(p.value) + static_cast<size_t>(t) * value_bytes, row_bytes);
     }
   });
 }

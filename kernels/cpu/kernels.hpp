@@ -13,8 +13,9 @@
 namespace kvactor::kernels::cpu {
 
 // Instruction sets of the attention inner loops, picked at run time.
-enum class isa { generic, avx512 };
-isa best_isa();  // avx512 when the CPU and OS support AVX-512 F/BW/VL/DQ
+// avx512_bf16 differs from avx512 only for bf16 caches (vdpbf16ps for Q.K).
+enum class isa { generic, avx512, avx512_bf16 };
+isa best_isa();  // the best the CPU and OS support (AVX-512 = F/BW/VL/DQ)
 const char* isa_name(isa i);
 
 void cache_write(const cache_write_params& p, thread_pool& pool);

@@ -10,7 +10,7 @@ namespace {
 
 template <class T>
 cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.num_heads), static_cast<unsigned>(p.num_tokens));
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
   const dim3 block(gpu::attention_threads);
   switch (p.head_dim) {
   case 64: gpu::paged_attention_kernel<T, 64><<<grid, block, 0, stream>>>(p); break;
@@ -24,7 +24,9 @@ cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t strea
 
 cudaError_t cache_write(const cache_write_params& p, cudaStream_t stream) {
   const long long row_bytes = static_cast<long long>(p.num_kv_heads) * p.head_dim * static_cast<long long>(dtype_size(p.type));
+  const long long elem = static_cast<long long>(dtype_size(p.type));
   if (row_bytes % 16 != 0 || p.num_tokens < 0) return cudaErrorInvalidValue;
+  if ((p.key_stride * elem) % 16 != 0 || (p.value_stride * elem) % 16 != 0) return cudaErrorInvalidValue;
   if (p.num_tokens == 0) return cudaSuccess;
   gpu::cache_write_kernel<<<static_cast<unsigned>(p.num_tokens), gpu::cache_write_threads, 0, stream>>>(p);
   return cudaGetLastError();

@@ -2,7 +2,7 @@
 // CUDA kernel: paged attention for decode and prefill/extend (see
 // paged_attention_params for the contract).
 //
-// One block of 128 threads per (query head, query token). The block walks the
+// One block of 128 threads per (query token, query head). The block walks the
 // keys of its sequence in tiles of 128, one key per thread:
 //
 //   tile of keys  j = tile + threadIdx.x
@@ -74,7 +74,11 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
   return lo;
 }
 
-// grid: (num_heads, num_tokens), block: (attention_threads).
+// grid: (num_tokens * num_heads), block: (attention_threads);
+// blockIdx.x = token * num_heads + head.
+// NOTE: a 1-D grid with heads fastest: the query heads of one GQA group are
+// adjacent blocks that run together and walk the same K/V rows, so all but
+// the first read them from L2; and no 65535 limit of grid.y applies.
 template <class T, int HEAD_DIM>
 __global__ void paged_attention_kernel(const paged_attention_params p) {
   constexpr int threads = attention_threads;
@@ -89,8 +93,8 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   __shared__ float red_s[num_warps];          // reduction scratch
   __shared__ float sum_s[groups][HEAD_DIM];   // partial outputs of the key groups
 
-  const int head = static_cast<int>(blockIdx.x);
-  const int token = static_cast<int>(blockIdx.y);
+  const int token = static_cast<int>(blockIdx.x) / p.num_heads;
+  const int head = static_cast<int>(blockIdx.x) % p.num_heads;
   const int tid = static_cast<int>(threadIdx.x);
 
   int seq = token, q_index = 0, q_len = 1;
@@ -102,7 +106,8 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
   const int kv_head = head / (p.num_heads / p.num_kv_heads);
   const int64_t row_stride = static_cast<int64_t>(p.num_kv_heads) * HEAD_DIM;  // between slots
-  const T* q = static_cast<const T*>(p.query) + (static_cast<int64_t>(token) * p.num_heads + head) * HEAD_DIM;
+  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
+  const T* q = static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head * HEAD_DIM;
   const T* k_base = static_cast<const T*>(p.k_cache) + kv_head * HEAD_DIM;
   const T* v_base = static_cast<const T*>(p.v_cache) + kv_head * HEAD_DIM;
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;

@@ -44,6 +44,7 @@ paged_attention_params attention_problem::params(void* out) const {
   p.max_blocks_per_seq = max_blocks_per_seq;
   p.scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
   p.type = config.type;
+  p.query_stride = config.query_pad > 0 ? config.num_heads * config.head_dim + config.query_pad : 0;
   return p;
 }
 
@@ -99,8 +100,8 @@ attention_problem make_attention_problem(const attention_config& config, uint32_
         store_from_float(config.type, pr.v_cache.data(), slot * row + i, normal(rng));
       }
     }
-  const size_t q_elems = static_cast<size_t>(pr.num_tokens) * static_cast<size_t>(config.num_heads) *
-                         static_cast<size_t>(config.head_dim);
+  const size_t q_elems = static_cast<size_t>(pr.num_tokens) *
+                         static_cast<size_t>(config.num_heads * config.head_dim + config.query_pad);
   pr.query.resize(q_elems * elem);
   // NOTE: queries scaled by 2 give peaked softmaxes, so the online rescaling
   // across blocks matters.
@@ -111,6 +112,7 @@ attention_problem make_attention_problem(const attention_config& config, uint32_
 std::vector<double> attention_problem::reference() const {
   const attention_config& c = config;
   const int32_t d = c.head_dim, bs = c.block_size, group = c.num_heads / c.num_kv_heads;
+  const size_t q_stride = static_cast<size_t>(c.num_heads * d + c.query_pad);
   // NOTE: the same float scale the kernels get, applied in double.
   const double scale_f = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
   std::vector<double> out(static_cast<size_t>(num_tokens) * static_cast<size_t>(c.num_heads) * static_cast<size_t>(d));
@@ -136,8 +138,8 @@ std::vector<double> attention_problem::reference() const {
         double dot = 0.0;
         for (int32_t i = 0; i < d; ++i)
           dot += static_cast<double>(load_as_float(c.type, query.data(),
-                                                   (static_cast<size_t>(t) * static_cast<size_t>(c.num_heads) +
-                                                    static_cast<size_t>(h)) * static_cast<size_t>(d) + static_cast<size_t>(i))) *
+                                                   static_cast<size_t>(t) * q_stride +
+                                                       static_cast<size_t>(h) * static_cast<size_t>(d) + static_cast<size_t>(i))) *
                  static_cast<double>(load_as_float(c.type, k_cache.data(), rows[static_cast<size_t>(j)] + static_cast<size_t>(i)));
         logits[static_cast<size_t>(j)] = dot * scale_f;
         max_logit = std::max(max_logit, logits[static_cast<size_t>(j)]);

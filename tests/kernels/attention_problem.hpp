@@ -19,6 +19,7 @@ struct attention_config {
   int32_t num_kv_heads = 2;
   std::vector<int32_t> seq_lens;    // keys per sequence, new tokens included
   std::vector<int32_t> query_lens;  // empty: decode (one query per sequence)
+  int32_t query_pad = 0;            // extra elements between query rows (fused QKV layout)
 
   std::string name() const;
 };
@@ -30,7 +31,7 @@ struct attention_problem {
   int32_t max_blocks_per_seq = 0;
   std::vector<uint8_t> k_cache;           // [num_blocks, block_size, num_kv_heads, head_dim] of type
   std::vector<uint8_t> v_cache;           // [num_blocks, block_size, num_kv_heads, head_dim] of type
-  std::vector<uint8_t> query;             // [num_tokens, num_heads, head_dim] of type
+  std::vector<uint8_t> query;             // [num_tokens, num_heads * head_dim + query_pad] of type
   std::vector<int32_t> block_tables;      // [num_seqs, max_blocks_per_seq]
   std::vector<int32_t> seq_lens;          // [num_seqs]
   std::vector<int32_t> query_start_loc;   // [num_seqs + 1], empty for decode

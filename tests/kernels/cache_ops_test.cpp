@@ -89,6 +89,27 @@ TEST(cache_ops, cache_write_scatters_rows_and_skips_padding) {
   EXPECT_EQ(v_cache, v_expected);
 }
 
+TEST(cache_ops, cache_write_reads_k_and_v_in_place_from_fused_qkv_rows) {
+  cpu_device dev(device_options{.num_threads = 2});
+  const int32_t heads = 2, kv_heads = 1, dim = 64, num_tokens = 3;
+  const int64_t stride = (heads + 2 * kv_heads) * dim;  // [q | k | v] per token
+  std::vector<float> qkv(static_cast<size_t>(num_tokens * stride));
+  for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i);
+  std::vector<float> k_cache(4 * 16 * dim, -1.0f), v_cache(4 * 16 * dim, -1.0f);
+  const std::vector<int64_t> slots{9, 40, 0};
+  cache_write_params p{qkv.data() + heads * dim, qkv.data() + (heads + kv_heads) * dim, k_cache.data(), v_cache.data(),
+                       slots.data(), num_tokens, kv_heads, dim, dtype::f32, stride, stride};
+  cache_write(dev, streams::compute, p);
+  dev.record(streams::compute)->wait();
+  for (int32_t t = 0; t < num_tokens; ++t)
+    for (int32_t i = 0; i < dim; ++i) {
+      const auto slot = static_cast<size_t>(slots[static_cast<size_t>(t)]);
+      EXPECT_EQ(k_cache[slot * dim + static_cast<size_t>(i)], qkv[static_cast<size_t>(t * stride + heads * dim + i)]);
+      EXPECT_EQ(v_cache[slot * dim + static_cast<size_t>(i)],
+                qkv[static_cast<size_t>(t * stride + (heads + kv_heads) * dim + i)]);
+    }
+}
+
 TEST(cache_ops, copy_blocks_copies_every_layer_and_nothing_else) {
   cpu_device dev(device_options{.num_threads = 2});
   auto cache = allocate_kv_cache(dev, memory_kind::device, small_shape(8));

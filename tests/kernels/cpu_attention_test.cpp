@@ -29,8 +29,8 @@ using shape = std::tuple<dtype, int, int, int, cpu::isa>;
 class cpu_attention : public ::testing::TestWithParam<shape> {
 protected:
   void SetUp() override {
-    if (std::get<4>(GetParam()) == cpu::isa::avx512 && cpu::best_isa() != cpu::isa::avx512)
-      GTEST_SKIP() << "this CPU has no AVX-512; the generic loop is tested";
+    if (static_cast<int>(std::get<4>(GetParam())) > static_cast<int>(cpu::best_isa()))
+      GTEST_SKIP() << "this CPU lacks " << cpu::isa_name(std::get<4>(GetParam())) << "; the generic loop is tested";
   }
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio, simd] = GetParam();
@@ -57,6 +57,7 @@ TEST_P(cpu_attention, prefill_and_extend_match_reference) {
   attention_config c = base();
   const int bs = c.block_size;
   c.seq_lens = {7, bs + 3, 261, 64};
+  c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2, 64};
   run_and_check(c, simd(), pool_);
 }
@@ -71,8 +72,22 @@ INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
                                             ::testing::Values(64, 128), ::testing::Values(16, 32),
                                             ::testing::Values(1, 4),
-                                            ::testing::Values(cpu::isa::generic, cpu::isa::avx512)),
+                                            ::testing::Values(cpu::isa::generic, cpu::isa::avx512,
+                                                              cpu::isa::avx512_bf16)),
                          shape_name);
+
+TEST(cpu_attention_other_head_dims, fall_back_or_specialise_correctly) {
+  thread_pool pool(2);
+  for (int head_dim : {32, 96, 256})
+    for (cpu::isa simd : {cpu::isa::generic, cpu::best_isa()}) {
+      attention_config c;
+      c.type = dtype::f16;
+      c.head_dim = head_dim;
+      c.num_heads = 6;
+      c.seq_lens = {3, 70};
+      run_and_check(c, simd, pool);
+    }
+}
 
 TEST(cpu_attention_device, runs_on_the_compute_stream_and_signals_completion) {
   auto dev = make_device("cpu", device_options{.num_threads = 2});

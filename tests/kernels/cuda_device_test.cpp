@@ -98,14 +98,22 @@ TEST_P(cuda_attention, prefill_and_extend_match_reference) {
   attention_config c = base();
   const int bs = c.block_size;
   c.seq_lens = {7, bs + 3, 261, 200};
+  c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2, 200};
   check_attention(c);
+}
+
+std::string shape_name(const ::testing::TestParamInfo<std::tuple<dtype, int, int, int>>& info) {
+  const auto [type, head_dim, block_size, ratio] = info.param;
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" + std::to_string(block_size) + "_gqa" +
+         std::to_string(ratio);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, cuda_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
                                             ::testing::Values(64, 128), ::testing::Values(16, 32),
-                                            ::testing::Values(1, 4)));
+                                            ::testing::Values(1, 4)),
+                         shape_name);
 
 TEST_F(cuda_test, cache_write_and_copy_blocks) {
   const kv_cache_shape shape{.num_layers = 2, .num_blocks = 4, .block_size = 16, .num_kv_heads = 2, .head_dim = 64,

@@ -15,7 +15,7 @@ using testing::attention_config;
 
 template <class T>
 void launch_emulated(const paged_attention_params& p) {
-  const dim3 grid(static_cast<unsigned>(p.num_heads), static_cast<unsigned>(p.num_tokens));
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
   const dim3 block(gpu::attention_threads);
   if (p.head_dim == 64) emu::launch(grid, block, gpu::paged_attention_kernel<T, 64>, p);
   else if (p.head_dim == 128) emu::launch(grid, block, gpu::paged_attention_kernel<T, 128>, p);
@@ -66,6 +66,7 @@ TEST_P(emulated_attention, prefill_and_extend_match_reference) {
   // a fresh prefill, an extend across a block boundary, a decode-like extend
   // behind a long cached prefix
   c.seq_lens = {7, bs + 3, 261};
+  c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2};
   run_and_check(c);
 }

@@ -40,6 +40,27 @@ INSTANTIATE_TEST_SUITE_P(all, emulated_cache_write,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
                                             ::testing::Values(64, 128)));
 
+TEST(emulated_cache_write_strided, reads_rows_from_fused_qkv) {
+  const int32_t kv_heads = 2, dim = 64, num_tokens = 4;
+  const int64_t stride = 6 * dim;  // elements per token: [q (2 heads) | k | v]
+  std::vector<float> qkv(static_cast<size_t>(num_tokens * stride));
+  for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i) * 0.5f;
+  std::vector<float> k_cache(2 * 16 * kv_heads * dim, -1.0f), v_cache(k_cache.size(), -1.0f);
+  const std::vector<int64_t> slots{3, 31, -1, 16};
+  const cache_write_params p{qkv.data() + 2 * dim, qkv.data() + 4 * dim, k_cache.data(), v_cache.data(), slots.data(),
+                             num_tokens, kv_heads, dim, dtype::f32, stride, stride};
+  emu::launch(dim3(num_tokens), dim3(gpu::cache_write_threads), gpu::cache_write_kernel, p);
+  const size_t row = static_cast<size_t>(kv_heads * dim);
+  for (size_t t = 0; t < slots.size(); ++t) {
+    if (slots[t] < 0) continue;
+    for (size_t i = 0; i < row; ++i) {
+      EXPECT_EQ(k_cache[static_cast<size_t>(slots[t]) * row + i], qkv[t * static_cast<size_t>(stride) + 2 * dim + i]);
+      EXPECT_EQ(v_cache[static_cast<size_t>(slots[t]) * row + i], qkv[t * static_cast<size_t>(stride) + 4 * dim + i]);
+    }
+  }
+  EXPECT_EQ(k_cache[0], -1.0f);  // untouched slot
+}
+
 TEST(emulated_copy_blocks, copies_each_pair_in_every_layer) {
   const int32_t layers = 2;
   const int64_t num_blocks = 6, block_bytes = 16 * 2 * 64 * 2;
