@@ -1,22 +1,7 @@
 # Every dependency comes from Debian's packages; tools/bootstrap installs them.
 find_package(Threads REQUIRED)
 
-# CAF 0.17 ships neither a CMake package nor a .pc file.
-find_path(CAF_INCLUDE_DIR caf/all.hpp)
-find_library(CAF_CORE_LIBRARY caf_core)
-find_library(CAF_IO_LIBRARY caf_io)
-if(NOT CAF_INCLUDE_DIR OR NOT CAF_CORE_LIBRARY OR NOT CAF_IO_LIBRARY)
-  message(FATAL_ERROR "CAF 0.17 not found (Debian package libcaf-dev); run tools/bootstrap")
-endif()
-if(NOT TARGET caf::core)
-  add_library(caf::core SHARED IMPORTED)
-  set_target_properties(caf::core PROPERTIES IMPORTED_LOCATION ${CAF_CORE_LIBRARY}
-                        INTERFACE_INCLUDE_DIRECTORIES ${CAF_INCLUDE_DIR}
-                        INTERFACE_LINK_LIBRARIES Threads::Threads)
-  add_library(caf::io SHARED IMPORTED)
-  set_target_properties(caf::io PROPERTIES IMPORTED_LOCATION ${CAF_IO_LIBRARY}
-                        INTERFACE_LINK_LIBRARIES caf::core)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/caf.cmake)
 
 find_package(Boost 1.74 REQUIRED CONFIG)
 find_package(simdjson 3 CONFIG REQUIRED)
