@@ -1,0 +1,138 @@
+#include "net/client.hpp"
+
+#include "net/json_writer.hpp"
+
+#include <simdjson.h>
+
+namespace kvactor::net {
+
+namespace asio = boost::asio;
+namespace od = simdjson::ondemand;
+
+namespace {
+
+void read_object(od::object obj, server_event& e) {
+  for (auto field : obj) {
+    std::string_view key, s;
+    if (field.unescaped_key().get(key))
+      return;
+    auto v = field.value();
+    int64_t n = 0;
+    double d = 0;
+    if (key == "event" && !v.get_string().get(s)) e.event = s;
+    else if (key == "id" && !v.get_string().get(s)) e.id = s;
+    else if (key == "text" && !v.get_string().get(s)) e.text = s;
+    else if (key == "finish_reason" && !v.get_string().get(s)) e.finish_reason = s;
+    else if (key == "code" && !v.get_string().get(s)) e.code = s;
+    else if (key == "message" && !v.get_string().get(s)) e.message = s;
+    else if (key == "index" && !v.get_int64().get(n)) e.index = n;
+    else if (key == "token" && !v.get_int64().get(n)) e.token = n;
+    else if (key == "prompt_tokens" && !v.get_int64().get(n)) e.prompt_tokens = n;
+    else if (key == "completion_tokens" && !v.get_int64().get(n)) e.completion_tokens = n;
+    else if (key == "cached_tokens" && !v.get_int64().get(n)) e.cached_tokens = n;
+    else if (key == "preemptions" && !v.get_int64().get(n)) e.preemptions = n;
+    else if (key == "ttft_ms" && !v.get_double().get(d)) e.ttft_ms = d;
+    else if (key == "total_ms" && !v.get_double().get(d)) e.total_ms = d;
+    else if (key == "tokens") {
+      od::array a;
+      if (!v.get_array().get(a))
+        for (auto item : a)
+          if (!item.get_int64().get(n))
+            e.tokens.push_back(static_cast<int32_t>(n));
+    } else if (key == "usage" || key == "timing") {
+      od::object inner;
+      if (!v.get_object().get(inner))
+        read_object(inner, e);
+    }
+  }
+}
+
+} // namespace
+
+std::optional<server_event> parse_event(std::string_view line) {
+  thread_local od::parser parser;
+  simdjson::padded_string padded(line);
+  od::document doc;
+  od::object obj;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj))
+    return std::nullopt;
+  server_event e;
+  read_object(obj, e);
+  if (e.event.empty())
+    return std::nullopt;
+  e.line = line;
+  return e;
+}
+
+std::string generate_line(std::string_view id, const generate_request& req) {
+  json_writer w;
+  w.field("op", "generate").field("id", id);
+  if (!req.prompt_tokens.empty())
+    w.field("prompt_tokens", req.prompt_tokens);
+  else
+    w.field("prompt", req.prompt);
+  w.field("max_tokens", req.max_tokens)
+    .field("temperature", double(req.temperature))
+    .field("top_k", req.top_k)
+    .field("top_p", double(req.top_p))
+    .field("seed", static_cast<int64_t>(req.seed & 0x7fffffffffffffffULL))
+    .field("priority", req.priority)
+    .field("ignore_eos", req.ignore_eos);
+  if (!req.stop.empty()) {
+    std::string stops = "[";
+    for (size_t i = 0; i < req.stop.size(); ++i) {
+      if (i > 0)
+        stops += ',';
+      append_json_string(stops, req.stop[i]);
+    }
+    w.raw_field("stop", stops + "]");
+  }
+  return w.line();
+}
+
+std::string cancel_line(std::string_view id) {
+  return json_writer().field("op", "cancel").field("id", id).line();
+}
+
+std::variant<std::unique_ptr<client>, std::string> client::connect(const std::string& host,
+                                                                   uint16_t port) {
+  std::unique_ptr<client> c(new client());
+  boost::system::error_code ec;
+  asio::ip::tcp::resolver resolver(c->io_);
+  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (!ec)
+    asio::connect(c->socket_, endpoints, ec);
+  if (ec)
+    return "cannot connect to " + host + ":" + std::to_string(port) + ": " + ec.message();
+  c->socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  return c;
+}
+
+bool client::send(std::string_view bytes) {
+  boost::system::error_code ec;
+  asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+  return !ec;
+}
+
+std::optional<std::string> client::read_line() {
+  boost::system::error_code ec;
+  const size_t n = asio::read_until(socket_, asio::dynamic_buffer(buffer_), '\n', ec);
+  if (ec)
+    return std::nullopt;
+  std::string line = buffer_.substr(0, n - 1);
+  buffer_.erase(0, n);
+  return line;
+}
+
+std::optional<server_event> client::read_event() {
+  auto line = read_line();
+  return line ? parse_event(*line) : std::nullopt;
+}
+
+void client::close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+} // namespace kvactor::net

@@ -1,0 +1,57 @@
+#pragma once
+// client: a blocking line-protocol client over one TCP connection, for the
+// CLI, the stress tool, the benchmarks and tests. Lines out are built from
+// generate_request; lines in are parsed into server_event.
+
+#include "kvactor/kvactor.hpp"
+
+#include <boost/asio.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kvactor::net {
+
+// One server line, parsed (fields a given event lacks stay empty/zero).
+struct server_event {
+  std::string event; // accepted, token, done, stats, pong, error
+  std::string id;    // empty when the line has "id": null
+  int64_t index = 0, token = 0, prompt_tokens = 0;
+  std::string text, finish_reason, code, message;
+  std::vector<int32_t> tokens;
+  int64_t completion_tokens = 0, cached_tokens = 0, preemptions = 0;
+  double ttft_ms = 0, total_ms = 0;
+  std::string line; // the raw line, without '\n'
+};
+
+// Parses a server line; nullopt if it is not a JSON object with "event".
+std::optional<server_event> parse_event(std::string_view line);
+
+std::string generate_line(std::string_view id, const generate_request& req);
+std::string cancel_line(std::string_view id);
+
+class client {
+public:
+  // Connects; an error message names the address.
+  static std::variant<std::unique_ptr<client>, std::string> connect(const std::string& host,
+                                                                   uint16_t port);
+
+  // Sends bytes as they are (a line must end in '\n').
+  bool send(std::string_view bytes);
+  // The next line without its '\n'; nullopt at EOF or on an error.
+  std::optional<std::string> read_line();
+  // The next event; nullopt at EOF, on an error or on a line that is not one.
+  std::optional<server_event> read_event();
+  void close();
+
+private:
+  client() : socket_(io_) {}
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_;
+  std::string buffer_;
+};
+
+} // namespace kvactor::net

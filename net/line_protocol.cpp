@@ -1,0 +1,250 @@
+#include "net/line_protocol.hpp"
+
+#include "net/json_writer.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace kvactor::net {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+protocol_error fail(std::string code, std::optional<std::string> id, std::string message) {
+  return {std::move(code), std::move(id), std::move(message)};
+}
+
+// The fields of a client line, as read; validation comes after.
+struct fields {
+  std::optional<std::string> op, id, prompt;
+  std::optional<std::vector<int32_t>> prompt_tokens;
+  generate_request req; // the optional parameters, defaults where absent
+};
+
+// Reads one known field into f; an error names the field.
+std::optional<protocol_error> read_field(std::string_view key, od::value v, fields& f,
+                                         const std::optional<std::string>& id) {
+  auto bad = [&](std::string_view what) {
+    return protocol_error{"invalid_field", id, std::string(key) + " must be " + std::string(what)};
+  };
+  if (key == "op" || key == "id" || key == "prompt") {
+    std::string_view s;
+    if (auto err = v.get_string().get(s))
+      return err == simdjson::STRING_ERROR
+               ? protocol_error{"bad_json", std::nullopt, "invalid string escape in " + std::string(key)}
+               : bad("a string");
+    (key == "op" ? f.op : key == "id" ? f.id : f.prompt) = std::string(s);
+  } else if (key == "prompt_tokens") {
+    od::array a;
+    if (v.get_array().get(a))
+      return bad("an array of token ids");
+    std::vector<int32_t> ids;
+    for (auto item : a) {
+      int64_t t;
+      if (item.get_int64().get(t) || t < std::numeric_limits<int32_t>::min() ||
+          t > std::numeric_limits<int32_t>::max())
+        return bad("an array of token ids");
+      ids.push_back(static_cast<int32_t>(t));
+    }
+    if (ids.empty())
+      return bad("a non-empty array of token ids");
+    f.prompt_tokens = std::move(ids);
+  } else if (key == "max_tokens") {
+    int64_t n;
+    if (v.get_int64().get(n) || n <= 0 || n > max_max_tokens)
+      return bad("an integer in [1, " + std::to_string(max_max_tokens) + "]");
+    f.req.max_tokens = static_cast<int32_t>(n);
+  } else if (key == "temperature") {
+    double t;
+    if (v.get_double().get(t) || !(t >= 0) || t > 1e6)
+      return bad("a number >= 0");
+    f.req.temperature = static_cast<float>(t);
+  } else if (key == "top_p") {
+    double p;
+    if (v.get_double().get(p) || !(p > 0 && p <= 1))
+      return bad("a number in (0, 1]");
+    f.req.top_p = static_cast<float>(p);
+  } else if (key == "top_k") {
+    int64_t k;
+    if (v.get_int64().get(k) || k < 0 || k > std::numeric_limits<int32_t>::max())
+      return bad("an integer >= 0");
+    f.req.top_k = static_cast<int32_t>(k);
+  } else if (key == "seed") {
+    uint64_t s;
+    if (v.get_uint64().get(s))
+      return bad("an integer in [0, 2^64)");
+    f.req.seed = s;
+  } else if (key == "priority") {
+    int64_t p;
+    if (v.get_int64().get(p) || p < -1000000 || p > 1000000)
+      return bad("an integer in [-1000000, 1000000]");
+    f.req.priority = static_cast<int32_t>(p);
+  } else if (key == "stop") {
+    od::array a;
+    if (v.get_array().get(a))
+      return bad("an array of strings");
+    for (auto item : a) {
+      std::string_view s;
+      if (item.get_string().get(s) || s.empty())
+        return bad("an array of non-empty strings");
+      f.req.stop.emplace_back(s);
+    }
+  } else if (key == "ignore_eos") {
+    bool b;
+    if (v.get_bool().get(b))
+      return bad("true or false");
+    f.req.ignore_eos = b;
+  }
+  return std::nullopt; // unknown keys are ignored
+}
+
+} // namespace
+
+client_message line_parser::parse(std::string_view line) {
+  if (!line.empty() && line.back() == '\r')
+    line.remove_suffix(1);
+  buffer_ = simdjson::padded_string(line);
+
+  // First pass: is it one JSON object, and what is its id (so that errors
+  // about its fields can name the request)?
+  std::optional<std::string> id;
+  {
+    od::document doc;
+    od::object obj;
+    auto err = parser_.iterate(buffer_).get(doc);
+    if (err == simdjson::UTF8_ERROR)
+      return fail("invalid_field", std::nullopt, "the line is not valid UTF-8");
+    if (err || (err = doc.get_object().get(obj)))
+      return fail("bad_json", std::nullopt,
+                  err == simdjson::INCORRECT_TYPE ? "a line must be one JSON object"
+                                                  : std::string("invalid JSON: ") +
+                                                      simdjson::error_message(err));
+    for (auto field : obj) {
+      std::string_view key;
+      if ((err = field.unescaped_key().get(key)))
+        return fail("bad_json", std::nullopt, simdjson::error_message(err));
+      std::string_view s;
+      if (key == "id" && !field.value().get_string().get(s))
+        id = std::string(s);
+      // Other values are skipped by the next iteration, which reports their
+      // syntax errors.
+    }
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
+      return fail("bad_json", std::nullopt, "trailing content after the JSON object");
+  }
+
+  // Second pass: every known field, typed.
+  fields f;
+  od::document doc;
+  od::object obj;
+  if (parser_.iterate(buffer_).get(doc) || doc.get_object().get(obj))
+    return fail("bad_json", std::nullopt, "invalid JSON");
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key))
+      return fail("bad_json", std::nullopt, "invalid JSON");
+    if (auto problem = read_field(key, field.value(), f, id))
+      return *problem;
+  }
+
+  if (!f.op)
+    return fail("missing_field", id, "op is required");
+  if (*f.op == "ping")
+    return ping_op{};
+  if (*f.op == "stats")
+    return stats_op{};
+  if (*f.op != "generate" && *f.op != "cancel")
+    return fail("unknown_op", id, "unknown op '" + *f.op + "'");
+  if (!f.id)
+    return fail("missing_field", std::nullopt, "id is required");
+  if (f.id->empty())
+    return fail("invalid_field", std::nullopt, "id must be a non-empty string");
+  if (*f.op == "cancel")
+    return cancel_op{*f.id};
+  if (f.prompt.has_value() == f.prompt_tokens.has_value())
+    return fail(f.prompt ? "invalid_field" : "missing_field", f.id,
+                "exactly one of prompt or prompt_tokens is required");
+  generate_op g{*f.id, std::move(f.req)};
+  if (f.prompt)
+    g.request.prompt = std::move(*f.prompt);
+  else
+    g.request.prompt_tokens = std::move(*f.prompt_tokens);
+  return g;
+}
+
+std::string format_accepted(std::string_view id, int32_t num_prompt_tokens) {
+  return json_writer()
+    .field("event", "accepted")
+    .field("id", id)
+    .field("prompt_tokens", num_prompt_tokens)
+    .line();
+}
+
+std::string format_token(std::string_view id, const token_event& ev) {
+  return json_writer()
+    .field("event", "token")
+    .field("id", id)
+    .field("index", ev.index)
+    .field("token", ev.token)
+    .field("text", ev.text)
+    .line();
+}
+
+std::string format_done(std::string_view id, const done_event& d) {
+  json_writer usage;
+  usage.field("prompt_tokens", d.prompt_tokens)
+    .field("completion_tokens", d.completion_tokens)
+    .field("cached_tokens", d.cached_tokens);
+  json_writer timing;
+  timing.field("ttft_ms", d.ttft_ms).field("total_ms", d.total_ms);
+  return json_writer()
+    .field("event", "done")
+    .field("id", id)
+    .field("finish_reason", d.finish_reason)
+    .field("tokens", d.tokens)
+    .field("text", d.text)
+    .object("usage", usage)
+    .object("timing", timing)
+    .field("preemptions", d.preemptions)
+    .line();
+}
+
+std::string format_stats(const runtime_figures& f) {
+  return json_writer()
+    .field("event", "stats")
+    .field("device_blocks_total", f.device_blocks_total)
+    .field("device_blocks_free", f.device_blocks_free)
+    .field("device_blocks_cached", f.device_blocks_cached)
+    .field("device_blocks_in_use", f.device_blocks_used)
+    .field("host_blocks_total", f.host_blocks_total)
+    .field("host_blocks_free", f.host_blocks_free)
+    .field("running", f.running)
+    .field("waiting", f.waiting)
+    .field("swapped", f.swapped)
+    .field("requests_finished", f.requests_finished)
+    .field("requests_aborted", f.requests_aborted)
+    .field("prefix_cache_hit_rate", f.prefix_hit_rate)
+    .field("kv_utilisation", f.kv_utilisation)
+    .field("preemptions", f.preemptions)
+    .field("tokens_generated", f.tokens_generated)
+    .field("steps", f.steps)
+    .field("invariants_ok", f.broken_invariants.empty())
+    .line();
+}
+
+std::string format_pong() {
+  return json_writer().field("event", "pong").line();
+}
+
+std::string format_error(const protocol_error& e) {
+  json_writer w;
+  w.field("event", "error");
+  if (e.id)
+    w.field("id", *e.id);
+  else
+    w.null_field("id");
+  return w.field("code", e.code).field("message", e.message).line();
+}
+
+} // namespace kvactor::net

@@ -1,0 +1,62 @@
+#pragma once
+// The TCP line protocol, pure: one JSON object per line each way. Parsing
+// (with validation and the error codes of PROTOCOL.md) and formatting; no
+// sockets here.
+//
+//   client: {"op":"generate","id":"r1","prompt":"…",…} {"op":"cancel","id":"r1"}
+//           {"op":"stats"} {"op":"ping"}
+//   server: {"event":"accepted"|"token"|"done"|"stats"|"pong"|"error",…}
+
+#include "kvactor/kvactor.hpp"
+
+#include <simdjson.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace kvactor::net {
+
+struct generate_op {
+  std::string id;
+  generate_request request;
+};
+struct cancel_op {
+  std::string id;
+};
+struct stats_op {};
+struct ping_op {};
+
+// An error line: about a request (id set) or about an unparseable line.
+struct protocol_error {
+  std::string code; // bad_json, unknown_op, missing_field, invalid_field, duplicate_id,
+                    // unknown_id, line_too_long, prompt_too_long, overloaded
+  std::optional<std::string> id;
+  std::string message;
+};
+
+using client_message = std::variant<generate_op, cancel_op, stats_op, ping_op, protocol_error>;
+
+// Parses one line (without its '\n'; a trailing '\r' is ignored).
+class line_parser {
+public:
+  client_message parse(std::string_view line);
+
+private:
+  simdjson::ondemand::parser parser_;
+  simdjson::padded_string buffer_;
+};
+
+std::string format_accepted(std::string_view id, int32_t num_prompt_tokens);
+std::string format_token(std::string_view id, const token_event& ev);
+std::string format_done(std::string_view id, const done_event& done);
+std::string format_stats(const runtime_figures& f);
+std::string format_pong();
+std::string format_error(const protocol_error& e);
+
+// Limits of the protocol itself (the model sets the context length).
+inline constexpr size_t default_max_line_bytes = size_t{1} << 20;
+inline constexpr int64_t max_max_tokens = int64_t{1} << 20;
+
+} // namespace kvactor::net

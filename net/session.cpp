@@ -1,0 +1,159 @@
+#include "net/session.hpp"
+
+#include <cstring>
+
+namespace kvactor::net {
+
+namespace asio = boost::asio;
+
+session::session(asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
+                 session_options options)
+  : socket_(std::move(socket)), sys_(sys), runtime_(std::move(runtime)), options_(options) {
+}
+
+session::~session() {
+  if (bridge_)
+    caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
+}
+
+void session::run() {
+  std::weak_ptr<session> weak = shared_from_this();
+  auto strand = socket_.get_executor();
+  bridge_ = spawn_bridge(sys_, runtime_, [weak, strand](std::string line) {
+    asio::post(strand, [weak, line = std::move(line)]() mutable {
+      if (auto s = weak.lock())
+        s->deliver(std::move(line));
+    });
+  });
+  read();
+}
+
+void session::read() {
+  socket_.async_read_some(asio::buffer(chunk_),
+                          [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                            self->on_read(ec, n);
+                          });
+}
+
+void session::on_read(boost::system::error_code ec, size_t n) {
+  if (closed_)
+    return;
+  if (ec) {
+    close(); // EOF or error: the bridge exits and the requests are cancelled
+    return;
+  }
+  take(chunk_.data(), n);
+  if (!closed_)
+    read();
+}
+
+void session::take(const char* data, size_t n) {
+  while (n > 0) {
+    const char* nl = static_cast<const char*>(std::memchr(data, '\n', n));
+    const size_t len = nl ? size_t(nl - data) : n;
+    if (!discarding_) {
+      line_.append(data, len);
+      if (line_.size() > options_.max_line_bytes) {
+        discarding_ = true;
+        line_.clear();
+        line_.shrink_to_fit();
+      }
+    }
+    if (!nl)
+      return;
+    if (discarding_) {
+      discarding_ = false;
+      deliver(format_error({"line_too_long", std::nullopt,
+                            "lines are limited to " + std::to_string(options_.max_line_bytes) +
+                              " bytes"}));
+    } else {
+      handle_line(line_);
+    }
+    line_.clear();
+    data = nl + 1;
+    n -= len + 1;
+  }
+}
+
+void session::handle_line(std::string_view line) {
+  if (line.empty() || line == "\r")
+    return; // blank lines are ignored
+  auto msg = parser_.parse(line);
+  std::visit(
+    [&](auto& m) {
+      using T = std::decay_t<decltype(m)>;
+      if constexpr (std::is_same_v<T, ping_op>)
+        deliver(format_pong());
+      else if constexpr (std::is_same_v<T, protocol_error>)
+        deliver(format_error(m));
+      else
+        caf::anon_send(bridge_, std::move(m));
+    },
+    msg);
+}
+
+void session::deliver(std::string line) {
+  if (closed_)
+    return;
+  if (line.empty()) { // the bridge has drained
+    close_after_flush();
+    return;
+  }
+  out_bytes_ += line.size();
+  if (out_bytes_ > options_.max_output_bytes) {
+    close(); // a client that does not read loses its connection
+    return;
+  }
+  out_.push_back(std::move(line));
+  if (!writing_)
+    write();
+}
+
+void session::write() {
+  writing_ = true;
+  asio::async_write(socket_, asio::buffer(out_.front()),
+                    [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                      self->on_write(ec, n);
+                    });
+}
+
+void session::on_write(boost::system::error_code ec, size_t) {
+  writing_ = false;
+  if (closed_)
+    return;
+  if (ec) {
+    close();
+    return;
+  }
+  out_bytes_ -= out_.front().size();
+  out_.pop_front();
+  if (!out_.empty())
+    write();
+  else if (closing_)
+    close();
+}
+
+void session::drain() {
+  if (!closed_)
+    caf::anon_send(bridge_, drain_atom::value);
+}
+
+void session::close_after_flush() {
+  closing_ = true;
+  if (!writing_ && out_.empty())
+    close();
+}
+
+void session::close() {
+  if (closed_)
+    return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  out_.clear();
+  if (bridge_)
+    caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
+}
+
+} // namespace kvactor::net
