@@ -129,6 +129,11 @@ std::optional<server_event> client::read_event() {
   return line ? parse_event(*line) : std::nullopt;
 }
 
+void client::set_receive_buffer(int32_t bytes) {
+  boost::system::error_code ignored;
+  socket_.set_option(asio::socket_base::receive_buffer_size(bytes), ignored);
+}
+
 void client::close() {
   boost::system::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -46,6 +46,8 @@ public:
   // The next event; nullopt at EOF, on an error or on a line that is not one.
   std::optional<server_event> read_event();
   void close();
+  // SO_RCVBUF in bytes (a small one makes a slow reader).
+  void set_receive_buffer(int32_t bytes);
 
 private:
   client() : socket_(io_) {}

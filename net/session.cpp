@@ -17,6 +17,10 @@ session::~session() {
 }
 
 void session::run() {
+  if (options_.socket_send_buffer > 0) {
+    boost::system::error_code ignored;
+    socket_.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer), ignored);
+  }
   std::weak_ptr<session> weak = shared_from_this();
   auto strand = socket_.get_executor();
   bridge_ = spawn_bridge(sys_, runtime_, [weak, strand](std::string line) {

@@ -22,6 +22,7 @@ namespace kvactor::net {
 struct session_options {
   size_t max_line_bytes = default_max_line_bytes;
   size_t max_output_bytes = size_t{16} << 20;
+  int32_t socket_send_buffer = 0; // SO_SNDBUF in bytes; 0: the system's default
 };
 
 class session : public std::enable_shared_from_this<session> {
