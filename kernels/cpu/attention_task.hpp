@@ -1,11 +1,12 @@
 #pragma once
-// The CPU attention loop for one (query token, KV head): all query heads of
-// the GQA group at once, so each K/V row is read from memory once per token.
-// Instantiated once per instruction set with an `Ops` policy of row
-// primitives (attention_generic.cpp, attention_avx512.cpp).
+// The portable CPU attention loop for one (query token, KV head): all query
+// heads of the GQA group at once, so each K/V row is read from memory once
+// per token. Instantiated with an `Ops` policy of row primitives
+// (attention_generic.cpp); the AVX-512 loop (attention_avx512.inl) has its own
+// tiles and uses only attention_scratch_floats from here.
 //
-// NOTE: only <cstdint>/<math.h> here and no std:: calls: the AVX-512
-// translation unit instantiates this with -mavx512f, and any inline library
+// NOTE: only <stdint.h>/<math.h> here and no std:: calls: the AVX-512
+// translation units include this with -mavx512f, and any inline library
 // function emitted there could be merged (ODR) into callers on machines
 // without AVX-512.
 

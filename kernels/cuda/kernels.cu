@@ -8,16 +8,28 @@
 namespace kvactor::kernels::cuda_launch {
 namespace {
 
-template <class T>
-cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
+template <class T, int HEAD_DIM>
+cudaError_t launch_attention_head_dim(const paged_attention_params& p, cudaStream_t stream) {
+  const int group = gpu::attention_group_size(p.num_heads / p.num_kv_heads);
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads / group));
   const dim3 block(gpu::attention_threads);
-  switch (p.head_dim) {
-  case 64: gpu::paged_attention_kernel<T, 64><<<grid, block, 0, stream>>>(p); break;
-  case 128: gpu::paged_attention_kernel<T, 128><<<grid, block, 0, stream>>>(p); break;
+  switch (group) {
+  case 1: gpu::paged_attention_kernel<T, HEAD_DIM, 1><<<grid, block, 0, stream>>>(p); break;
+  case 2: gpu::paged_attention_kernel<T, HEAD_DIM, 2><<<grid, block, 0, stream>>>(p); break;
+  case 4: gpu::paged_attention_kernel<T, HEAD_DIM, 4><<<grid, block, 0, stream>>>(p); break;
+  case 8: gpu::paged_attention_kernel<T, HEAD_DIM, 8><<<grid, block, 0, stream>>>(p); break;
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t stream) {
+  switch (p.head_dim) {
+  case 64: return launch_attention_head_dim<T, 64>(p, stream);
+  case 128: return launch_attention_head_dim<T, 128>(p, stream);
+  default: return cudaErrorInvalidValue;
+  }
 }
 
 } // namespace

@@ -2,22 +2,26 @@
 // CUDA kernel: paged attention for decode and prefill/extend (see
 // paged_attention_params for the contract).
 //
-// One block of 128 threads per (query token, query head). The block walks the
-// keys of its sequence in tiles of 128, one key per thread:
+// One block of 128 threads per (query token, group of G query heads that
+// share one KV head), G = attention_group_size(num_heads / num_kv_heads) in
+// {1, 2, 4, 8}. The block walks the keys of its sequence in tiles of 128, one
+// key per thread, for all G heads at once, so each K/V row is read once per
+// group:
 //
 //   tile of keys  j = tile + threadIdx.x
-//   1. s_j   = (q * scale) . K[slot(j)]         thread j, query in shared memory
-//   2. m_new = max(m, max_j s_j)                warp shuffles + shared memory
-//   3. p_j   = exp(s_j - m_new), l = l * exp(m - m_new) + sum_j p_j
-//   4. acc   = acc * exp(m - m_new) + sum_j p_j V[slot(j)]
-//      thread t owns output dim t % head_dim; with head_dim 64 the two halves
-//      of the block take alternate keys and add up at the end.
+//   1. s_gj  = (q_g * scale) . K[slot(j)]       thread j, queries in shared memory
+//   2. m_new = max(m_g, max_j s_gj)             warp shuffles + shared memory
+//   3. p_gj  = exp(s_gj - m_new), l_g = l_g * exp(m_g - m_new) + sum_j p_gj
+//   4. acc_g = acc_g * exp(m_g - m_new) + sum_j p_gj V[slot(j)]
+//      thread t owns output dim t % head_dim of every head of the group; with
+//      head_dim 64 the two halves of the block take alternate keys and add up
+//      at the end.
 //
 // slot(j) = block_table[j / block_size] * block_size + j % block_size, so
 // contexts of any length and scattered tables need no special case.
-// NOTE: correctness first: one query per block re-reads K/V per query head of
-// a GQA group and per query token of a prefill chunk (L2 absorbs part of it);
-// a tiled multi-query kernel is the next step for long prefill chunks.
+// NOTE: correctness first: one query token per block re-reads K/V per query
+// token of a prefill chunk (L2 absorbs part of it); a tiled multi-query kernel
+// is the next step for long prefill chunks.
 
 #include "kernels/cuda/compat.cuh"
 #include "kernels/params.hpp"
@@ -26,6 +30,11 @@ namespace kvactor::kernels::gpu {
 
 constexpr int attention_threads = 128;
 
+// Query heads per block for a GQA ratio: the largest of 8, 4, 2, 1 dividing it.
+__host__ __device__ constexpr int attention_group_size(int ratio) {
+  return ratio % 8 == 0 ? 8 : ratio % 4 == 0 ? 4 : ratio % 2 == 0 ? 2 : 1;
+}
+
 struct max_op {
   __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
@@ -33,34 +42,48 @@ struct sum_op {
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
-// Reduces v over the block; every thread gets the result.
-// scratch: [NUM_WARPS] shared floats.
-template <int NUM_WARPS, class Op>
-__device__ __forceinline__ float block_reduce(float v, float* scratch, Op op) {
+// Reduces each v[i] over the block; every thread gets the results.
+// scratch: [NUM_WARPS][N] shared floats.
+template <int NUM_WARPS, int N, class Op>
+__device__ __forceinline__ void block_reduce(float (&v)[N], float (*scratch)[N], Op op) {
   KVACTOR_UNROLL
-  for (int m = warp_size / 2; m > 0; m >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, m));
+  for (int m = warp_size / 2; m > 0; m >>= 1) {
+    KVACTOR_UNROLL
+    for (int i = 0; i < N; ++i) v[i] = op(v[i], __shfl_xor_sync(0xffffffffu, v[i], m));
+  }
   const int warp = static_cast<int>(threadIdx.x) / warp_size;
-  if (static_cast<int>(threadIdx.x) % warp_size == 0) scratch[warp] = v;
+  if (static_cast<int>(threadIdx.x) % warp_size == 0) {
+    KVACTOR_UNROLL
+    for (int i = 0; i < N; ++i) scratch[warp][i] = v[i];
+  }
   __syncthreads();
-  float r = scratch[0];
   KVACTOR_UNROLL
-  for (int w = 1; w < NUM_WARPS; ++w) r = op(r, scratch[w]);
+  for (int i = 0; i < N; ++i) {
+    float r = scratch[0][i];
+    KVACTOR_UNROLL
+    for (int w = 1; w < NUM_WARPS; ++w) r = op(r, scratch[w][i]);
+    v[i] = r;
+  }
   __syncthreads();  // scratch is reused by the next reduction
-  return r;
 }
 
-// q: [HEAD_DIM] floats in shared memory; k: [HEAD_DIM], 16-byte aligned.
-template <class T, int HEAD_DIM>
-__device__ __forceinline__ float dot_row(const float* q, const T* k) {
+// s[g] = q[g] . k for the G queries. q: [G][HEAD_DIM] floats in shared
+// memory; k: [HEAD_DIM], 16-byte aligned.
+template <class T, int HEAD_DIM, int G>
+__device__ __forceinline__ void dot_rows(const float (*q)[HEAD_DIM], const T* k, float (&s)[G]) {
   constexpr int n = vec16<T>::size;
-  float s = 0.0f;
+  KVACTOR_UNROLL
+  for (int g = 0; g < G; ++g) s[g] = 0.0f;
   KVACTOR_UNROLL_4
   for (int c = 0; c < HEAD_DIM; c += n) {
     const vec16<T> kv = load16(k + c);
     KVACTOR_UNROLL
-    for (int i = 0; i < n; ++i) s = fmaf(q[c + i], to_float(kv.v[i]), s);
+    for (int i = 0; i < n; ++i) {
+      const float kf = to_float(kv.v[i]);
+      KVACTOR_UNROLL
+      for (int g = 0; g < G; ++g) s[g] = fmaf(q[g][c + i], kf, s[g]);
+    }
   }
-  return s;
 }
 
 // Sequence of query token `token`: the s with qsl[s] <= token < qsl[s + 1].
@@ -74,27 +97,26 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
   return lo;
 }
 
-// grid: (num_tokens * num_heads), block: (attention_threads);
-// blockIdx.x = token * num_heads + head.
-// NOTE: a 1-D grid with heads fastest: the query heads of one GQA group are
-// adjacent blocks that run together and walk the same K/V rows, so all but
-// the first read them from L2; and no 65535 limit of grid.y applies.
-template <class T, int HEAD_DIM>
+// grid: (num_tokens * num_heads / G), block: (attention_threads);
+// blockIdx.x = token * (num_heads / G) + head group.
+// NOTE: a 1-D grid: no 65535 limit of grid.y applies to prefill batches.
+template <class T, int HEAD_DIM, int G>
 __global__ void paged_attention_kernel(const paged_attention_params p) {
   constexpr int threads = attention_threads;
   constexpr int num_warps = threads / warp_size;
-  constexpr int groups = HEAD_DIM >= threads ? 1 : threads / HEAD_DIM;  // keys split across
-  constexpr int dims = HEAD_DIM >= threads ? HEAD_DIM / threads : 1;    // output dims per thread
+  constexpr int splits = HEAD_DIM >= threads ? 1 : threads / HEAD_DIM;  // keys split across thread groups
+  constexpr int dims = HEAD_DIM >= threads ? HEAD_DIM / threads : 1;    // output dims per thread and head
   static_assert(HEAD_DIM % threads == 0 || threads % HEAD_DIM == 0, "head_dim vs block size");
   static_assert(HEAD_DIM * sizeof(T) % 16 == 0, "rows must be whole 16-byte vectors");
 
-  __shared__ float q_s[HEAD_DIM];             // scaled query
-  __shared__ float p_s[threads];              // probabilities of the current tile
-  __shared__ float red_s[num_warps];          // reduction scratch
-  __shared__ float sum_s[groups][HEAD_DIM];   // partial outputs of the key groups
+  __shared__ float q_s[G][HEAD_DIM];               // scaled queries of the group
+  __shared__ float p_s[G][threads];                // probabilities of the current tile
+  __shared__ float red_s[num_warps][G];            // reduction scratch
+  __shared__ float sum_s[splits][G][HEAD_DIM];     // partial outputs of the key splits
 
-  const int token = static_cast<int>(blockIdx.x) / p.num_heads;
-  const int head = static_cast<int>(blockIdx.x) % p.num_heads;
+  const int num_groups = p.num_heads / G;
+  const int token = static_cast<int>(blockIdx.x) / num_groups;
+  const int head0 = static_cast<int>(blockIdx.x) % num_groups * G;
   const int tid = static_cast<int>(threadIdx.x);
 
   int seq = token, q_index = 0, q_len = 1;
@@ -104,65 +126,95 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
     q_len = p.query_start_loc[seq + 1] - p.query_start_loc[seq];
   }
   const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
-  const int kv_head = head / (p.num_heads / p.num_kv_heads);
+  const int kv_head = head0 / (p.num_heads / p.num_kv_heads);   // G divides the ratio
   const int64_t row_stride = static_cast<int64_t>(p.num_kv_heads) * HEAD_DIM;  // between slots
   const int64_t q_stride = p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
-  const T* q = static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head * HEAD_DIM;
+  const T* q = static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head0 * HEAD_DIM;
   const T* k_base = static_cast<const T*>(p.k_cache) + kv_head * HEAD_DIM;
   const T* v_base = static_cast<const T*>(p.v_cache) + kv_head * HEAD_DIM;
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
 
-  for (int d = tid; d < HEAD_DIM; d += threads) q_s[d] = to_float(q[d]) * p.scale;
+  for (int i = tid; i < G * HEAD_DIM; i += threads) q_s[i / HEAD_DIM][i % HEAD_DIM] = to_float(q[i]) * p.scale;
   __syncthreads();
 
-  const int group = groups > 1 ? tid / HEAD_DIM : 0;
-  const int dim0 = groups > 1 ? tid % HEAD_DIM : tid;
-  float m = -INFINITY, l = 0.0f;
-  float acc[dims];
+  const int split = splits > 1 ? tid / HEAD_DIM : 0;
+  const int dim0 = splits > 1 ? tid % HEAD_DIM : tid;
+  float m[G], l[G], acc[G][dims];
   KVACTOR_UNROLL
-  for (int i = 0; i < dims; ++i) acc[i] = 0.0f;
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.0f;
+    KVACTOR_UNROLL
+    for (int i = 0; i < dims; ++i) acc[g][i] = 0.0f;
+  }
 
   for (int tile = 0; tile < num_keys; tile += threads) {
     const int j = tile + tid;
-    float s = -INFINITY;
+    float s[G];
     if (j < num_keys) {
       const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
-      s = dot_row<T, HEAD_DIM>(q_s, k_base + slot * row_stride);
+      dot_rows<T, HEAD_DIM, G>(q_s, k_base + slot * row_stride, s);
+    } else {
+      KVACTOR_UNROLL
+      for (int g = 0; g < G; ++g) s[g] = -INFINITY;
     }
-    const float m_new = fmaxf(m, block_reduce<num_warps>(s, red_s, max_op{}));
-    const float e = j < num_keys ? expf(s - m_new) : 0.0f;
-    p_s[tid] = e;
-    const float alpha = expf(m - m_new);  // 0 on the first tile (m = -inf)
-    l = l * alpha + block_reduce<num_warps>(e, red_s, sum_op{});  // its barrier publishes p_s
-    m = m_new;
+    float r[G];
     KVACTOR_UNROLL
-    for (int i = 0; i < dims; ++i) acc[i] *= alpha;
+    for (int g = 0; g < G; ++g) r[g] = s[g];
+    block_reduce<num_warps, G>(r, red_s, max_op{});
+    float alpha[G];
+    KVACTOR_UNROLL
+    for (int g = 0; g < G; ++g) {
+      const float m_new = fmaxf(m[g], r[g]);
+      const float e = j < num_keys ? expf(s[g] - m_new) : 0.0f;
+      p_s[g][tid] = e;
+      alpha[g] = expf(m[g] - m_new);  // 0 on the first tile (m = -inf)
+      m[g] = m_new;
+      r[g] = e;
+    }
+    block_reduce<num_warps, G>(r, red_s, sum_op{});  // its barrier also publishes p_s
+    KVACTOR_UNROLL
+    for (int g = 0; g < G; ++g) {
+      l[g] = l[g] * alpha[g] + r[g];
+      KVACTOR_UNROLL
+      for (int i = 0; i < dims; ++i) acc[g][i] *= alpha[g];
+    }
     const int tile_len = num_keys - tile < threads ? num_keys - tile : threads;
-    for (int t = group; t < tile_len; t += groups) {
+    for (int t = split; t < tile_len; t += splits) {
       const int jj = tile + t;
       const int64_t slot = static_cast<int64_t>(table[jj / p.block_size]) * p.block_size + jj % p.block_size;
       const T* v = v_base + slot * row_stride;
-      const float pt = p_s[t];
       KVACTOR_UNROLL
-      for (int i = 0; i < dims; ++i) acc[i] = fmaf(pt, to_float(v[dim0 + i * threads]), acc[i]);
+      for (int i = 0; i < dims; ++i) {
+        const float vf = to_float(v[dim0 + i * threads]);
+        KVACTOR_UNROLL
+        for (int g = 0; g < G; ++g) acc[g][i] = fmaf(p_s[g][t], vf, acc[g][i]);
+      }
     }
     __syncthreads();  // p_s is rewritten by the next tile
   }
 
-  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(token) * p.num_heads + head) * HEAD_DIM;
-  const float inv_l = 1.0f / l;
-  if (groups > 1) {
-    sum_s[group][dim0] = acc[0];
+  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(token) * p.num_heads + head0) * HEAD_DIM;
+  if (splits > 1) {
+    KVACTOR_UNROLL
+    for (int g = 0; g < G; ++g) sum_s[split][g][dim0] = acc[g][0];
     __syncthreads();
-    if (group == 0) {
-      float r = 0.0f;
+    if (split == 0) {
       KVACTOR_UNROLL
-      for (int g = 0; g < groups; ++g) r += sum_s[g][dim0];
-      out[dim0] = from_float<T>(r * inv_l);
+      for (int g = 0; g < G; ++g) {
+        float total = 0.0f;
+        KVACTOR_UNROLL
+        for (int k = 0; k < splits; ++k) total += sum_s[k][g][dim0];
+        out[g * HEAD_DIM + dim0] = from_float<T>(total / l[g]);
+      }
     }
   } else {
     KVACTOR_UNROLL
-    for (int i = 0; i < dims; ++i) out[dim0 + i * threads] = from_float<T>(acc[i] * inv_l);
+    for (int g = 0; g < G; ++g) {
+      const float inv_l = 1.0f / l[g];
+      KVACTOR_UNROLL
+      for (int i = 0; i < dims; ++i) out[g * HEAD_DIM + dim0 + i * threads] = from_float<T>(acc[g][i] * inv_l);
+    }
   }
 }
 

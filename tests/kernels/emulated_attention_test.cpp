@@ -13,12 +13,25 @@ namespace {
 
 using testing::attention_config;
 
+// Mirrors the launcher in kernels/cuda/kernels.cu.
+template <class T, int HEAD_DIM>
+void launch_emulated_head_dim(const paged_attention_params& p) {
+  const int group = gpu::attention_group_size(p.num_heads / p.num_kv_heads);
+  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads / group));
+  const dim3 block(gpu::attention_threads);
+  switch (group) {
+  case 1: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 1>, p); break;
+  case 2: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 2>, p); break;
+  case 4: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 4>, p); break;
+  case 8: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 8>, p); break;
+  default: FAIL() << "group " << group;
+  }
+}
+
 template <class T>
 void launch_emulated(const paged_attention_params& p) {
-  const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads));
-  const dim3 block(gpu::attention_threads);
-  if (p.head_dim == 64) emu::launch(grid, block, gpu::paged_attention_kernel<T, 64>, p);
-  else if (p.head_dim == 128) emu::launch(grid, block, gpu::paged_attention_kernel<T, 128>, p);
+  if (p.head_dim == 64) launch_emulated_head_dim<T, 64>(p);
+  else if (p.head_dim == 128) launch_emulated_head_dim<T, 128>(p);
   else FAIL() << "head_dim " << p.head_dim;
 }
 
@@ -69,6 +82,20 @@ TEST_P(emulated_attention, prefill_and_extend_match_reference) {
   c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2};
   run_and_check(c);
+}
+
+// GQA ratios 8 (group of 8) and 6 (three groups of 2 per KV head).
+TEST(emulated_attention_groups, other_gqa_ratios_match_reference) {
+  for (int ratio : {6, 8}) {
+    attention_config c;
+    c.type = dtype::f16;
+    c.head_dim = 128;
+    c.block_size = 16;
+    c.num_kv_heads = 2;
+    c.num_heads = 2 * ratio;
+    c.seq_lens = {1, 17, 150};
+    run_and_check(c);
+  }
 }
 
 std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
