@@ -1,0 +1,119 @@
+// kvactor-serve: the runtime behind the TCP line protocol.
+//
+//   kvactor-serve [--host=127.0.0.1] [--port=7878] [--model=DIR] [--device=cpu|cuda]
+//                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=16]
+//                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
+//                 [--preemption=swap|recompute] [--threads=0]
+// Options come through CAF's configuration (also caf-application.ini).
+// Without --model it serves the default tiny model, written on first run.
+// SIGINT or SIGTERM: live requests end as aborted, then the server exits.
+
+#include "model/tiny/tiny_model.hpp"
+#include "net/server.hpp"
+
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+namespace {
+
+struct serve_config : caf::actor_system_config {
+  std::string host = "127.0.0.1";
+  int32_t port = 7878;
+  std::string model;
+  std::string device = "cpu";
+  int64_t kv_cache_mib = 256;
+  int64_t swap_mib = 256;
+  int32_t block_size = 16;
+  int32_t max_batched_tokens = 512;
+  int32_t max_seqs = 64;
+  int32_t max_waiting = 1024;
+  std::string preemption = "swap";
+  int32_t threads = 0;
+
+  serve_config() {
+    kvactor::add_message_types(*this);
+    kvactor::net::add_message_types(*this);
+    opt_group{custom_options_, "global"}
+      .add(host, "host", "address to listen on")
+      .add(port, "port", "TCP port (0: any free one)")
+      .add(model, "model", "Hugging Face model folder (default: the tiny model)")
+      .add(device, "device", "cpu, cuda or cuda:N")
+      .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB")
+      .add(swap_mib, "swap-mib", "pinned host memory for swapped-out sequences, MiB")
+      .add(block_size, "block-size", "tokens per KV block")
+      .add(max_batched_tokens, "max-batched-tokens", "tokens per step (chunked prefill budget)")
+      .add(max_seqs, "max-seqs", "sequences per step")
+      .add(max_waiting, "max-waiting", "waiting requests before new ones are refused")
+      .add(preemption, "preemption", "swap or recompute")
+      .add(threads, "threads", "CPU device threads (0: all cores)");
+  }
+};
+
+// The default model: the tiny model, written once under ~/.cache/kvactor.
+std::string default_model() {
+  const char* home = std::getenv("XDG_CACHE_HOME");
+  std::filesystem::path base = home ? home : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache";
+  auto dir = base / "kvactor" / "tiny";
+  if (!std::filesystem::exists(dir / "model.safetensors")) {
+    std::cerr << "kvactor-serve: writing the default tiny model to " << dir << "\n";
+    if (auto ok = kvactor::model::tiny::write_model(dir, {}); !ok) {
+      std::cerr << "kvactor-serve: " << ok.error().message << "\n";
+      return {};
+    }
+  }
+  return dir.string();
+}
+
+int caf_main(caf::actor_system& sys, const serve_config& cfg) {
+  if (cfg.port < 0 || cfg.port > 65535) {
+    std::cerr << "kvactor-serve: --port must be in [0, 65535]\n";
+    return 2;
+  }
+  kvactor::engine_config engine;
+  engine.model_dir = cfg.model.empty() ? default_model() : cfg.model;
+  if (engine.model_dir.empty())
+    return 1;
+  engine.device = cfg.device;
+  engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
+  engine.swap_bytes = cfg.swap_mib << 20;
+  engine.block_size = cfg.block_size;
+  engine.max_num_batched_tokens = cfg.max_batched_tokens;
+  engine.max_num_seqs = cfg.max_seqs;
+  engine.max_waiting = cfg.max_waiting;
+  engine.preemption = cfg.preemption;
+  engine.num_threads = cfg.threads;
+  auto runtime = kvactor::spawn_runtime(sys, engine);
+  if (!runtime) {
+    std::cerr << "kvactor-serve: " << sys.render(runtime.error()) << "\n";
+    return 1;
+  }
+
+  kvactor::net::server server(sys, *runtime);
+  auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
+  if (auto* err = std::get_if<std::string>(&bound)) {
+    std::cerr << "kvactor-serve: " << *err << "\n";
+    caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
+
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+  signals.async_wait([](const boost::system::error_code&, int) {});
+  signals_io.run();
+
+  std::cerr << "kvactor-serve: shutting down\n";
+  server.stop_accepting();
+  caf::scoped_actor self{sys};
+  self->request(*runtime, caf::infinite, kvactor::shutdown_atom::value)
+    .receive([](bool) {}, [&](const caf::error& e) { std::cerr << sys.render(e) << "\n"; });
+  server.stop();
+  return 0;
+}
+
+} // namespace
+
+CAF_MAIN()
