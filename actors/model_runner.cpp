@@ -1,0 +1,146 @@
+#include "actors/model_runner.hpp"
+
+#include "kernels/ops.hpp"
+#include "model/sampler.hpp"
+
+#include <algorithm>
+
+namespace kvactor {
+
+namespace {
+
+// A step's plan and everything the device reads from it, alive until its
+// last task has run.
+struct step_job {
+  step_plan plan;
+  std::vector<int32_t> copy_pairs; // [num_copies, 2]
+  std::function<void(step_output)> done;
+};
+
+} // namespace
+
+model_runner::model_runner(const model::model_config& config, model::model_weights weights)
+  : config_(config), weights_(std::make_unique<model::model_weights>(std::move(weights))) {}
+
+model_runner::~model_runner() {
+  // NOTE: tasks on the streams point at the forward pass and the pools;
+  // drain them before any member goes.
+  if (dev_)
+    dev_->synchronize();
+}
+
+model::result<std::shared_ptr<model_runner>> model_runner::create(const model::model_config& config,
+                                                                  model::model_weights weights,
+                                                                  const model_runner_options& options) {
+  std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
+  if (options.block_size <= 0)
+    return model::make_error("engine config", "block_size must be positive");
+  const kernels::kv_cache_shape unit = model::transformer::cache_shape(config, 1, options.block_size);
+  const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
+  if (num_device_blocks <= 0)
+    return model::make_error("engine config", "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
+                                                " holds no KV block (one block of all layers takes " +
+                                                std::to_string(unit.total_bytes()) + " bytes)");
+  const int64_t num_host_blocks =
+    options.swap_bytes > 0 ? kernels::num_blocks_for_budget(options.swap_bytes, unit) : 0;
+
+  kernels::device_options dev_options;
+  dev_options.num_threads = options.num_threads;
+  // NOTE: the CPU arenas round allocations up to their alignment; 1 MiB of
+  // slack covers that.
+  dev_options.device_bytes = num_device_blocks * unit.total_bytes() + (int64_t{1} << 20);
+  dev_options.pinned_bytes = num_host_blocks * unit.total_bytes() + (int64_t{1} << 20);
+  auto dev = kernels::make_device(options.device, dev_options);
+  if (!dev)
+    return model::make_error("device '" + options.device + "'", dev.error_message());
+  r->dev_ = std::move(dev.value());
+
+  auto device_cache = kernels::allocate_kv_cache(
+    *r->dev_, kernels::memory_kind::device, model::transformer::cache_shape(config, num_device_blocks, options.block_size));
+  if (!device_cache)
+    return model::make_error("device '" + options.device + "'", "cannot allocate the KV cache of " +
+                                                                  std::to_string(num_device_blocks) + " blocks");
+  r->device_cache_ = std::move(*device_cache);
+  if (num_host_blocks > 0) {
+    auto host_cache = kernels::allocate_kv_cache(
+      *r->dev_, kernels::memory_kind::pinned_host, model::transformer::cache_shape(config, num_host_blocks, options.block_size));
+    if (!host_cache)
+      return model::make_error("device '" + options.device + "'", "cannot allocate the pinned swap pool of " +
+                                                                    std::to_string(num_host_blocks) + " blocks");
+    r->host_cache_ = std::move(*host_cache);
+  } else {
+    r->host_cache_.view.shape = model::transformer::cache_shape(config, 0, options.block_size);
+  }
+
+  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view,
+                                            {options.max_num_batched_tokens, options.max_num_seqs});
+  if (!forward)
+    return forward.error();
+  r->forward_ = std::move(forward.value());
+  return r;
+}
+
+void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
+  auto job = std::make_shared<step_job>();
+  job->plan = std::move(plan);
+  job->done = std::move(done);
+  const step_plan& p = job->plan;
+
+  if (!p.copies.empty()) {
+    for (const block_copy& c : p.copies) {
+      job->copy_pairs.push_back(c.src);
+      job->copy_pairs.push_back(c.dst);
+    }
+    const kernels::kv_cache_view& v = device_cache_.view;
+    kernels::copy_blocks_params cp{};
+    cp.cache = v.base;
+    cp.pairs = job->copy_pairs.data(); // [num_pairs, 2], alive with the job
+    cp.num_pairs = static_cast<int32_t>(p.copies.size());
+    cp.num_layers = v.shape.num_layers;
+    cp.num_blocks = v.shape.num_blocks;
+    cp.block_bytes = v.shape.block_bytes();
+    kernels::copy_blocks(*dev_, kernels::streams::compute, cp);
+  }
+
+  if (p.seqs.empty()) {
+    dev_->record(kernels::streams::compute, [job] { job->done(step_output{job->plan.step_id, {}}); });
+    return;
+  }
+  std::vector<model::sequence_chunk> chunks;
+  chunks.reserve(p.seqs.size());
+  for (const scheduled_sequence& s : p.seqs)
+    chunks.push_back({s.start, s.tokens, s.block_table, s.sample});
+  auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
+  const auto vocab = static_cast<size_t>(config_.vocab_size);
+  forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
+    step_output out{job->plan.step_id, {}};
+    size_t row = 0;
+    for (const scheduled_sequence& s : job->plan.seqs) {
+      if (!s.sample)
+        continue;
+      const auto r = logits.subspan(row++ * vocab, vocab);
+      out.sampled.push_back({s.id, model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens))});
+    }
+    job->done(std::move(out));
+  });
+}
+
+void model_runner::swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) {
+  const bool out = direction == swap_direction::out;
+  const kernels::stream_id stream = out ? kernels::streams::swap_out : kernels::streams::swap_in;
+  // NOTE: the copy starts after the compute work enqueued so far: a
+  // swap-out reads what the last step wrote, a swap-in overwrites blocks
+  // that a step still in flight may have been reading before they were freed.
+  dev_->wait_event(stream, dev_->record(kernels::streams::compute));
+  std::vector<kernels::block_pair> pairs;
+  pairs.reserve(copies.size());
+  for (const block_copy& c : copies)
+    pairs.push_back({c.src, c.dst});
+  const kernels::kv_cache_view& src = out ? device_cache_.view : host_cache_.view;
+  const kernels::kv_cache_view& dst = out ? host_cache_.view : device_cache_.view;
+  // NOTE: the returned event is dropped here, not in the callback (a callback
+  // must not destroy the last reference to an event).
+  (void)kernels::swap_blocks(*dev_, stream, src, dst, std::move(pairs), std::move(done));
+}
+
+} // namespace kvactor

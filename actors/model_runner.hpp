@@ -1,0 +1,64 @@
+#pragma once
+// model_runner: the real step_runner — a loaded model on a device, its KV
+// pools and the forward pass.
+//
+//   run(plan)  : compute stream  [copy_blocks (CoW)] -> forward -> sample -> done
+//   swap(out)  : swap_out stream, after the compute work enqueued so far
+//   swap(in)   : swap_in stream,  likewise
+//
+// Every call only enqueues and returns at once; `done` runs on a device
+// thread. No CAF in here.
+
+#include "actors/step_runner.hpp"
+#include "kernels/device.hpp"
+#include "kernels/kv_cache.hpp"
+#include "model/config.hpp"
+#include "model/error.hpp"
+#include "model/forward/transformer.hpp"
+#include "model/weights.hpp"
+
+#include <memory>
+#include <string>
+
+namespace kvactor {
+
+struct model_runner_options {
+  std::string device = "cpu";         // cpu, cuda, cuda:N
+  int64_t kv_cache_bytes = 256 << 20; // device pool
+  int64_t swap_bytes = 256 << 20;     // pinned host pool (0: no swapping)
+  int32_t block_size = 16;
+  int32_t max_num_batched_tokens = 512;
+  int32_t max_num_seqs = 64;
+  int32_t num_threads = 0;            // CPU device threads; 0: all cores
+};
+
+class model_runner final : public step_runner {
+public:
+  // Makes the device, sizes and allocates both pools and prepares the
+  // forward pass; failures name what is wrong.
+  static model::result<std::shared_ptr<model_runner>> create(const model::model_config& config,
+                                                             model::model_weights weights,
+                                                             const model_runner_options& options);
+  ~model_runner() override; // waits for the device's streams
+
+  void run(step_plan plan, std::function<void(step_output)> done) override;
+  void swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) override;
+
+  int32_t num_device_blocks() const override { return static_cast<int32_t>(device_cache_.view.shape.num_blocks); }
+  int32_t num_host_blocks() const override { return static_cast<int32_t>(host_cache_.view.shape.num_blocks); }
+  int32_t block_size() const override { return device_cache_.view.shape.block_size; }
+
+  const model::model_config& config() const { return config_; }
+
+private:
+  model_runner(const model::model_config& config, model::model_weights weights);
+
+  model::model_config config_;
+  std::unique_ptr<model::model_weights> weights_;
+  std::unique_ptr<kernels::device> dev_;
+  kernels::kv_cache device_cache_;
+  kernels::kv_cache host_cache_; // num_blocks 0 when there is no swap space
+  std::unique_ptr<model::transformer> forward_;
+};
+
+} // namespace kvactor

@@ -1,0 +1,158 @@
+// kvactor-bench-model: tokens/s of the CPU forward pass on a model folder
+// (default: the tiny model the build writes), for a prefill step and for
+// decode steps at several batch sizes, with the share of step time spent
+// outside the matrix products (BLAS) and the attention (cache write +
+// paged attention). Each figure is the median of --reps runs.
+//
+//   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/device.hpp"
+#include "kernels/kv_cache.hpp"
+#include "model/forward/transformer.hpp"
+#include "model/model_folder.hpp"
+
+using namespace kvactor;
+
+namespace {
+
+struct options {
+  std::string model = KVACTOR_TINY_MODEL_DIR;
+  int context = 128;  // tokens already cached per sequence when decoding
+  int prefill = 512;  // prompt tokens of the prefill step
+  int steps = 10;     // timed decode steps per run
+  int reps = 5;
+  int threads = 0;
+};
+
+struct figures {
+  double tokens_per_second;
+  double outside_share; // of step time, outside BLAS and attention
+  double blas_share;
+  double attention_share;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+figures measure(model::transformer& tf, const model::forward_batch& batch, int num_steps, int reps) {
+  tf.run(batch); // warm-up
+  std::vector<double> tps, outside, blas, attention;
+  for (int r = 0; r < reps; ++r) {
+    tf.reset_profile();
+    tf.set_profiling(true);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int s = 0; s < num_steps; ++s) tf.run(batch);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tf.set_profiling(false);
+    const model::forward_profile& p = tf.profile();
+    tps.push_back(batch.num_tokens() * double(num_steps) / wall);
+    outside.push_back(1.0 - (p.blas_seconds + p.attention_seconds) / p.total_seconds);
+    blas.push_back(p.blas_seconds / p.total_seconds);
+    attention.push_back(p.attention_seconds / p.total_seconds);
+  }
+  return {median(tps), median(outside), median(blas), median(attention)};
+}
+
+bool parse(int argc, char** argv, options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view key) -> const char* {
+      return a.substr(0, key.size()) == key ? argv[i] + key.size() : nullptr;
+    };
+    if (const char* v = value("--model=")) o.model = v;
+    else if (const char* v2 = value("--context=")) o.context = std::atoi(v2);
+    else if (const char* v3 = value("--prefill=")) o.prefill = std::atoi(v3);
+    else if (const char* v4 = value("--steps=")) o.steps = std::atoi(v4);
+    else if (const char* v5 = value("--reps=")) o.reps = std::atoi(v5);
+    else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
+    else {
+      std::fprintf(stderr, "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
+                           "[--reps=5] [--threads=0]\n");
+      return false;
+    }
+  }
+  return o.context > 0 && o.prefill > 0 && o.steps > 0 && o.reps > 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o)) return 2;
+  auto m = model::load_model_folder(o.model, model::dtype::f32);
+  if (!m) {
+    std::fprintf(stderr, "%s\n", m.error().message.c_str());
+    return 1;
+  }
+  const std::vector<int> batches{1, 8, 32, 64};
+  const int32_t bs = 16;
+  const int max_batch = batches.back();
+  const int blocks_per_seq = std::max(o.context + 1, o.prefill) / bs + 1;
+  const int64_t num_blocks = int64_t{max_batch} * blocks_per_seq;
+  const kernels::kv_cache_shape shape = model::transformer::cache_shape(m->config, num_blocks, bs);
+  kernels::device_options dopt;
+  dopt.num_threads = o.threads;
+  dopt.device_bytes = shape.total_bytes() + (int64_t{1} << 20);
+  auto dev = kernels::make_device("cpu", dopt);
+  if (!dev) {
+    std::fprintf(stderr, "%s\n", dev.error_message().c_str());
+    return 1;
+  }
+  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device, shape);
+  if (!cache) {
+    std::fprintf(stderr, "cannot allocate %lld bytes of KV cache\n", static_cast<long long>(shape.total_bytes()));
+    return 1;
+  }
+  std::fill_n(static_cast<float*>(cache->view.base), shape.total_bytes() / 4, 0.01f);
+  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view,
+                                       {std::max(o.prefill, max_batch), max_batch});
+  if (!tf) {
+    std::fprintf(stderr, "%s\n", tf.error().message.c_str());
+    return 1;
+  }
+
+  std::vector<std::vector<int32_t>> tables(static_cast<size_t>(max_batch));
+  for (int s = 0; s < max_batch; ++s)
+    for (int b = 0; b < blocks_per_seq; ++b) tables[size_t(s)].push_back(b * max_batch + s); // interleaved
+  std::vector<int32_t> tokens(size_t(o.prefill));
+  for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
+
+  std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
+              "fp32 weights and KV; %d device threads\n",
+              o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
+              (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
+              (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
+              o.threads);
+  std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "BLAS", "attention", "outside");
+
+  {
+    const model::sequence_chunk c{0, tokens, tables[0], true};
+    const auto batch = model::forward_batch::build(std::span(&c, 1), bs);
+    const figures f = measure(**tf, batch, 1, o.reps);
+    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n", ("prefill " + std::to_string(o.prefill)).c_str(),
+                f.tokens_per_second, 100 * f.blas_share, 100 * f.attention_share, 100 * f.outside_share);
+  }
+  for (int b : batches) {
+    // NOTE: every timed step decodes at position `context` of each sequence
+    // (rewriting the same slot), so the context stays fixed across steps.
+    std::vector<model::sequence_chunk> chunks;
+    for (int s = 0; s < b; ++s)
+      chunks.push_back({o.context, std::span<const int32_t>(tokens).subspan(size_t(s % 16), 1), tables[size_t(s)], true});
+    const auto batch = model::forward_batch::build(chunks, bs);
+    const figures f = measure(**tf, batch, o.steps, o.reps);
+    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n",
+                ("decode batch " + std::to_string(b) + " ctx " + std::to_string(o.context)).c_str(),
+                f.tokens_per_second, 100 * f.blas_share, 100 * f.attention_share, 100 * f.outside_share);
+  }
+  return 0;
+}

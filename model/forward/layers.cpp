@@ -1,0 +1,156 @@
+#include "model/forward/layers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include <cblas.h>
+
+#include "kernels/assert.hpp"
+
+namespace kvactor::model::layers {
+namespace {
+
+// Splits [0, n) into about `parts` ranges of whole `align` multiples.
+struct split {
+  std::int64_t n, step;
+  split(std::int64_t total, int parts, std::int64_t align) : n(total) {
+    const std::int64_t per = (total + parts - 1) / parts;
+    step = std::max<std::int64_t>(align, (per + align - 1) / align * align);
+  }
+  std::int64_t num_parts() const { return (n + step - 1) / step; }
+  std::int64_t begin(std::int64_t i) const { return i * step; }
+  std::int64_t end(std::int64_t i) const { return std::min(n, (i + 1) * step); }
+};
+
+// Rows per task so that small batches stay on the calling thread.
+void for_rows(kernels::thread_pool& pool, std::int64_t num_rows, std::int64_t row_cost,
+              const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  constexpr std::int64_t min_work = 16384; // elements per task worth a hand-off
+  const std::int64_t rows_per_task = std::max<std::int64_t>(1, min_work / std::max<std::int64_t>(row_cost, 1));
+  const std::int64_t num_tasks = (num_rows + rows_per_task - 1) / rows_per_task;
+  if (num_tasks <= 1) {
+    fn(0, num_rows);
+    return;
+  }
+  const split s(num_rows, static_cast<int>(std::min<std::int64_t>(num_tasks, 4 * pool.num_threads())), 1);
+  pool.parallel_for(s.num_parts(), [&](std::int64_t i) { fn(s.begin(i), s.end(i)); });
+}
+
+} // namespace
+
+void use_single_threaded_blas() {
+  // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's own
+  // threads would compete with it (and spin after each call), so BLAS runs
+  // single-threaded and linear() splits the output columns over the pool.
+  openblas_set_num_threads(1);
+}
+
+void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {
+  const std::int64_t h = table.cols();
+  for_rows(pool, static_cast<std::int64_t>(ids.size()), h, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      const std::int64_t id = ids[static_cast<std::size_t>(t)];
+      KVACTOR_ASSERT(id >= 0 && id < table.rows(), "token id outside the embedding");
+      float* row = out + t * h;
+      if (table.type == dtype::f32) {
+        std::memcpy(row, table.f32() + id * h, static_cast<std::size_t>(h) * sizeof(float));
+      } else {
+        const std::uint16_t* src = table.bf16() + id * h;
+        for (std::int64_t i = 0; i < h; ++i) row[i] = bf16_to_f32(src[i]);
+      }
+    }
+  });
+}
+
+void rms_norm(kernels::thread_pool& pool, const float* x, std::int64_t ldx, float* out, std::int64_t ldo,
+              std::int64_t num_rows, std::int64_t n, const float* weight, float eps) {
+  for_rows(pool, num_rows, n, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
+      const float* xr = x + r * ldx;
+      float* o = out + r * ldo;
+      float sum = 0.0f;
+      for (std::int64_t i = 0; i < n; ++i) sum += xr[i] * xr[i];
+      const float inv = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = weight[i] * (xr[i] * inv);
+    }
+  });
+}
+
+void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t num_tokens,
+                    std::int64_t num_heads, std::int64_t head_dim, const float* weight, float eps) {
+  for_rows(pool, num_tokens, num_heads * head_dim, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      float* row = x + t * ldx;
+      for (std::int64_t h = 0; h < num_heads; ++h) {
+        float* v = row + h * head_dim;
+        float sum = 0.0f;
+        for (std::int64_t i = 0; i < head_dim; ++i) sum += v[i] * v[i];
+        const float inv = 1.0f / std::sqrt(sum / static_cast<float>(head_dim) + eps);
+        for (std::int64_t i = 0; i < head_dim; ++i) v[i] = weight[i] * (v[i] * inv);
+      }
+    }
+  });
+}
+
+void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
+            float* y, std::int64_t ldy, bool accumulate) {
+  KVACTOR_ASSERT(w.type == dtype::f32, "the CPU forward pass takes fp32 matrices");
+  const std::int64_t n = w.rows();
+  const std::int64_t k = w.cols();
+  const float* wd = w.f32();
+  const float beta = accumulate ? 1.0f : 0.0f;
+  // NOTE: columns in multiples of 16 rows of W; a part per pool thread keeps
+  // each thread streaming its own slice of the weight once per call.
+  const split s(n, pool.num_threads(), 16);
+  auto part = [&](std::int64_t i) {
+    const std::int64_t b = s.begin(i), e = s.end(i);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(e - b),
+                static_cast<blasint>(k), 1.0f, x, static_cast<blasint>(ldx), wd + b * k, static_cast<blasint>(k), beta,
+                y + b, static_cast<blasint>(ldy));
+  };
+  if (s.num_parts() == 1) part(0);
+  else pool.parallel_for(s.num_parts(), part);
+}
+
+void rope(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t num_tokens, std::int64_t num_heads,
+          std::int64_t head_dim, const float* cos, const float* sin) {
+  const std::int64_t half = head_dim / 2;
+  for_rows(pool, num_tokens, num_heads * head_dim, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      const float* c = cos + t * half;
+      const float* s = sin + t * half;
+      for (std::int64_t h = 0; h < num_heads; ++h) {
+        float* v = x + t * ldx + h * head_dim;
+        for (std::int64_t i = 0; i < half; ++i) {
+          const float x1 = v[i], x2 = v[i + half];
+          v[i] = x1 * c[i] - x2 * s[i];
+          v[i + half] = x2 * c[i] + x1 * s[i];
+        }
+      }
+    }
+  });
+}
+
+void rope_angles(std::span<const std::int32_t> positions, std::span<const double> inv_freq, float* cos, float* sin) {
+  const std::size_t half = inv_freq.size();
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double a = positions[t] * inv_freq[i];
+      cos[t * half + i] = static_cast<float>(std::cos(a));
+      sin[t * half + i] = static_cast<float>(std::sin(a));
+    }
+}
+
+void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, float* out, std::int64_t num_tokens,
+            std::int64_t n) {
+  for_rows(pool, num_tokens, n, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b * n; i < e * n; ++i) {
+      const float g = gate[i];
+      out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+  });
+}
+
+} // namespace kvactor::model::layers

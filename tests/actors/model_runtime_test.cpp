@@ -1,0 +1,282 @@
+// The runtime serving a real (tiny) model end to end: kvactor::spawn_runtime
+// from an engine_config, the model_runner over the CPU device, and greedy
+// outputs compared with the paged forward pass run alone.
+
+#include "actors/actors.hpp"
+#include "kvactor/kvactor.hpp"
+#include "model/forward/transformer.hpp"
+#include "model/model_folder.hpp"
+#include "model/sampler.hpp"
+#include "model/tiny/tiny_model.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
+
+namespace kvactor {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace std::chrono_literals;
+
+struct collector {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<request_id, std::vector<token_event>> tokens;
+  std::map<request_id, std::vector<done_event>> dones;
+
+  done_event wait_done(request_id id) {
+    std::unique_lock lock(mutex);
+    const bool arrived = cv.wait_for(lock, 120s, [&] { return dones.contains(id); });
+    EXPECT_TRUE(arrived) << "no done event for request " << id;
+    return arrived ? dones[id].front() : done_event{};
+  }
+};
+
+sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
+  return {
+    [c](token_event& e) {
+      std::lock_guard lock(c->mutex);
+      c->tokens[e.id].push_back(std::move(e));
+    },
+    [c](done_event& e) {
+      std::lock_guard lock(c->mutex);
+      c->dones[e.id].push_back(std::move(e));
+      c->cv.notify_all();
+    },
+  };
+}
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    kvactor::add_message_types(*this);
+    set("scheduler.max-threads", 2);
+  }
+};
+
+// A folder removed with its contents at exit.
+struct scratch_folder {
+  std::filesystem::path path;
+  ~scratch_folder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A small Llama-style model, written once per test binary.
+const std::filesystem::path& model_dir() {
+  static const scratch_folder dir{std::filesystem::temp_directory_path() /
+                                  ("kvactor-model-runtime-" + std::to_string(::getpid()))};
+  static const bool written = [] {
+    model::tiny::tiny_options o;
+    o.hidden_size = 128;
+    o.num_layers = 2;
+    o.num_heads = 4;
+    o.num_kv_heads = 2;
+    o.head_dim = 32;
+    o.intermediate_size = 192;
+    o.vocab_size = 512;
+    o.max_context = 1024;
+    o.seed = 3;
+    return bool(model::tiny::write_model(dir.path, o));
+  }();
+  EXPECT_TRUE(written);
+  return dir.path;
+}
+
+// Greedy tokens of the paged forward pass run alone, one sequence, no actors.
+std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
+  auto m = model::load_model_folder(model_dir(), model::dtype::f32);
+  EXPECT_TRUE(m.has_value());
+  auto dev = kernels::make_device("cpu");
+  const int32_t bs = 16;
+  const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
+  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
+                                          model::transformer::cache_shape(m->config, num_blocks, bs));
+  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1});
+  EXPECT_TRUE(tf.has_value());
+  std::vector<int32_t> table;
+  for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));
+  std::vector<int32_t> history = prompt, out;
+  int32_t start = 0;
+  while (int32_t(out.size()) < max_tokens) {
+    const std::span<const int32_t> fresh = std::span<const int32_t>(history).subspan(size_t(start));
+    const model::sequence_chunk c{start, fresh, table, true};
+    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs));
+    start = int32_t(history.size());
+    out.push_back(model::greedy(logits));
+    history.push_back(out.back());
+  }
+  return out;
+}
+
+std::vector<int32_t> tokens(int n, int32_t first) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[size_t(i)] = (first + 7 * i) % 500;
+  return v;
+}
+
+class model_runtime : public ::testing::Test {
+protected:
+  void start(engine_config e) {
+    e.model_dir = model_dir().string();
+    auto rt = spawn_runtime(sys_, e);
+    ASSERT_TRUE(rt) << sys_.render(rt.error());
+    rt_ = *rt;
+    sink_ = sys_.spawn(sink_fn, events_);
+  }
+
+  void TearDown() override {
+    if (!rt_) return;
+    bool done = false;
+    self_->request(rt_, caf::infinite, shutdown_atom::value)
+      .receive([&](bool ok) { done = ok; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    EXPECT_TRUE(done);
+    rt_ = nullptr;
+  }
+
+  request_id generate(std::vector<int32_t> prompt, int32_t max_tokens) {
+    generate_request req;
+    req.prompt_tokens = std::move(prompt);
+    req.max_tokens = max_tokens;
+    req.ignore_eos = true;
+    admission a;
+    self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
+      .receive([&](const admission& x) { a = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    EXPECT_TRUE(a.ok()) << a.error_message;
+    return a.id;
+  }
+
+  runtime_figures figures() {
+    runtime_figures f;
+    self_->request(rt_, caf::infinite, figures_atom::value)
+      .receive([&](const runtime_figures& x) { f = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    return f;
+  }
+
+  void expect_idle() {
+    const runtime_figures f = figures();
+    EXPECT_EQ(f.device_blocks_used, 0);
+    EXPECT_EQ(f.host_blocks_free, f.host_blocks_total);
+    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
+    EXPECT_THAT(f.broken_invariants, IsEmpty());
+  }
+
+  test_config cfg_;
+  caf::actor_system sys_{cfg_};
+  caf::scoped_actor self_{sys_};
+  std::shared_ptr<collector> events_ = std::make_shared<collector>();
+  runtime_actor rt_;
+  sink_actor sink_;
+};
+
+TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
+  start(engine_config{});
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 6; ++i) {
+    auto prompt = tokens(3 + 11 * i, 13 * i + 1);
+    sent.emplace_back(generate(prompt, 12), prompt);
+  }
+  for (auto& [id, prompt] : sent) {
+    const done_event done = events_->wait_done(id);
+    EXPECT_EQ(done.finish_reason, "max_tokens");
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 12))) << "request " << id;
+  }
+  const runtime_figures f = figures();
+  EXPECT_EQ(f.tokens_generated, 6 * 12);
+  expect_idle();
+}
+
+class model_runtime_preemption : public model_runtime, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
+  engine_config e;
+  e.preemption = GetParam();
+  e.block_size = 4;
+  // One block of this model (2 layers, K and V, 4 tokens, 2 KV heads of 32,
+  // fp32) is 4 KiB: 12 device blocks, while each request grows to 9.
+  e.kv_cache_bytes = 12 * 4096;
+  e.swap_bytes = 64 * 4096;
+  start(e);
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 4; ++i) {
+    auto prompt = tokens(9, 100 * i + 3);
+    sent.emplace_back(generate(prompt, 24), prompt);
+  }
+  int preemptions = 0;
+  for (auto& [id, prompt] : sent) {
+    const done_event done = events_->wait_done(id);
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24))) << "request " << id;
+    preemptions += done.preemptions;
+  }
+  EXPECT_GT(preemptions, 0);
+  expect_idle();
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption, ::testing::Values("swap", "recompute"));
+
+TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
+  start(engine_config{});
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 3; ++i) {
+    auto prompt = tokens(20, 31 * i + 2);
+    sent.emplace_back(generate(prompt, 30), prompt);
+  }
+  for (int i = 0; i < 6; ++i) caf::anon_send(rt_, preempt_atom::value, request_id{0}, i % 2 == 0);
+  for (auto& [id, prompt] : sent)
+    EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(greedy_alone(prompt, 30))) << "request " << id;
+  EXPECT_GE(figures().preemptions, 1);
+  expect_idle();
+}
+
+TEST_F(model_runtime, cancel_returns_every_block) {
+  start(engine_config{});
+  const request_id a = generate(tokens(30, 5), 900);
+  const request_id b = generate(tokens(8, 9), 900);
+  caf::anon_send(rt_, cancel_atom::value, a);
+  caf::anon_send(rt_, cancel_atom::value, b);
+  EXPECT_EQ(events_->wait_done(a).finish_reason, "aborted");
+  EXPECT_EQ(events_->wait_done(b).finish_reason, "aborted");
+  expect_idle();
+}
+
+TEST(model_runtime_config, errors_name_what_is_wrong) {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  engine_config e;
+  e.model_dir = "/nonexistent/kvactor-model";
+  auto r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("/nonexistent/kvactor-model"));
+
+  e.model_dir = model_dir().string();
+  e.preemption = "sometimes";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("preemption 'sometimes'"));
+
+  e.preemption = "swap";
+  e.kv_cache_bytes = 100;
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("holds no KV block"));
+
+  // No GPU here, and no CUDA forward pass yet: a clear error either way.
+  e.kv_cache_bytes = 1 << 20;
+  e.device = "cuda";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("cuda"));
+}
+
+} // namespace
+} // namespace kvactor

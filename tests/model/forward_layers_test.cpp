@@ -1,0 +1,82 @@
+// The CPU layers on hand-checked values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "model/forward/layers.hpp"
+
+namespace kvactor::model::layers {
+namespace {
+
+weight_view matrix(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  return weight_view{v.data(), dtype::f32, 2, {rows, cols}};
+}
+
+TEST(layers, rope_rotates_the_halves_of_each_head) {
+  kernels::thread_pool pool(2);
+  // One token, two heads of D = 4: pairs (0, 2) and (1, 3).
+  std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8};
+  const float c[2] = {0.0f, 1.0f}, s[2] = {1.0f, 0.0f}; // pair 0 by 90 degrees, pair 1 unchanged
+  rope(pool, x.data(), 8, 1, 2, 4, c, s);
+  EXPECT_EQ(x, (std::vector<float>{-3, 2, 1, 4, -7, 6, 5, 8}));
+}
+
+TEST(layers, rope_angles_are_position_times_inv_freq) {
+  const std::vector<int32_t> pos{0, 3};
+  const std::vector<double> inv{1.0, 0.5};
+  std::vector<float> c(4), s(4);
+  rope_angles(pos, inv, c.data(), s.data());
+  EXPECT_FLOAT_EQ(c[0], 1.0f);
+  EXPECT_FLOAT_EQ(s[3], static_cast<float>(std::sin(1.5)));
+  EXPECT_FLOAT_EQ(c[2], static_cast<float>(std::cos(3.0)));
+}
+
+TEST(layers, rms_norm_scales_by_weight) {
+  kernels::thread_pool pool(2);
+  const std::vector<float> x{3, 4}, w{1, 2};
+  std::vector<float> out(2);
+  rms_norm(pool, x.data(), 2, out.data(), 2, 1, 2, w.data(), 0.0f);
+  const float inv = 1.0f / std::sqrt(12.5f);
+  EXPECT_FLOAT_EQ(out[0], 3 * inv);
+  EXPECT_FLOAT_EQ(out[1], 8 * inv);
+}
+
+TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
+  kernels::thread_pool pool(2);
+  // 40 output columns so that the split over the pool has several parts.
+  const int64_t n = 40, k = 3, m = 2;
+  std::vector<float> w(size_t(n * k)), x{1, 2, 3, -1, 0, 1};
+  for (int64_t i = 0; i < n * k; ++i) w[size_t(i)] = float(i % 7) - 3;
+  std::vector<float> y(size_t(m * n), 1.0f);
+  linear(pool, x.data(), k, m, matrix(w, n, k), y.data(), n, true);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      float want = 1.0f;
+      for (int64_t i = 0; i < k; ++i) want += x[size_t(r * k + i)] * w[size_t(c * k + i)];
+      EXPECT_FLOAT_EQ(y[size_t(r * n + c)], want) << r << "," << c;
+    }
+}
+
+TEST(layers, swiglu_is_silu_gate_times_up) {
+  kernels::thread_pool pool(1);
+  const std::vector<float> g{0, 1, -2}, u{5, 2, 3};
+  std::vector<float> out(3);
+  swiglu(pool, g.data(), u.data(), out.data(), 1, 3);
+  EXPECT_FLOAT_EQ(out[0], 0.0f);
+  EXPECT_FLOAT_EQ(out[1], 2.0f / (1.0f + std::exp(-1.0f)));
+  EXPECT_FLOAT_EQ(out[2], 3.0f * -2.0f / (1.0f + std::exp(2.0f)));
+}
+
+TEST(layers, embedding_widens_bf16_rows) {
+  kernels::thread_pool pool(1);
+  const std::vector<uint16_t> table{0x3f80, 0x4000, 0xc040, 0x0000}; // [[1, 2], [-3, 0]]
+  const weight_view v{table.data(), dtype::bf16, 2, {2, 2}};
+  const std::vector<int32_t> ids{1, 0};
+  std::vector<float> out(4);
+  embedding(pool, v, ids, out.data());
+  EXPECT_EQ(out, (std::vector<float>{-3, 0, 1, 2}));
+}
+
+} // namespace
+} // namespace kvactor::model::layers

@@ -1,0 +1,353 @@
+// The proof that paging is right: the paged forward pass (batched, chunked,
+// through the KV-cache kernels) against a dense reference written plainly in
+// double (dense_reference.hpp), on small Llama- and Qwen3-style tiny models.
+// Same greedy tokens, logits within tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "dense_reference.hpp"
+#include "kernels/ops.hpp"
+#include "model/forward/transformer.hpp"
+#include "model/model_folder.hpp"
+#include "model/sampler.hpp"
+#include "model/tiny/tiny_model.hpp"
+#include "temp_dir.hpp"
+
+namespace kvactor::model {
+namespace {
+
+using test_support::dense_reference;
+
+constexpr int32_t block_size = 16;
+
+// One small model per style, written once per test binary.
+const loaded_model& tiny(architecture arch) {
+  static std::map<architecture, std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>> cache;
+  auto& slot = cache[arch];
+  if (!slot.second) {
+    slot.first = std::make_unique<test_support::temp_dir>();
+    tiny::tiny_options o;
+    o.arch = arch;
+    o.hidden_size = 128;
+    o.num_layers = 2;
+    o.num_heads = 4;
+    o.num_kv_heads = 2;
+    o.head_dim = 64; // q_size 256 != hidden: head_dim is its own key
+    o.intermediate_size = 192;
+    o.vocab_size = 512;
+    o.max_context = 512;
+    o.seed = 7;
+    const status s = tiny::write_model(slot.first->path(), o);
+    KVACTOR_ASSERT(s, "writing the tiny model failed");
+    auto m = load_model_folder(slot.first->path(), dtype::f32);
+    KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");
+    slot.second = std::make_unique<loaded_model>(std::move(m).value());
+  }
+  return *slot.second;
+}
+
+std::vector<int32_t> prompt(int n, int salt) {
+  std::vector<int32_t> t;
+  for (int i = 0; i < n; ++i) t.push_back((i * 37 + salt * 101 + 11) % 500);
+  return t;
+}
+
+// A sequence as the scheduler would hold it: its tokens, its blocks, and how
+// many tokens have K/V in the cache.
+struct paged_seq {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> table;
+  int32_t num_cached = 0;
+};
+
+class harness {
+public:
+  explicit harness(const loaded_model& m, int64_t num_blocks = 64) : m_(m) {
+    kernels::device_options opts;
+    opts.num_threads = 2;
+    auto d = kernels::make_device("cpu", opts);
+    KVACTOR_ASSERT(d.has_value(), "cpu device");
+    dev_ = std::move(d.value());
+    auto c = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device,
+                                        transformer::cache_shape(m.config, num_blocks, block_size));
+    KVACTOR_ASSERT(c.has_value(), "kv cache");
+    cache_ = std::move(*c);
+    fill_nan(cache_.view);
+    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16});
+    KVACTOR_ASSERT(t.has_value(), "transformer");
+    tf_ = std::move(t.value());
+    // Scattered block ids, so tables are never contiguous runs.
+    for (int64_t i = 0; i < num_blocks; ++i) free_.push_back(static_cast<int32_t>((i * 5 + 3) % num_blocks));
+  }
+
+  // NaN in every unused slot: a read past a context poisons the logits.
+  static void fill_nan(const kernels::kv_cache_view& v) {
+    auto* p = static_cast<float*>(v.base);
+    std::fill(p, p + v.shape.total_bytes() / 4, std::numeric_limits<float>::quiet_NaN());
+  }
+
+  int32_t take_block() {
+    KVACTOR_ASSERT(!free_.empty(), "harness out of blocks");
+    const int32_t b = free_.front();
+    free_.erase(free_.begin());
+    return b;
+  }
+
+  // One step: for each (seq, n) the next n uncached tokens. A sequence whose
+  // step reaches its last token samples. Returns [num sampled, vocab].
+  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work) {
+    std::vector<sequence_chunk> chunks;
+    for (auto& [s, n] : work) {
+      const int32_t end = s->num_cached + n;
+      KVACTOR_ASSERT(end <= static_cast<int32_t>(s->tokens.size()), "step past the tokens");
+      while (static_cast<int32_t>(s->table.size()) * block_size < end) s->table.push_back(take_block());
+      chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
+                        s->table, end == static_cast<int32_t>(s->tokens.size())});
+    }
+    std::vector<float> logits = tf_->run(forward_batch::build(chunks, block_size));
+    for (auto& [s, n] : work) s->num_cached += n;
+    return logits;
+  }
+
+  kernels::device& dev() { return *dev_; }
+  const kernels::kv_cache_view& cache() const { return cache_.view; }
+  int64_t vocab() const { return m_.config.vocab_size; }
+
+private:
+  const loaded_model& m_;
+  std::unique_ptr<kernels::device> dev_;
+  kernels::kv_cache cache_;
+  std::unique_ptr<transformer> tf_;
+  std::vector<int32_t> free_;
+};
+
+// |got - want| <= 2e-4 + 1e-3 |want| everywhere; reports the first mismatches.
+void expect_close(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int num_bad = 0;
+  double worst = 0;
+  std::string first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::abs(double(got[i]) - want[i]);
+    worst = std::max(worst, std::isnan(diff) ? 1e30 : diff);
+    if (!(diff <= 2e-4 + 1e-3 * std::abs(want[i]))) {
+      if (num_bad++ < 5) first += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+    }
+  }
+  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " mismatches, worst " << worst << ";" << first;
+}
+
+token_id argmax(const std::vector<double>& v) {
+  return static_cast<token_id>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+std::span<const float> row(const std::vector<float>& logits, int64_t i, int64_t vocab) {
+  return std::span<const float>(logits).subspan(size_t(i * vocab), size_t(vocab));
+}
+
+// Feeds the reference every token of `s` it has not seen; returns the last logits.
+std::vector<double> catch_up(dense_reference& ref, const paged_seq& s) {
+  while (ref.num_tokens() < static_cast<int64_t>(s.tokens.size())) ref.push(s.tokens[size_t(ref.num_tokens())]);
+  return ref.last();
+}
+
+class forward_test : public ::testing::TestWithParam<architecture> {
+protected:
+  const loaded_model& m() const { return tiny(GetParam()); }
+
+  // Greedy decode of `seqs` together for `num_steps`, each checked against its reference.
+  void decode_together(harness& h, std::vector<paged_seq*> seqs, std::vector<dense_reference*> refs,
+                       std::vector<float> logits, int num_steps) {
+    for (int step = 0; step < num_steps; ++step) {
+      std::vector<std::pair<paged_seq*, int32_t>> work;
+      for (size_t i = 0; i < seqs.size(); ++i) {
+        const std::vector<double> want = catch_up(*refs[i], *seqs[i]);
+        const token_id got = greedy(row(logits, int64_t(i), h.vocab()));
+        EXPECT_EQ(got, argmax(want)) << "seq " << i << " step " << step;
+        seqs[i]->tokens.push_back(got);
+        work.push_back({seqs[i], 1});
+      }
+      logits = h.step(work);
+      for (size_t i = 0; i < seqs.size(); ++i)
+        expect_close(row(logits, int64_t(i), h.vocab()), catch_up(*refs[i], *seqs[i]),
+                     "seq " + std::to_string(i) + " decode " + std::to_string(step));
+    }
+  }
+};
+
+TEST_P(forward_test, one_sequence) {
+  harness h(m());
+  dense_reference ref(m().config, m().weights);
+  paged_seq s{prompt(23, 1), {}, 0};
+  std::vector<float> logits = h.step({{&s, 23}});
+  expect_close(row(logits, 0, h.vocab()), catch_up(ref, s), "prefill");
+  decode_together(h, {&s}, {&ref}, logits, 10); // crosses into the third block
+}
+
+TEST_P(forward_test, batch_of_mixed_lengths) {
+  harness h(m());
+  const std::vector<int> lengths{1, 5, 16, 17, 40};
+  std::vector<paged_seq> seqs;
+  std::vector<std::unique_ptr<dense_reference>> refs;
+  std::vector<std::pair<paged_seq*, int32_t>> work;
+  seqs.reserve(lengths.size());
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    seqs.push_back({prompt(lengths[i], int(i) + 2), {}, 0});
+    refs.push_back(std::make_unique<dense_reference>(m().config, m().weights));
+  }
+  for (auto& s : seqs) work.push_back({&s, int32_t(s.tokens.size())});
+  std::vector<float> logits = h.step(work);
+  for (size_t i = 0; i < seqs.size(); ++i)
+    expect_close(row(logits, int64_t(i), h.vocab()), catch_up(*refs[i], seqs[i]), "prefill " + std::to_string(i));
+  std::vector<paged_seq*> ps;
+  std::vector<dense_reference*> rs;
+  for (size_t i = 0; i < seqs.size(); ++i) ps.push_back(&seqs[i]), rs.push_back(refs[i].get());
+  decode_together(h, ps, rs, logits, 6);
+}
+
+TEST_P(forward_test, prefill_in_chunks) {
+  for (int32_t chunk : {1, 7, 64}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    harness h(m());
+    dense_reference ref(m().config, m().weights);
+    paged_seq s{prompt(70, 9), {}, 0};
+    // A decode of another sequence rides along with each chunk: mixed steps.
+    paged_seq other{prompt(3, 4), {}, 0};
+    dense_reference other_ref(m().config, m().weights);
+    std::vector<float> other_logits = h.step({{&other, 3}});
+    std::vector<float> logits;
+    while (s.num_cached < 70) {
+      const int32_t n = std::min<int32_t>(chunk, 70 - s.num_cached);
+      other.tokens.push_back(greedy(row(other_logits, 0, h.vocab())));
+      logits = h.step({{&other, 1}, {&s, n}});
+      other_logits.assign(logits.begin(), logits.begin() + h.vocab());
+      expect_close(row(logits, 0, h.vocab()), catch_up(other_ref, other), "riding decode");
+    }
+    expect_close(row(logits, 1, h.vocab()), catch_up(ref, s), "chunked prefill");
+    decode_together(h, {&s}, {&ref}, std::vector<float>(logits.begin() + h.vocab(), logits.end()), 3);
+  }
+}
+
+TEST_P(forward_test, prefix_cache_hit) {
+  harness h(m());
+  // A computes 2 full blocks of a shared prefix plus its own suffix.
+  std::vector<int32_t> shared = prompt(32, 5);
+  paged_seq a{shared, {}, 0};
+  a.tokens.push_back(3);
+  a.tokens.push_back(4);
+  h.step({{&a, int32_t(a.tokens.size())}});
+  // B reuses A's two prefix blocks and computes only its suffix.
+  paged_seq b{shared, {a.table[0], a.table[1]}, 32};
+  for (int32_t t : prompt(9, 6)) b.tokens.push_back(t);
+  dense_reference ref(m().config, m().weights);
+  std::vector<float> logits = h.step({{&b, 9}});
+  expect_close(row(logits, 0, h.vocab()), catch_up(ref, b), "suffix after a prefix hit");
+  decode_together(h, {&b}, {&ref}, logits, 3);
+}
+
+TEST_P(forward_test, swapped_out_and_back_into_other_blocks) {
+  harness h(m());
+  dense_reference ref(m().config, m().weights);
+  paged_seq s{prompt(37, 8), {}, 0};
+  std::vector<float> logits = h.step({{&s, 37}});
+  decode_together(h, {&s}, {&ref}, logits, 2);
+  const token_id next = argmax(catch_up(ref, s));
+
+  auto host = kernels::allocate_kv_cache(h.dev(), kernels::memory_kind::pinned_host,
+                                         transformer::cache_shape(m().config, 8, block_size));
+  ASSERT_TRUE(host.has_value());
+  std::vector<kernels::block_pair> out, in;
+  std::vector<int32_t> new_table;
+  for (size_t i = 0; i < s.table.size(); ++i) {
+    out.push_back({s.table[i], int32_t(7 - i)});
+    new_table.push_back(h.take_block());
+    in.push_back({int32_t(7 - i), new_table.back()});
+  }
+  kernels::swap_blocks(h.dev(), kernels::streams::swap_out, h.cache(), host->view, out)->wait();
+  // The old blocks are reused by someone else meanwhile.
+  for (const auto& p : out)
+    for (int32_t l = 0; l < h.cache().shape.num_layers; ++l)
+      for (int w = 0; w < 2; ++w)
+        std::fill_n(static_cast<float*>(h.cache().block(l, w, p.src)), h.cache().shape.block_bytes() / 4, 1e3f);
+  kernels::swap_blocks(h.dev(), kernels::streams::swap_in, host->view, h.cache(), in)->wait();
+  s.table = new_table;
+
+  s.tokens.push_back(next);
+  logits = h.step({{&s, 1}});
+  expect_close(row(logits, 0, h.vocab()), catch_up(ref, s), "first step after swap-in");
+  decode_together(h, {&s}, {&ref}, logits, 3);
+}
+
+TEST_P(forward_test, fork_after_copy_on_write) {
+  harness h(m());
+  // Parent: one full block and a partial one (20 tokens).
+  paged_seq parent{prompt(20, 10), {}, 0};
+  h.step({{&parent, 20}});
+  // Child shares block 0; the partial last block is copied before it diverges.
+  paged_seq child = parent;
+  child.table[1] = h.take_block();
+  const int32_t pair[2] = {parent.table[1], child.table[1]};
+  kernels::copy_blocks_params cp{};
+  cp.cache = h.cache().base;
+  cp.pairs = pair;
+  cp.num_pairs = 1;
+  cp.num_layers = h.cache().shape.num_layers;
+  cp.num_blocks = h.cache().shape.num_blocks;
+  cp.block_bytes = h.cache().shape.block_bytes();
+  kernels::copy_blocks(h.dev(), kernels::streams::compute, cp);
+  h.dev().synchronize();
+
+  dense_reference parent_ref(m().config, m().weights), child_ref(m().config, m().weights);
+  parent.tokens.push_back(100);
+  child.tokens.push_back(200);
+  std::vector<float> logits = h.step({{&parent, 1}, {&child, 1}});
+  expect_close(row(logits, 0, h.vocab()), catch_up(parent_ref, parent), "parent after fork");
+  expect_close(row(logits, 1, h.vocab()), catch_up(child_ref, child), "child after fork");
+  decode_together(h, {&parent, &child}, {&parent_ref, &child_ref}, logits, 4);
+}
+
+TEST_P(forward_test, only_sampling_rows_get_logits) {
+  harness h(m());
+  paged_seq a{prompt(10, 11), {}, 0}, b{prompt(12, 12), {}, 0};
+  const std::vector<float> logits = h.step({{&a, 5}, {&b, 12}}); // a mid-prefill: no sample
+  EXPECT_EQ(logits.size(), size_t(h.vocab()));
+  dense_reference ref(m().config, m().weights);
+  expect_close(row(logits, 0, h.vocab()), catch_up(ref, b), "the one sampling row");
+}
+
+INSTANTIATE_TEST_SUITE_P(styles, forward_test, ::testing::Values(architecture::llama, architecture::qwen3),
+                         [](const auto& p) { return std::string(architecture_name(p.param)); });
+
+TEST(forward_batch, slots_tables_and_sample_rows) {
+  const std::vector<int32_t> ta{1, 2, 3}, tb{4};
+  const std::vector<int32_t> blocks_a{9, 4}, blocks_b{7, 2};
+  const std::vector<sequence_chunk> chunks{{3, ta, blocks_a, false}, {4, tb, blocks_b, true}};
+  const forward_batch b = forward_batch::build(chunks, 4);
+  EXPECT_EQ(b.positions, (std::vector<int32_t>{3, 4, 5, 4}));
+  EXPECT_EQ(b.slot_mapping, (std::vector<int64_t>{9 * 4 + 3, 4 * 4 + 0, 4 * 4 + 1, 2 * 4 + 0}));
+  EXPECT_EQ(b.seq_lens, (std::vector<int32_t>{6, 5}));
+  EXPECT_EQ(b.query_start_loc, (std::vector<int32_t>{0, 3, 4}));
+  EXPECT_EQ(b.block_tables, (std::vector<int32_t>{9, 4, 7, 2}));
+  EXPECT_EQ(b.sample_rows, (std::vector<int32_t>{3}));
+  EXPECT_FALSE(b.is_decode());
+}
+
+TEST(transformer, refuses_a_cache_of_another_shape) {
+  const loaded_model& m = tiny(architecture::llama);
+  auto dev = kernels::make_device("cpu");
+  ASSERT_TRUE(dev.has_value());
+  kernels::kv_cache_shape shape = transformer::cache_shape(m.config, 4, 16);
+  shape.num_kv_heads = 1;
+  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device, shape);
+  ASSERT_TRUE(cache.has_value());
+  auto t = transformer::create(m.config, m.weights, **dev, cache->view, {});
+  ASSERT_FALSE(t.has_value());
+  EXPECT_NE(t.error().message.find("KV cache shape"), std::string::npos) << t.error().message;
+}
+
+} // namespace
+} // namespace kvactor::model
