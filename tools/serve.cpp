@@ -67,7 +67,15 @@ std::string default_model() {
   return dir.string();
 }
 
-int caf_main(caf::actor_system& sys, const serve_config& cfg) {
+// The message of an error from spawn_runtime (which carries one string).
+std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  const auto& ctx = e.context();
+  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
+    return ctx.get_as<std::string>(0);
+  return sys.render(e);
+}
+
+int serve(caf::actor_system& sys, const serve_config& cfg) {
   if (cfg.port < 0 || cfg.port > 65535) {
     std::cerr << "kvactor-serve: --port must be in [0, 65535]\n";
     return 2;
@@ -87,7 +95,7 @@ int caf_main(caf::actor_system& sys, const serve_config& cfg) {
   engine.num_threads = cfg.threads;
   auto runtime = kvactor::spawn_runtime(sys, engine);
   if (!runtime) {
-    std::cerr << "kvactor-serve: " << sys.render(runtime.error()) << "\n";
+    std::cerr << "kvactor-serve: " << error_text(sys, runtime.error()) << "\n";
     return 1;
   }
 
@@ -116,4 +124,15 @@ int caf_main(caf::actor_system& sys, const serve_config& cfg) {
 
 } // namespace
 
-CAF_MAIN()
+// NOTE: not CAF_MAIN: CAF 0.17's exec_main drops the exit code.
+int main(int argc, char** argv) {
+  serve_config cfg;
+  if (auto err = cfg.parse(argc, argv, "caf-application.ini")) {
+    std::cerr << "kvactor-serve: " << caf::actor_system_config::render(err) << "\n";
+    return 2;
+  }
+  if (cfg.cli_helptext_printed)
+    return 0;
+  caf::actor_system sys{cfg};
+  return serve(sys, cfg);
+}
