@@ -1,5 +1,7 @@
 #include "actors/request_state.hpp"
 
+#include "model/tokenizer/unicode.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,21 +11,6 @@ namespace {
 
 admission refuse(request_id id, std::string code, std::string message) {
   return {id, 0, std::move(code), std::move(message)};
-}
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size())
-      return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2)
-        return false;
-    i += n;
-  }
-  return true;
 }
 
 } // namespace
@@ -41,7 +28,7 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
   if (!(req.top_p > 0.0f && req.top_p <= 1.0f))
     return refuse(id, "invalid_field", "top_p must be in (0, 1]");
   for (const auto& s : req.stop)
-    if (s.empty() || !valid_utf8(s))
+    if (s.empty() || !model::is_valid_utf8(s))
       return refuse(id, "invalid_field", "stop sequences must be non-empty UTF-8 text");
   std::vector<token_id> prompt;
   if (!req.prompt_tokens.empty()) {
@@ -52,7 +39,7 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
                         std::to_string(limits.vocab_size) + ")");
     prompt.assign(req.prompt_tokens.begin(), req.prompt_tokens.end());
   } else {
-    if (!valid_utf8(req.prompt))
+    if (!model::is_valid_utf8(req.prompt))
       return refuse(id, "invalid_field", "prompt is not valid UTF-8");
     prompt = tok.encode(req.prompt);
     if (prompt.empty())

@@ -1,69 +1,15 @@
 #include "net/json_writer.hpp"
 
+#include "model/safetensors_writer.hpp"
+#include "model/tokenizer/unicode.hpp"
+
 #include <cmath>
 #include <cstdio>
 
 namespace kvactor::net {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if ((c >> 5) == 0x6) { n = 2; cp = c & 0x1f; }
-  else if ((c >> 4) == 0xe) { n = 3; cp = c & 0x0f; }
-  else if ((c >> 3) == 0x1e) { n = 4; cp = c & 0x07; }
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc >> 6) != 0x2) return 0;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid too.
-  static constexpr uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
-}
-
-} // namespace
-
 void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    const size_t n = utf8_length(s, i);
-    if (n == 0) {
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    if (n > 1) {
-      out.append(s.substr(i, n));
-      i += n;
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-    ++i;
-  }
-  out += '"';
+  out += model::json_quote(model::replace_invalid_utf8(s));
 }
 
 void json_writer::key(std::string_view k) {

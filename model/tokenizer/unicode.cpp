@@ -107,4 +107,28 @@ bool is_whitespace(std::uint32_t cp) {
   }
 }
 
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const utf8_char c = decode_utf8(s, i);
+    if (!c.valid)
+      return false;
+    i += c.length;
+  }
+  return true;
+}
+
+std::string replace_invalid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const utf8_char c = decode_utf8(s, i);
+    if (c.valid)
+      out.append(s.substr(i, c.length));
+    else
+      append_utf8(out, 0xfffd);
+    i += c.length;
+  }
+  return out;
+}
+
 } // namespace kvactor::model

@@ -22,6 +22,12 @@ utf8_char decode_utf8(std::string_view s, std::size_t pos);
 
 void append_utf8(std::string& out, std::uint32_t code_point);
 
+/// True when every byte of `s` belongs to a valid UTF-8 sequence.
+bool is_valid_utf8(std::string_view s);
+
+/// `s` with every invalid byte replaced by U+FFFD.
+std::string replace_invalid_utf8(std::string_view s);
+
 /// The number of bytes at the end of `s` that start a UTF-8 sequence which
 /// is valid so far but incomplete (0..3).
 std::size_t incomplete_utf8_tail(std::string_view s);

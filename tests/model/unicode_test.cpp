@@ -78,4 +78,14 @@ TEST(byte_level, gpt2_alphabet) {
 }
 
 } // namespace
+TEST(unicode, validates_and_repairs_utf8) {
+  EXPECT_TRUE(is_valid_utf8("plain caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(is_valid_utf8("\xff"));
+  EXPECT_FALSE(is_valid_utf8("\xc3"));         // truncated
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));     // overlong
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80")); // surrogate
+  EXPECT_EQ(replace_invalid_utf8("a\xff" "b\xc3"), "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+  EXPECT_EQ(replace_invalid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
+}
+
 } // namespace kvactor::model
