@@ -1,6 +1,8 @@
 // kvactor-bench-bookkeeping: the cost of the block pool's verbs, per operation.
 
 #include "actors/block_manager.hpp"
+#include "actors/kv_ledger.hpp"
+#include "actors/scheduler.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -89,6 +91,41 @@ void prefill_cycle(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * num_tokens / block_size);
 }
 BENCHMARK(prefill_cycle)->Arg(512);
+
+// One decode step's planning with `n` running sequences: the scheduler's
+// policy plus the block manager's reservation, and applying the output (the
+// pure work behind the scheduler and block-manager actors; no messaging).
+void plan_decode_step(benchmark::State& state) {
+  const auto n = static_cast<int32_t>(state.range(0));
+  scheduler_config config;
+  config.max_num_batched_tokens = 4 * n;
+  config.max_num_seqs = n;
+  constexpr int32_t warmup = 40, steps = 2000, max_tokens = warmup + steps + 8;
+  const int32_t num_blocks = n * ((100 + max_tokens) / block_size + 2);
+  kv_ledger ledger(num_blocks, block_size);
+  scheduler sched(config, num_blocks, 0, block_size);
+  for (int32_t i = 0; i < n; ++i)
+    sched.add(sequence(seq_id(i + 1), tokens(100, 1000 * i), block_size, 0, uint64_t(i)),
+              {max_tokens, true, {}});
+  auto run_step = [&] {
+    auto p = sched.begin_step();
+    while (!p.plan)
+      p = sched.on_reservation(ledger.reserve(p.reserve));
+    step_output out{p.plan->step_id, {}};
+    for (const auto& s : p.plan->seqs)
+      out.sampled.push_back({s.id, 7});
+    sched.update_from_output(out);
+    for (const auto& cmd : sched.take_commands())
+      benchmark::DoNotOptimize(cmd);
+  };
+  for (int i = 0; i < warmup; ++i) // the prefills, in chunks
+    run_step();
+  for (auto _ : state)
+    run_step();
+  state.counters["us_per_step"] = benchmark::Counter(
+    double(state.iterations()) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(plan_decode_step)->Arg(64)->Arg(256)->Iterations(2000);
 
 } // namespace
 
