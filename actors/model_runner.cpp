@@ -29,16 +29,16 @@ model_runner::~model_runner() {
     dev_->synchronize();
 }
 
-model::result<std::shared_ptr<model_runner>> model_runner::create(const model::model_config& config,
+kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model::model_config& config,
                                                                   model::model_weights weights,
                                                                   const model_runner_options& options) {
   std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
   if (options.block_size <= 0)
-    return model::make_error("engine config", "block_size must be positive");
+    return kvactor::make_error("engine config", "block_size must be positive");
   const kernels::kv_cache_shape unit = model::transformer::cache_shape(config, 1, options.block_size);
   const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
   if (num_device_blocks <= 0)
-    return model::make_error("engine config", "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
+    return kvactor::make_error("engine config", "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
                                                 " holds no KV block (one block of all layers takes " +
                                                 std::to_string(unit.total_bytes()) + " bytes)");
   const int64_t num_host_blocks =
@@ -52,20 +52,20 @@ model::result<std::shared_ptr<model_runner>> model_runner::create(const model::m
   dev_options.pinned_bytes = num_host_blocks * unit.total_bytes() + (int64_t{1} << 20);
   auto dev = kernels::make_device(options.device, dev_options);
   if (!dev)
-    return model::make_error("device '" + options.device + "'", dev.error_message());
+    return kvactor::make_error("device '" + options.device + "'", dev.error().message);
   r->dev_ = std::move(dev.value());
 
   auto device_cache = kernels::allocate_kv_cache(
     *r->dev_, kernels::memory_kind::device, model::transformer::cache_shape(config, num_device_blocks, options.block_size));
   if (!device_cache)
-    return model::make_error("device '" + options.device + "'", "cannot allocate the KV cache of " +
+    return kvactor::make_error("device '" + options.device + "'", "cannot allocate the KV cache of " +
                                                                   std::to_string(num_device_blocks) + " blocks");
   r->device_cache_ = std::move(*device_cache);
   if (num_host_blocks > 0) {
     auto host_cache = kernels::allocate_kv_cache(
       *r->dev_, kernels::memory_kind::pinned_host, model::transformer::cache_shape(config, num_host_blocks, options.block_size));
     if (!host_cache)
-      return model::make_error("device '" + options.device + "'", "cannot allocate the pinned swap pool of " +
+      return kvactor::make_error("device '" + options.device + "'", "cannot allocate the pinned swap pool of " +
                                                                     std::to_string(num_host_blocks) + " blocks");
     r->host_cache_ = std::move(*host_cache);
   } else {

@@ -13,7 +13,7 @@
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "model/config.hpp"
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/weights.hpp"
 
@@ -36,7 +36,7 @@ class model_runner final : public step_runner {
 public:
   // Makes the device, sizes and allocates both pools and prepares the
   // forward pass; failures name what is wrong.
-  static model::result<std::shared_ptr<model_runner>> create(const model::model_config& config,
+  static kvactor::result<std::shared_ptr<model_runner>> create(const model::model_config& config,
                                                              model::model_weights weights,
                                                              const model_runner_options& options);
   ~model_runner() override; // waits for the device's streams

@@ -39,7 +39,7 @@ result<std::unique_ptr<device>> make_device(std::string_view name, const device_
     }
 #if KVACTOR_HAVE_CUDA
     auto d = cuda_device::create(o);
-    if (!d) return error{d.error_message()};
+    if (!d) return d.error();
     return std::unique_ptr<device>(std::move(*d));
 #else
     return error{"no CUDA device: kvactor was built without CUDA"};

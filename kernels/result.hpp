@@ -1,39 +1,93 @@
 #pragma once
-// result<T>: a value or an error message, for failures that are expected
-// (no such device, out of memory). Broken invariants use KVACTOR_ASSERT.
+// error and result<T>: expected failures as values (C++20 has no std::expected),
+// for every layer: no such device, a bad model folder, a refused request.
+//
+//   result<model_config> r = load_config(dir / "config.json");
+//   if (!r) return r.error();            // propagate
+//   const model_config& c = *r;
+//
+// Messages name the file and the key or tensor at fault, e.g.
+//   "/m/config.json: key 'hidden_size': must be positive (got 0)".
 
-#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <optional>
 
 #include "kernels/assert.hpp"
 
-namespace kvactor::kernels {
+namespace kvactor {
 
 struct error {
   std::string message;
 };
 
+/// An error whose message is "<where>: <what>".
+inline error make_error(std::string_view where, std::string_view what) {
+  std::string m(where);
+  m += ": ";
+  m += what;
+  return error{std::move(m)};
+}
+
 template <class T>
 class [[nodiscard]] result {
 public:
-  result(T value) : value_(std::move(value)) {}        // NOLINT: implicit on purpose
-  result(error e) : error_(std::move(e.message)) {}    // NOLINT: implicit on purpose
+  result(T value) : value_(std::move(value)) {}
+  result(struct error e) : error_(std::move(e)) {}
 
-  bool has_value() const { return value_.has_value(); }
-  explicit operator bool() const { return has_value(); }
-  const std::string& error_message() const { return error_; }
+  bool has_value() const noexcept { return value_.has_value(); }
+  explicit operator bool() const noexcept { return has_value(); }
 
-  T& value() {
-    KVACTOR_ASSERT(value_.has_value(), "result holds an error");
+  T& value() & {
+    KVACTOR_ASSERT(has_value(), "result::value() on an error");
     return *value_;
   }
-  T& operator*() { return value(); }
+  const T& value() const& {
+    KVACTOR_ASSERT(has_value(), "result::value() on an error");
+    return *value_;
+  }
+  T&& value() && {
+    KVACTOR_ASSERT(has_value(), "result::value() on an error");
+    return std::move(*value_);
+  }
+  const struct error& error() const {
+    KVACTOR_ASSERT(!has_value(), "result::error() on a value");
+    return error_;
+  }
+
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
 
 private:
+  // NOTE: optional + error rather than std::variant: GCC 12 reports a false
+  // -Wfree-nonheap-object when a variant holding a moved-from T is destroyed.
   std::optional<T> value_;
-  std::string error_;
+  struct error error_;
 };
 
-} // namespace kvactor::kernels
+/// result<void>: success or an error.
+template <>
+class [[nodiscard]] result<void> {
+public:
+  result() = default;
+  result(struct error e) : error_(std::move(e)), failed_(true) {}
+
+  bool has_value() const noexcept { return !failed_; }
+  explicit operator bool() const noexcept { return has_value(); }
+  const struct error& error() const {
+    KVACTOR_ASSERT(failed_, "result::error() on a value");
+    return error_;
+  }
+
+private:
+  struct error error_;
+  bool failed_ = false;
+};
+
+using status = result<void>;
+
+} // namespace kvactor

@@ -9,7 +9,7 @@
 
 #include <simdjson.h>
 
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 
 namespace kvactor::model::json {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <span>
 
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 
 namespace kvactor::model {
 

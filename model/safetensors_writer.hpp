@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/dtype.hpp"
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 
 namespace kvactor::model {
 

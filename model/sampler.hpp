@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 #include "model/token_id.hpp"
 
 namespace kvactor::model {

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   dopt.device_bytes = shape.total_bytes() + (int64_t{1} << 20);
   auto dev = kernels::make_device("cpu", dopt);
   if (!dev) {
-    std::fprintf(stderr, "%s\n", dev.error_message().c_str());
+    std::fprintf(stderr, "%s\n", dev.error().message.c_str());
     return 1;
   }
   auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device, shape);

@@ -27,7 +27,7 @@
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "model/config.hpp"
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 #include "model/forward/batch.hpp"
 #include "model/weights.hpp"
 

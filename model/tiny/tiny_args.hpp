@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 #include "model/tiny/tiny_model.hpp"
 
 namespace kvactor::model::tiny {

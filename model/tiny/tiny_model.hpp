@@ -10,7 +10,7 @@
 
 #include "model/config.hpp"
 #include "model/dtype.hpp"
-#include "model/error.hpp"
+#include "kernels/result.hpp"
 
 namespace kvactor::model::tiny {
 

@@ -91,7 +91,7 @@ TEST(cpu_attention_other_head_dims, fall_back_or_specialise_correctly) {
 
 TEST(cpu_attention_device, runs_on_the_compute_stream_and_signals_completion) {
   auto dev = make_device("cpu", device_options{.num_threads = 2});
-  ASSERT_TRUE(dev) << dev.error_message();
+  ASSERT_TRUE(dev) << dev.error().message;
   attention_config c;
   c.type = dtype::bf16;
   c.head_dim = 128;

@@ -128,13 +128,13 @@ TEST(make_device, names_the_problem) {
   EXPECT_TRUE(make_device("cpu"));
   auto bad = make_device("tpu");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error_message().find("unknown device 'tpu'"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("unknown device 'tpu'"), std::string::npos);
   auto bad_ordinal = make_device("cuda:x");
   ASSERT_FALSE(bad_ordinal);
-  EXPECT_NE(bad_ordinal.error_message().find("bad CUDA device name"), std::string::npos);
+  EXPECT_NE(bad_ordinal.error().message.find("bad CUDA device name"), std::string::npos);
   auto cuda = make_device("cuda");
   if (!cuda) {
-    EXPECT_EQ(cuda.error_message().rfind("no CUDA device: ", 0), 0u) << cuda.error_message();
+    EXPECT_EQ(cuda.error().message.rfind("no CUDA device: ", 0), 0u) << cuda.error().message;
   }
 }
 

@@ -28,8 +28,8 @@ protected:
   void SetUp() override {
     auto d = make_device("cuda");
     if (!d) {
-      if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but " << d.error_message();
-      GTEST_SKIP() << d.error_message();
+      if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but " << d.error().message;
+      GTEST_SKIP() << d.error().message;
     }
     dev_ = std::move(*d);
   }
