@@ -2,6 +2,8 @@
 // Element types of weights on disk and in memory, and exact conversions
 // between them.
 
+#include "kernels/dtype.hpp"
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -11,12 +13,13 @@
 
 namespace kvactor::model {
 
-enum class dtype : std::uint8_t { f32, f16, bf16 };
-
-constexpr std::size_t dtype_size(dtype t) { return t == dtype::f32 ? 4 : 2; }
+// The element types are the kernels' (f32, f16, bf16); the model adds their
+// safetensors names and bulk conversions.
+using kernels::dtype;
+using kernels::dtype_size;
 
 /// The safetensors name: "F32", "F16", "BF16".
-std::string_view dtype_name(dtype t);
+std::string_view safetensors_name(dtype t);
 
 /// Parses a safetensors dtype name; nullopt when it is not one kvactor loads.
 std::optional<dtype> parse_dtype(std::string_view name);
@@ -26,18 +29,12 @@ std::optional<dtype> parse_dtype(std::string_view name);
 /// nullopt for a name the format does not define.
 std::optional<std::size_t> safetensors_dtype_size(std::string_view name);
 
-// bf16 is the top half of an fp32: widening is exact.
-inline float bf16_to_f32(std::uint16_t h) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-}
-
-/// Round to nearest even; NaN stays NaN.
-std::uint16_t f32_to_bf16(float f);
-
-float f16_to_f32(std::uint16_t h);
-
-/// Round to nearest even; overflow gives infinity, NaN stays NaN.
-std::uint16_t f32_to_f16(float f);
+// Scalar conversions (round to nearest even; NaN stays NaN; f16 overflow gives
+// infinity). bf16 is the top half of an fp32: widening is exact.
+inline float bf16_to_f32(std::uint16_t h) { return kernels::detail::bf16_bits_to_float(h); }
+inline std::uint16_t f32_to_bf16(float f) { return kernels::detail::float_to_bf16_bits(f); }
+inline float f16_to_f32(std::uint16_t h) { return kernels::detail::half_bits_to_float(h); }
+inline std::uint16_t f32_to_f16(float f) { return kernels::detail::float_to_half_bits(f); }
 
 /// Widens `num` elements of `src` (dtype `from`, any alignment) into `dst`.
 void convert_to_f32(const std::byte* src, dtype from, std::span<float> dst);

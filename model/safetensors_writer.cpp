@@ -74,7 +74,7 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
     if (i || !metadata_.empty()) header += ',';
     header += json_quote(t.name);
     header += ":{\"dtype\":\"";
-    header += dtype_name(t.type);
+    header += safetensors_name(t.type);
     header += "\",\"shape\":[";
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
       if (d) header += ',';
