@@ -16,6 +16,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
+#include "model/forward/layers.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
 
@@ -128,11 +129,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
   std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
-              "fp32 weights and KV; %d device threads\n",
+              "fp32 weights and KV; %d device threads (0: all cores); OpenBLAS core %s\n",
               o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.threads);
+              o.threads, model::layers::configure_blas());
   std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "BLAS", "attention", "outside");
 
   {

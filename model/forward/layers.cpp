@@ -6,6 +6,14 @@
 #include <functional>
 
 #include <cblas.h>
+#include <cstdlib>
+
+// OpenBLAS's DYNAMIC_ARCH entry points (not in cblas.h); weak, so a build
+// against an OpenBLAS without them still links and keeps its own choice.
+extern "C" {
+void gotoblas_dynamic_init(void) __attribute__((weak));
+void gotoblas_dynamic_quit(void) __attribute__((weak));
+}
 
 #include "kernels/assert.hpp"
 
@@ -40,11 +48,37 @@ void for_rows(kernels::thread_pool& pool, std::int64_t num_rows, std::int64_t ro
 
 } // namespace
 
-void use_single_threaded_blas() {
-  // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's own
-  // threads would compete with it (and spin after each call), so BLAS runs
-  // single-threaded and linear() splits the output columns over the pool.
-  openblas_set_num_threads(1);
+const char* configure_blas() {
+  static const char* core = [] {
+    // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's
+    // own threads would compete with it (and spin after each call), so BLAS
+    // runs single-threaded and linear() splits the output columns over the pool.
+    openblas_set_num_threads(1);
+    // NOTE: OpenBLAS 0.3.21 (Debian 12) does not recognise this host's Xeon
+    // ("Intel(R) Xeon(R) Processor", AVX-512, AMX) and picks its generic
+    // Prescott (SSE3) kernels: measured 16 GFLOP/s per core for sgemm
+    // 64x1536x512, against 73 with the SkylakeX kernels. Its DYNAMIC_ARCH
+    // build re-reads OPENBLAS_CORETYPE when re-initialised.
+    const char* name = openblas_get_corename();
+    const bool fallback = name != nullptr && std::strcmp(name, "Prescott") == 0;
+    if (fallback && std::getenv("OPENBLAS_CORETYPE") == nullptr && gotoblas_dynamic_init != nullptr &&
+        gotoblas_dynamic_quit != nullptr) {
+      const char* better = nullptr;
+      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        better = "SkylakeX";
+      else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        better = "Haswell";
+      if (better != nullptr) {
+        ::setenv("OPENBLAS_CORETYPE", better, 0);
+        gotoblas_dynamic_quit();
+        gotoblas_dynamic_init();
+        ::unsetenv("OPENBLAS_CORETYPE");
+      }
+    }
+    return openblas_get_corename();
+  }();
+  return core;
 }
 
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {

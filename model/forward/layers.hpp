@@ -52,7 +52,10 @@ void rope_angles(std::span<const std::int32_t> positions, std::span<const double
 void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, float* out, std::int64_t num_tokens,
             std::int64_t n);
 
-/// Tells OpenBLAS to run single-threaded (see linear).
-void use_single_threaded_blas();
+/// Prepares OpenBLAS once per process: single-threaded (see linear), and
+/// on a CPU that Debian's OpenBLAS 0.3.21 does not know (it falls back to its
+/// SSE3 "Prescott" kernels) the kernels of the best instruction set the CPU
+/// has. OPENBLAS_CORETYPE set by the user wins. Returns the core in use.
+const char* configure_blas();
 
 } // namespace kvactor::model::layers

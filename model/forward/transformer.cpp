@@ -52,7 +52,7 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
                                           std::to_string(want.head_dim) + ")");
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
     return make_error("forward pass", "forward limits must be positive");
-  layers::use_single_threaded_blas();
+  layers::configure_blas();
   return std::unique_ptr<transformer>(new transformer(config, weights, dev, cache, limits));
 }
 
