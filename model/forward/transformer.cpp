@@ -91,6 +91,10 @@ void transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_cal
   KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens, "step larger than the forward limits");
   KVACTOR_ASSERT(b.num_seqs() <= limits_.max_num_seqs, "more sequences than the forward limits");
   KVACTOR_ASSERT(b.block_size == cache_.shape.block_size, "batch built for another block size");
+  const int64_t num_slots = cache_.shape.num_blocks * cache_.shape.block_size;
+  for (const int64_t slot : b.slot_mapping) KVACTOR_ASSERT(slot >= 0 && slot < num_slots, "slot outside the KV cache");
+  for (const int32_t block : b.block_tables)
+    KVACTOR_ASSERT(block >= 0 && block < cache_.shape.num_blocks, "block outside the KV cache");
   // NOTE: the batch's arrays are the kernels' metadata; every task holds the
   // batch until the last one has run.
   host_task([this, batch] {
