@@ -40,8 +40,6 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
   if (dev.kind() != kernels::device_kind::cpu)
     return make_error("forward pass", "the model forward pass on " + dev.name() +
                                           " is not built yet (kvactor runs models on the cpu device only)");
-  if (weights.matrix_dtype() != dtype::f32)
-    return make_error("forward pass", "the CPU forward pass takes fp32 matrices (load the model with dtype f32)");
   const kernels::kv_cache_shape want = cache_shape(config, cache.shape.num_blocks, cache.shape.block_size);
   const kernels::kv_cache_shape& got = cache.shape;
   if (got.type != kernels::dtype::f32 || got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||

@@ -58,6 +58,27 @@ TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
     }
 }
 
+TEST(layers, linear_widens_bf16_weights_exactly_across_panels) {
+  kernels::thread_pool pool(2);
+  const int64_t n = 150, k = 5, m = 3; // 150 rows: several 48-row panels per part
+  std::vector<uint16_t> w16(size_t(n * k));
+  std::vector<float> w32(w16.size());
+  for (size_t i = 0; i < w16.size(); ++i) {
+    w16[i] = f32_to_bf16(float(int(i % 11) - 5) * 0.37f);
+    w32[i] = bf16_to_f32(w16[i]);
+  }
+  std::vector<float> x(size_t(m * k));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.25f - 1.0f;
+  std::vector<float> y16(size_t(m * n)), y32(y16.size());
+  linear(pool, x.data(), k, m, weight_view{w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, false);
+  linear(pool, x.data(), k, m, matrix(w32, n, k), y32.data(), n, false);
+  EXPECT_EQ(y16, y32);
+  // One row (the sgemv path), accumulating.
+  std::vector<float> one(size_t(n), 2.0f);
+  linear(pool, x.data(), k, 1, weight_view{w16.data(), dtype::bf16, 2, {n, k}}, one.data(), n, true);
+  for (int64_t c = 0; c < n; ++c) EXPECT_FLOAT_EQ(one[size_t(c)], y32[size_t(c)] + 2.0f) << c;
+}
+
 TEST(layers, swiglu_is_silu_gate_times_up) {
   kernels::thread_pool pool(1);
   const std::vector<float> g{0, 1, -2}, u{5, 2, 3};

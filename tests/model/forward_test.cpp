@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <tuple>
 #include <limits>
 #include <map>
 #include <memory>
@@ -22,10 +24,27 @@ namespace {
 
 using test_support::dense_reference;
 
+std::filesystem::path& tiny_folder(architecture arch) {
+  static std::map<architecture, std::filesystem::path> folders;
+  return folders[arch];
+}
+
 constexpr int32_t block_size = 16;
 
-// One small model per style, written once per test binary.
-const loaded_model& tiny(architecture arch) {
+// One small model per style, written once per test binary; matrices in
+// fp32 (the default) or kept in bf16 as on disk.
+const loaded_model& tiny(architecture arch, dtype matrices = dtype::f32) {
+  static std::map<architecture, std::unique_ptr<loaded_model>> bf16_models;
+  if (matrices == dtype::bf16) {
+    auto& m = bf16_models[arch];
+    if (!m) {
+      tiny(arch);
+      auto loaded = load_model_folder(tiny_folder(arch), dtype::bf16);
+      KVACTOR_ASSERT(loaded.has_value(), "loading the tiny model in bf16 failed");
+      m = std::make_unique<loaded_model>(std::move(loaded).value());
+    }
+    return *m;
+  }
   static std::map<architecture, std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>> cache;
   auto& slot = cache[arch];
   if (!slot.second) {
@@ -47,6 +66,7 @@ const loaded_model& tiny(architecture arch) {
     auto m = load_model_folder(slot.first->path(), dtype::f32);
     KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");
     slot.second = std::make_unique<loaded_model>(std::move(m).value());
+    tiny_folder(arch) = slot.first->path();
   }
   return *slot.second;
 }
@@ -309,6 +329,30 @@ TEST_P(forward_test, fork_after_copy_on_write) {
   expect_close(row(logits, 0, h.vocab()), catch_up(parent_ref, parent), "parent after fork");
   expect_close(row(logits, 1, h.vocab()), catch_up(child_ref, child), "child after fork");
   decode_together(h, {&parent, &child}, {&parent_ref, &child_ref}, logits, 4);
+}
+
+TEST_P(forward_test, bf16_matrices_give_the_fp32_results) {
+  // The checkpoint is bf16 on disk: fp32 matrices hold exactly its values widened.
+  const loaded_model& m16 = tiny(GetParam(), dtype::bf16);
+  ASSERT_EQ(m16.weights.layers()[0].q_proj.type, dtype::bf16);
+  harness h32(m()), h16(m16);
+  paged_seq a32{prompt(30, 13), {}, 0}, b32{prompt(3, 14), {}, 0};
+  paged_seq a16 = a32, b16 = b32;
+  std::vector<float> l32 = h32.step({{&a32, 30}, {&b32, 3}});
+  std::vector<float> l16 = h16.step({{&a16, 30}, {&b16, 3}});
+  for (int step = 0; step < 4; ++step) {
+    ASSERT_EQ(l16.size(), l32.size());
+    const std::vector<double> want(l32.begin(), l32.end());
+    expect_close(l16, want, "bf16 vs fp32 matrices, step " + std::to_string(step));
+    for (auto [s16, s32, i] : {std::tuple{&a16, &a32, 0}, std::tuple{&b16, &b32, 1}}) {
+      const token_id t = greedy(row(l32, i, h32.vocab()));
+      EXPECT_EQ(greedy(row(l16, i, h16.vocab())), t);
+      s32->tokens.push_back(t);
+      s16->tokens.push_back(t);
+    }
+    l32 = h32.step({{&a32, 1}, {&b32, 1}});
+    l16 = h16.step({{&a16, 1}, {&b16, 1}});
+  }
 }
 
 TEST_P(forward_test, only_sampling_rows_get_logits) {
