@@ -18,6 +18,7 @@ void gotoblas_dynamic_quit(void) __attribute__((weak));
 }
 
 #include "kernels/assert.hpp"
+#include "model/forward/linear_bf16.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -170,6 +171,10 @@ void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::i
     const std::int64_t b = s.begin(i), e = s.end(i);
     if (w.type == dtype::f32) {
       sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);
+      return;
+    }
+    if (m <= fused_bf16_max_rows && has_fused_bf16()) {
+      fused_bf16_product(x, ldx, m, w.bf16() + b * k, e - b, k, beta, y + b, ldy);
       return;
     }
     // NOTE: bf16 weights stay bf16 in memory (half the bytes a decode step

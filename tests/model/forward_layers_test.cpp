@@ -58,25 +58,39 @@ TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
     }
 }
 
+// x: [m, k] and W: [n, k] in bf16 and widened; y from both paths.
+struct bf16_case {
+  std::vector<uint16_t> w16;
+  std::vector<float> w32, x;
+  bf16_case(int64_t m, int64_t n, int64_t k) : w16(size_t(n * k)), w32(w16.size()), x(size_t(m * k)) {
+    for (size_t i = 0; i < w16.size(); ++i) {
+      w16[i] = f32_to_bf16(float(int(i % 11) - 5) * 0.37f);
+      w32[i] = bf16_to_f32(w16[i]);
+    }
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 13) * 0.25f - 1.0f;
+  }
+};
+
 TEST(layers, linear_widens_bf16_weights_exactly_across_panels) {
   kernels::thread_pool pool(2);
-  const int64_t n = 150, k = 5, m = 3; // 150 rows: several 48-row panels per part
-  std::vector<uint16_t> w16(size_t(n * k));
-  std::vector<float> w32(w16.size());
-  for (size_t i = 0; i < w16.size(); ++i) {
-    w16[i] = f32_to_bf16(float(int(i % 11) - 5) * 0.37f);
-    w32[i] = bf16_to_f32(w16[i]);
-  }
-  std::vector<float> x(size_t(m * k));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.25f - 1.0f;
+  const int64_t n = 150, k = 37, m = 6; // > 4 rows: panels; 150 rows: several 48-row panels per part
+  bf16_case c(m, n, k);
   std::vector<float> y16(size_t(m * n)), y32(y16.size());
-  linear(pool, x.data(), k, m, weight_view{w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, false);
-  linear(pool, x.data(), k, m, matrix(w32, n, k), y32.data(), n, false);
+  linear(pool, c.x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, false);
+  linear(pool, c.x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, false);
   EXPECT_EQ(y16, y32);
-  // One row (the sgemv path), accumulating.
-  std::vector<float> one(size_t(n), 2.0f);
-  linear(pool, x.data(), k, 1, weight_view{w16.data(), dtype::bf16, 2, {n, k}}, one.data(), n, true);
-  for (int64_t c = 0; c < n; ++c) EXPECT_FLOAT_EQ(one[size_t(c)], y32[size_t(c)] + 2.0f) << c;
+}
+
+TEST(layers, linear_fuses_bf16_products_for_a_few_rows) {
+  kernels::thread_pool pool(2);
+  const int64_t n = 150, k = 37; // 37: two full vectors of 16 and a masked tail
+  for (int64_t m = 1; m <= 4; ++m) {
+    bf16_case c(m, n, k);
+    std::vector<float> y16(size_t(m * n), 2.0f), y32(y16.size(), 2.0f);
+    linear(pool, c.x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, true);
+    linear(pool, c.x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, true);
+    for (size_t i = 0; i < y16.size(); ++i) EXPECT_NEAR(y16[i], y32[i], 1e-5f * (1.0f + std::abs(y32[i]))) << m << ":" << i;
+  }
 }
 
 TEST(layers, swiglu_is_silu_gate_times_up) {
