@@ -19,6 +19,7 @@
 // libopenblas.so does not export it (checked with nm), and sbgemm would take
 // bf16 activations anyway (lossy).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,7 +112,7 @@ private:
   std::vector<float> last_;     // [max_num_seqs, hidden]: rows that sample
   std::vector<float> logits_;   // [max_num_seqs, vocab]
 
-  bool profiling_ = false;
+  std::atomic<bool> profiling_{false}; // set by the caller, read by the stream
   forward_profile profile_;     // stream thread while steps run
   double attention_started_ = 0;
   double step_started_ = 0;
