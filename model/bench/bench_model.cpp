@@ -5,6 +5,7 @@
 // paged attention). Each figure is the median of --reps runs.
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
+//                       [--weights=f32|bf16]
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
+#include "model/forward/layers.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
 
@@ -30,6 +32,7 @@ struct options {
   int steps = 10;     // timed decode steps per run
   int reps = 5;
   int threads = 0;
+  model::dtype weights = model::dtype::f32; // matrices in memory
 };
 
 struct figures {
@@ -75,9 +78,11 @@ bool parse(int argc, char** argv, options& o) {
     else if (const char* v4 = value("--steps=")) o.steps = std::atoi(v4);
     else if (const char* v5 = value("--reps=")) o.reps = std::atoi(v5);
     else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
+    else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
+    else if (a == "--weights=f32") o.weights = model::dtype::f32;
     else {
       std::fprintf(stderr, "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-                           "[--reps=5] [--threads=0]\n");
+                           "[--reps=5] [--threads=0] [--weights=f32|bf16]\n");
       return false;
     }
   }
@@ -89,7 +94,7 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
-  auto m = model::load_model_folder(o.model, model::dtype::f32);
+  auto m = model::load_model_folder(o.model, o.weights);
   if (!m) {
     std::fprintf(stderr, "%s\n", m.error().message.c_str());
     return 1;
@@ -128,11 +133,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
   std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
-              "fp32 weights and KV; %d device threads\n",
+              "%s matrices, fp32 KV; %d device threads (0: all cores); OpenBLAS core %s\n",
               o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.threads);
+              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads, model::layers::configure_blas());
   std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "BLAS", "attention", "outside");
 
   {

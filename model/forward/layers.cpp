@@ -1,13 +1,24 @@
 #include "model/forward/layers.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <vector>
 #include <cmath>
 #include <cstring>
 #include <functional>
 
 #include <cblas.h>
+#include <cstdlib>
+
+// OpenBLAS's DYNAMIC_ARCH entry points (not in cblas.h); weak, so a build
+// against an OpenBLAS without them still links and keeps its own choice.
+extern "C" {
+void gotoblas_dynamic_init(void) __attribute__((weak));
+void gotoblas_dynamic_quit(void) __attribute__((weak));
+}
 
 #include "kernels/assert.hpp"
+#include "model/forward/linear_bf16.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -40,11 +51,37 @@ void for_rows(kernels::thread_pool& pool, std::int64_t num_rows, std::int64_t ro
 
 } // namespace
 
-void use_single_threaded_blas() {
-  // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's own
-  // threads would compete with it (and spin after each call), so BLAS runs
-  // single-threaded and linear() splits the output columns over the pool.
-  openblas_set_num_threads(1);
+const char* configure_blas() {
+  static const char* core = [] {
+    // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's
+    // own threads would compete with it (and spin after each call), so BLAS
+    // runs single-threaded and linear() splits the output columns over the pool.
+    openblas_set_num_threads(1);
+    // NOTE: OpenBLAS 0.3.21 (Debian 12) does not recognise this host's Xeon
+    // ("Intel(R) Xeon(R) Processor", AVX-512, AMX) and picks its generic
+    // Prescott (SSE3) kernels: measured 16 GFLOP/s per core for sgemm
+    // 64x1536x512, against 73 with the SkylakeX kernels. Its DYNAMIC_ARCH
+    // build re-reads OPENBLAS_CORETYPE when re-initialised.
+    const char* name = openblas_get_corename();
+    const bool fallback = name != nullptr && std::strcmp(name, "Prescott") == 0;
+    if (fallback && std::getenv("OPENBLAS_CORETYPE") == nullptr && gotoblas_dynamic_init != nullptr &&
+        gotoblas_dynamic_quit != nullptr) {
+      const char* better = nullptr;
+      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        better = "SkylakeX";
+      else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        better = "Haswell";
+      if (better != nullptr) {
+        ::setenv("OPENBLAS_CORETYPE", better, 0);
+        gotoblas_dynamic_quit();
+        gotoblas_dynamic_init();
+        ::unsetenv("OPENBLAS_CORETYPE");
+      }
+    }
+    return openblas_get_corename();
+  }();
+  return core;
 }
 
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {
@@ -94,21 +131,62 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std:
   });
 }
 
+namespace {
+
+// Rows of a bf16 W widened per panel: 48 rows x k <= 1536 is <= 288 KiB of
+// fp32, which stays in L2 while sgemm reads it.
+constexpr std::int64_t bf16_panel_rows = 48;
+
+// bf16 -> f32 is a 16-bit shift (exact); the loop vectorises.
+void widen_bf16(const std::uint16_t* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(src[i]) << 16);
+}
+
+void sgemm_nt(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
+              float beta, float* y, std::int64_t ldy) {
+  if (m == 1) {
+    // NOTE: OpenBLAS 0.3.21 (SkylakeX kernels) reads W at 6.4 GB/s through
+    // sgemm with m = 1 but 23.5 GB/s through sgemv (1536x512, one core).
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, w,
+                static_cast<blasint>(k), x, 1, beta, y, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0f, x, static_cast<blasint>(ldx), w, static_cast<blasint>(k), beta, y,
+              static_cast<blasint>(ldy));
+}
+
+} // namespace
+
 void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
             float* y, std::int64_t ldy, bool accumulate) {
-  KVACTOR_ASSERT(w.type == dtype::f32, "the CPU forward pass takes fp32 matrices");
+  KVACTOR_ASSERT(w.type == dtype::f32 || w.type == dtype::bf16, "the CPU forward pass takes fp32 or bf16 matrices");
   const std::int64_t n = w.rows();
   const std::int64_t k = w.cols();
-  const float* wd = w.f32();
   const float beta = accumulate ? 1.0f : 0.0f;
   // NOTE: columns in multiples of 16 rows of W; a part per pool thread keeps
   // each thread streaming its own slice of the weight once per call.
   const split s(n, pool.num_threads(), 16);
   auto part = [&](std::int64_t i) {
     const std::int64_t b = s.begin(i), e = s.end(i);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(e - b),
-                static_cast<blasint>(k), 1.0f, x, static_cast<blasint>(ldx), wd + b * k, static_cast<blasint>(k), beta,
-                y + b, static_cast<blasint>(ldy));
+    if (w.type == dtype::f32) {
+      sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);
+      return;
+    }
+    if (m <= fused_bf16_max_rows && has_fused_bf16()) {
+      fused_bf16_product(x, ldx, m, w.bf16() + b * k, e - b, k, beta, y + b, ldy);
+      return;
+    }
+    // NOTE: bf16 weights stay bf16 in memory (half the bytes a decode step
+    // reads); each panel is widened exactly into a per-thread fp32 buffer
+    // that sgemm then reads from L2. Grows once, never shrinks.
+    thread_local std::vector<float> panel;
+    panel.resize(std::max<std::size_t>(panel.size(), static_cast<std::size_t>(bf16_panel_rows * k)));
+    for (std::int64_t r = b; r < e; r += bf16_panel_rows) {
+      const std::int64_t rows = std::min(bf16_panel_rows, e - r);
+      widen_bf16(w.bf16() + r * k, panel.data(), rows * k);
+      sgemm_nt(x, ldx, m, panel.data(), rows, k, beta, y + r, ldy);
+    }
   };
   if (s.num_parts() == 1) part(0);
   else pool.parallel_for(s.num_parts(), part);

@@ -29,8 +29,8 @@ void rms_norm(kernels::thread_pool& pool, const float* x, std::int64_t ldx, floa
 void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t num_tokens,
                     std::int64_t num_heads, std::int64_t head_dim, const float* weight, float eps);
 
-/// y = x W^T (accumulate: y += x W^T), fp32 weights through OpenBLAS, the
-/// columns of y split over the pool.
+/// y = x W^T (accumulate: y += x W^T) through OpenBLAS sgemm, the columns of
+/// y split over the pool. W is fp32, or bf16 widened exactly panel by panel.
 // x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
 void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
             float* y, std::int64_t ldy, bool accumulate);
@@ -52,7 +52,10 @@ void rope_angles(std::span<const std::int32_t> positions, std::span<const double
 void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, float* out, std::int64_t num_tokens,
             std::int64_t n);
 
-/// Tells OpenBLAS to run single-threaded (see linear).
-void use_single_threaded_blas();
+/// Prepares OpenBLAS once per process: single-threaded (see linear), and
+/// on a CPU that Debian's OpenBLAS 0.3.21 does not know (it falls back to its
+/// SSE3 "Prescott" kernels) the kernels of the best instruction set the CPU
+/// has. OPENBLAS_CORETYPE set by the user wins. Returns the core in use.
+const char* configure_blas();
 
 } // namespace kvactor::model::layers

@@ -40,8 +40,6 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
   if (dev.kind() != kernels::device_kind::cpu)
     return make_error("forward pass", "the model forward pass on " + dev.name() +
                                           " is not built yet (kvactor runs models on the cpu device only)");
-  if (weights.matrix_dtype() != dtype::f32)
-    return make_error("forward pass", "the CPU forward pass takes fp32 matrices (load the model with dtype f32)");
   const kernels::kv_cache_shape want = cache_shape(config, cache.shape.num_blocks, cache.shape.block_size);
   const kernels::kv_cache_shape& got = cache.shape;
   if (got.type != kernels::dtype::f32 || got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||
@@ -52,7 +50,7 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
                                           std::to_string(want.head_dim) + ")");
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
     return make_error("forward pass", "forward limits must be positive");
-  layers::use_single_threaded_blas();
+  layers::configure_blas();
   return std::unique_ptr<transformer>(new transformer(config, weights, dev, cache, limits));
 }
 
@@ -91,6 +89,10 @@ void transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_cal
   KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens, "step larger than the forward limits");
   KVACTOR_ASSERT(b.num_seqs() <= limits_.max_num_seqs, "more sequences than the forward limits");
   KVACTOR_ASSERT(b.block_size == cache_.shape.block_size, "batch built for another block size");
+  const int64_t num_slots = cache_.shape.num_blocks * cache_.shape.block_size;
+  for (const int64_t slot : b.slot_mapping) KVACTOR_ASSERT(slot >= 0 && slot < num_slots, "slot outside the KV cache");
+  for (const int32_t block : b.block_tables)
+    KVACTOR_ASSERT(block >= 0 && block < cache_.shape.num_blocks, "block outside the KV cache");
   // NOTE: the batch's arrays are the kernels' metadata; every task holds the
   // batch until the last one has run.
   host_task([this, batch] {

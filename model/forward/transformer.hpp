@@ -12,12 +12,14 @@
 // Scratch activations are allocated once for `forward_limits` and reused by
 // every step (stream order keeps steps apart).
 //
-// Numerics: fp32 activations, fp32 weights (bf16 checkpoints are widened at
-// load, which is exact), fp32 KV cache, fp32 accumulation in BLAS.
+// Numerics: fp32 activations, fp32 KV cache, fp32 accumulation in BLAS.
+// Matrices are fp32, or bf16 kept as in the checkpoint and widened exactly
+// per panel before sgemm (layers::linear): the same results either way.
 // NOTE: Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in cblas.h but its
 // libopenblas.so does not export it (checked with nm), and sbgemm would take
-// bf16 activations anyway (lossy); so matrices are fp32 in memory.
+// bf16 activations anyway (lossy).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,8 +55,7 @@ public:
   using logits_callback = std::function<void(std::span<const float> logits)>;
 
   /// `weights` and the memory behind `cache` must outlive the transformer.
-  /// Fails for a device without a forward pass yet (CUDA), non-fp32 matrices
-  /// or cache, or a cache shape that disagrees with the config.
+  /// Fails for a device without a forward pass yet (CUDA), a non-fp32 cache, or a cache shape that disagrees with the config.
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
                                                      forward_limits limits);
@@ -111,7 +112,7 @@ private:
   std::vector<float> last_;     // [max_num_seqs, hidden]: rows that sample
   std::vector<float> logits_;   // [max_num_seqs, vocab]
 
-  bool profiling_ = false;
+  std::atomic<bool> profiling_{false}; // set by the caller, read by the stream
   forward_profile profile_;     // stream thread while steps run
   double attention_started_ = 0;
   double step_started_ = 0;

@@ -8,6 +8,7 @@
 #include "model/model_folder.hpp"
 #include "model/sampler.hpp"
 #include "model/tiny/tiny_model.hpp"
+#include "tiny_serving.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@
 #include <map>
 #include <mutex>
 
-#include <unistd.h>
 
 namespace kvactor {
 namespace {
@@ -27,6 +27,9 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
+using testing::greedy_alone;
+using testing::model_dir;
+using testing::tokens;
 
 struct collector {
   std::mutex mutex;
@@ -62,68 +65,6 @@ struct test_config : caf::actor_system_config {
     set("scheduler.max-threads", 2);
   }
 };
-
-// A folder removed with its contents at exit.
-struct scratch_folder {
-  std::filesystem::path path;
-  ~scratch_folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// A small Llama-style model, written once per test binary.
-const std::filesystem::path& model_dir() {
-  static const scratch_folder dir{std::filesystem::temp_directory_path() /
-                                  ("kvactor-model-runtime-" + std::to_string(::getpid()))};
-  static const bool written = [] {
-    model::tiny::tiny_options o;
-    o.hidden_size = 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = 32;
-    o.intermediate_size = 192;
-    o.vocab_size = 512;
-    o.max_context = 1024;
-    o.seed = 3;
-    return bool(model::tiny::write_model(dir.path, o));
-  }();
-  EXPECT_TRUE(written);
-  return dir.path;
-}
-
-// Greedy tokens of the paged forward pass run alone, one sequence, no actors.
-std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
-  auto m = model::load_model_folder(model_dir(), model::dtype::f32);
-  EXPECT_TRUE(m.has_value());
-  auto dev = kernels::make_device("cpu");
-  const int32_t bs = 16;
-  const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
-  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
-                                          model::transformer::cache_shape(m->config, num_blocks, bs));
-  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1});
-  EXPECT_TRUE(tf.has_value());
-  std::vector<int32_t> table;
-  for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));
-  std::vector<int32_t> history = prompt, out;
-  int32_t start = 0;
-  while (int32_t(out.size()) < max_tokens) {
-    const std::span<const int32_t> fresh = std::span<const int32_t>(history).subspan(size_t(start));
-    const model::sequence_chunk c{start, fresh, table, true};
-    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs));
-    start = int32_t(history.size());
-    out.push_back(model::greedy(logits));
-    history.push_back(out.back());
-  }
-  return out;
-}
-
-std::vector<int32_t> tokens(int n, int32_t first) {
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[size_t(i)] = (first + 7 * i) % 500;
-  return v;
-}
 
 class model_runtime : public ::testing::Test {
 protected:
@@ -193,6 +134,19 @@ TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
   }
   const runtime_figures f = figures();
   EXPECT_EQ(f.tokens_generated, 6 * 12);
+  expect_idle();
+}
+
+TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
+  start(engine_config{});
+  const auto prompt = tokens(40, 21); // two full blocks of 16 can be reused
+  const done_event first = events_->wait_done(generate(prompt, 10));
+  const done_event second = events_->wait_done(generate(prompt, 10));
+  EXPECT_EQ(first.cached_tokens, 0);
+  EXPECT_GE(second.cached_tokens, 32);
+  const auto want = greedy_alone(prompt, 10);
+  EXPECT_THAT(first.tokens, ElementsAreArray(want));
+  EXPECT_THAT(second.tokens, ElementsAreArray(want));
   expect_idle();
 }
 

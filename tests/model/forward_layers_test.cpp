@@ -58,6 +58,41 @@ TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
     }
 }
 
+// x: [m, k] and W: [n, k] in bf16 and widened; y from both paths.
+struct bf16_case {
+  std::vector<uint16_t> w16;
+  std::vector<float> w32, x;
+  bf16_case(int64_t m, int64_t n, int64_t k) : w16(size_t(n * k)), w32(w16.size()), x(size_t(m * k)) {
+    for (size_t i = 0; i < w16.size(); ++i) {
+      w16[i] = f32_to_bf16(float(int(i % 11) - 5) * 0.37f);
+      w32[i] = bf16_to_f32(w16[i]);
+    }
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 13) * 0.25f - 1.0f;
+  }
+};
+
+TEST(layers, linear_widens_bf16_weights_exactly_across_panels) {
+  kernels::thread_pool pool(2);
+  const int64_t n = 150, k = 37, m = 6; // > 4 rows: panels; 150 rows: several 48-row panels per part
+  bf16_case c(m, n, k);
+  std::vector<float> y16(size_t(m * n)), y32(y16.size());
+  linear(pool, c.x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, false);
+  linear(pool, c.x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, false);
+  EXPECT_EQ(y16, y32);
+}
+
+TEST(layers, linear_fuses_bf16_products_for_a_few_rows) {
+  kernels::thread_pool pool(2);
+  const int64_t n = 150, k = 37; // 37: two full vectors of 16 and a masked tail
+  for (int64_t m = 1; m <= 4; ++m) {
+    bf16_case c(m, n, k);
+    std::vector<float> y16(size_t(m * n), 2.0f), y32(y16.size(), 2.0f);
+    linear(pool, c.x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, true);
+    linear(pool, c.x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, true);
+    for (size_t i = 0; i < y16.size(); ++i) EXPECT_NEAR(y16[i], y32[i], 1e-5f * (1.0f + std::abs(y32[i]))) << m << ":" << i;
+  }
+}
+
 TEST(layers, swiglu_is_silu_gate_times_up) {
   kernels::thread_pool pool(1);
   const std::vector<float> g{0, 1, -2}, u{5, 2, 3};

@@ -4,160 +4,17 @@
 // Same greedy tokens, logits within tolerance.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <limits>
-#include <map>
-#include <memory>
-
-#include "dense_reference.hpp"
+#include "forward_harness.hpp"
 #include "kernels/ops.hpp"
-#include "model/forward/transformer.hpp"
-#include "model/model_folder.hpp"
-#include "model/sampler.hpp"
-#include "model/tiny/tiny_model.hpp"
-#include "temp_dir.hpp"
 
 namespace kvactor::model {
 namespace {
 
-using test_support::dense_reference;
-
-constexpr int32_t block_size = 16;
-
-// One small model per style, written once per test binary.
-const loaded_model& tiny(architecture arch) {
-  static std::map<architecture, std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>> cache;
-  auto& slot = cache[arch];
-  if (!slot.second) {
-    slot.first = std::make_unique<test_support::temp_dir>();
-    tiny::tiny_options o;
-    o.arch = arch;
-    o.hidden_size = 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = 64; // q_size 256 != hidden: head_dim is its own key
-    o.intermediate_size = 192;
-    o.vocab_size = 512;
-    o.max_context = 512;
-    o.seed = 7;
-    const status s = tiny::write_model(slot.first->path(), o);
-    KVACTOR_ASSERT(s, "writing the tiny model failed");
-    auto m = load_model_folder(slot.first->path(), dtype::f32);
-    KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");
-    slot.second = std::make_unique<loaded_model>(std::move(m).value());
-  }
-  return *slot.second;
-}
-
-std::vector<int32_t> prompt(int n, int salt) {
-  std::vector<int32_t> t;
-  for (int i = 0; i < n; ++i) t.push_back((i * 37 + salt * 101 + 11) % 500);
-  return t;
-}
-
-// A sequence as the scheduler would hold it: its tokens, its blocks, and how
-// many tokens have K/V in the cache.
-struct paged_seq {
-  std::vector<int32_t> tokens;
-  std::vector<int32_t> table;
-  int32_t num_cached = 0;
-};
-
-class harness {
-public:
-  explicit harness(const loaded_model& m, int64_t num_blocks = 64) : m_(m) {
-    kernels::device_options opts;
-    opts.num_threads = 2;
-    auto d = kernels::make_device("cpu", opts);
-    KVACTOR_ASSERT(d.has_value(), "cpu device");
-    dev_ = std::move(d.value());
-    auto c = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device,
-                                        transformer::cache_shape(m.config, num_blocks, block_size));
-    KVACTOR_ASSERT(c.has_value(), "kv cache");
-    cache_ = std::move(*c);
-    fill_nan(cache_.view);
-    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16});
-    KVACTOR_ASSERT(t.has_value(), "transformer");
-    tf_ = std::move(t.value());
-    // Scattered block ids, so tables are never contiguous runs.
-    for (int64_t i = 0; i < num_blocks; ++i) free_.push_back(static_cast<int32_t>((i * 5 + 3) % num_blocks));
-  }
-
-  // NaN in every unused slot: a read past a context poisons the logits.
-  static void fill_nan(const kernels::kv_cache_view& v) {
-    auto* p = static_cast<float*>(v.base);
-    std::fill(p, p + v.shape.total_bytes() / 4, std::numeric_limits<float>::quiet_NaN());
-  }
-
-  int32_t take_block() {
-    KVACTOR_ASSERT(!free_.empty(), "harness out of blocks");
-    const int32_t b = free_.front();
-    free_.erase(free_.begin());
-    return b;
-  }
-
-  // One step: for each (seq, n) the next n uncached tokens. A sequence whose
-  // step reaches its last token samples. Returns [num sampled, vocab].
-  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work) {
-    std::vector<sequence_chunk> chunks;
-    for (auto& [s, n] : work) {
-      const int32_t end = s->num_cached + n;
-      KVACTOR_ASSERT(end <= static_cast<int32_t>(s->tokens.size()), "step past the tokens");
-      while (static_cast<int32_t>(s->table.size()) * block_size < end) s->table.push_back(take_block());
-      chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
-                        s->table, end == static_cast<int32_t>(s->tokens.size())});
-    }
-    std::vector<float> logits = tf_->run(forward_batch::build(chunks, block_size));
-    for (auto& [s, n] : work) s->num_cached += n;
-    return logits;
-  }
-
-  kernels::device& dev() { return *dev_; }
-  const kernels::kv_cache_view& cache() const { return cache_.view; }
-  int64_t vocab() const { return m_.config.vocab_size; }
-
-private:
-  const loaded_model& m_;
-  std::unique_ptr<kernels::device> dev_;
-  kernels::kv_cache cache_;
-  std::unique_ptr<transformer> tf_;
-  std::vector<int32_t> free_;
-};
-
-// |got - want| <= 2e-4 + 1e-3 |want| everywhere; reports the first mismatches.
-void expect_close(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int num_bad = 0;
-  double worst = 0;
-  std::string first;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double diff = std::abs(double(got[i]) - want[i]);
-    worst = std::max(worst, std::isnan(diff) ? 1e30 : diff);
-    if (!(diff <= 2e-4 + 1e-3 * std::abs(want[i]))) {
-      if (num_bad++ < 5) first += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
-    }
-  }
-  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " mismatches, worst " << worst << ";" << first;
-}
-
-token_id argmax(const std::vector<double>& v) {
-  return static_cast<token_id>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-std::span<const float> row(const std::vector<float>& logits, int64_t i, int64_t vocab) {
-  return std::span<const float>(logits).subspan(size_t(i * vocab), size_t(vocab));
-}
-
-// Feeds the reference every token of `s` it has not seen; returns the last logits.
-std::vector<double> catch_up(dense_reference& ref, const paged_seq& s) {
-  while (ref.num_tokens() < static_cast<int64_t>(s.tokens.size())) ref.push(s.tokens[size_t(ref.num_tokens())]);
-  return ref.last();
-}
+using namespace test_support;
 
 class forward_test : public ::testing::TestWithParam<architecture> {
 protected:
-  const loaded_model& m() const { return tiny(GetParam()); }
+  const loaded_model& m() const { return tiny_model(GetParam()); }
 
   // Greedy decode of `seqs` together for `num_steps`, each checked against its reference.
   void decode_together(harness& h, std::vector<paged_seq*> seqs, std::vector<dense_reference*> refs,
@@ -310,6 +167,30 @@ TEST_P(forward_test, fork_after_copy_on_write) {
   decode_together(h, {&parent, &child}, {&parent_ref, &child_ref}, logits, 4);
 }
 
+TEST_P(forward_test, bf16_matrices_give_the_fp32_results) {
+  // The checkpoint is bf16 on disk: fp32 matrices hold exactly its values widened.
+  const loaded_model& m16 = tiny_model(GetParam(), dtype::bf16);
+  ASSERT_EQ(m16.weights.layers()[0].q_proj.type, dtype::bf16);
+  harness h32(m()), h16(m16);
+  paged_seq a32{prompt(30, 13), {}, 0}, b32{prompt(3, 14), {}, 0};
+  paged_seq a16 = a32, b16 = b32;
+  std::vector<float> l32 = h32.step({{&a32, 30}, {&b32, 3}});
+  std::vector<float> l16 = h16.step({{&a16, 30}, {&b16, 3}});
+  for (int step = 0; step < 4; ++step) {
+    ASSERT_EQ(l16.size(), l32.size());
+    const std::vector<double> want(l32.begin(), l32.end());
+    expect_close(l16, want, "bf16 vs fp32 matrices, step " + std::to_string(step));
+    for (auto [s16, s32, i] : {std::tuple{&a16, &a32, 0}, std::tuple{&b16, &b32, 1}}) {
+      const token_id t = greedy(row(l32, i, h32.vocab()));
+      EXPECT_EQ(greedy(row(l16, i, h16.vocab())), t);
+      s32->tokens.push_back(t);
+      s16->tokens.push_back(t);
+    }
+    l32 = h32.step({{&a32, 1}, {&b32, 1}});
+    l16 = h16.step({{&a16, 1}, {&b16, 1}});
+  }
+}
+
 TEST_P(forward_test, only_sampling_rows_get_logits) {
   harness h(m());
   paged_seq a{prompt(10, 11), {}, 0}, b{prompt(12, 12), {}, 0};
@@ -337,7 +218,7 @@ TEST(forward_batch, slots_tables_and_sample_rows) {
 }
 
 TEST(transformer, refuses_a_cache_of_another_shape) {
-  const loaded_model& m = tiny(architecture::llama);
+  const loaded_model& m = tiny_model(architecture::llama);
   auto dev = kernels::make_device("cpu");
   ASSERT_TRUE(dev.has_value());
   kernels::kv_cache_shape shape = transformer::cache_shape(m.config, 4, 16);

@@ -1,0 +1,28 @@
+#pragma once
+// Launchers of the model's element-wise CUDA kernels (kernels/cuda/model_ops.cuh),
+// compiled by nvcc into kvactor_model_cuda when CUDA is on. Each checks its
+// arguments, launches on `stream` and returns the launch error.
+// NOTE: nothing calls them yet: the CUDA forward pass is not built.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kvactor::model::cuda_launch {
+
+// out: [T, hidden]; table: [vocab, hidden] of f32 (bf16_table false) or bf16 bits.
+cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, int32_t num_tokens, int32_t hidden,
+                      float* out, cudaStream_t stream);
+// x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart; weight: [n]
+cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens, int32_t heads_per_row,
+                     int32_t n, const float* weight, float eps, cudaStream_t stream);
+// x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
+cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim, const float* cos,
+                 const float* sin, cudaStream_t stream);
+// gate, up, out: [num] contiguous
+cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num, cudaStream_t stream);
+// x: [T, n]; rows: [num_rows]; out: [num_rows, n]
+cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n, float* out,
+                        cudaStream_t stream);
+
+} // namespace kvactor::model::cuda_launch

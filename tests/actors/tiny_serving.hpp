@@ -1,0 +1,86 @@
+#pragma once
+// Shared by the model_runner and runtime tests: a small Llama-style tiny
+// model written once per test binary, and the greedy tokens of the paged
+// forward pass run alone (one sequence, no actors) to compare against.
+
+#include "kernels/device.hpp"
+#include "kernels/kv_cache.hpp"
+#include "model/forward/transformer.hpp"
+#include "model/model_folder.hpp"
+#include "model/sampler.hpp"
+#include "model/tiny/tiny_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace kvactor::testing {
+
+// A folder removed with its contents at exit.
+struct scratch_folder {
+  std::filesystem::path path;
+  ~scratch_folder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A small Llama-style model, written once per test binary.
+inline const std::filesystem::path& model_dir() {
+  static const scratch_folder dir{std::filesystem::temp_directory_path() /
+                                  ("kvactor-model-runtime-" + std::to_string(::getpid()))};
+  static const bool written = [] {
+    model::tiny::tiny_options o;
+    o.hidden_size = 128;
+    o.num_layers = 2;
+    o.num_heads = 4;
+    o.num_kv_heads = 2;
+    o.head_dim = 32;
+    o.intermediate_size = 192;
+    o.vocab_size = 512;
+    o.max_context = 1024;
+    o.seed = 3;
+    return bool(model::tiny::write_model(dir.path, o));
+  }();
+  EXPECT_TRUE(written);
+  return dir.path;
+}
+
+// Greedy tokens of the paged forward pass run alone, one sequence, no actors.
+inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
+  auto m = model::load_model_folder(model_dir(), model::dtype::f32);
+  EXPECT_TRUE(m.has_value());
+  auto dev = kernels::make_device("cpu");
+  const int32_t bs = 16;
+  const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
+  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
+                                          model::transformer::cache_shape(m->config, num_blocks, bs));
+  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1});
+  EXPECT_TRUE(tf.has_value());
+  std::vector<int32_t> table;
+  for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));
+  std::vector<int32_t> history = prompt, out;
+  int32_t start = 0;
+  while (int32_t(out.size()) < max_tokens) {
+    const std::span<const int32_t> fresh = std::span<const int32_t>(history).subspan(size_t(start));
+    const model::sequence_chunk c{start, fresh, table, true};
+    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs));
+    start = int32_t(history.size());
+    out.push_back(model::greedy(logits));
+    history.push_back(out.back());
+  }
+  return out;
+}
+
+inline std::vector<int32_t> tokens(int n, int32_t first) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[size_t(i)] = (first + 7 * i) % 500;
+  return v;
+}
+
+} // namespace kvactor::testing
