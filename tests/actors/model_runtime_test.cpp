@@ -3,6 +3,7 @@
 // outputs compared with the paged forward pass run alone.
 
 #include "actors/actors.hpp"
+#include "test_sink.hpp"
 #include "kvactor/kvactor.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
@@ -31,40 +32,9 @@ using testing::greedy_alone;
 using testing::model_dir;
 using testing::tokens;
 
-struct collector {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::map<request_id, std::vector<token_event>> tokens;
-  std::map<request_id, std::vector<done_event>> dones;
-
-  done_event wait_done(request_id id) {
-    std::unique_lock lock(mutex);
-    const bool arrived = cv.wait_for(lock, 120s, [&] { return dones.contains(id); });
-    EXPECT_TRUE(arrived) << "no done event for request " << id;
-    return arrived ? dones[id].front() : done_event{};
-  }
-};
-
-sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
-  return {
-    [c](token_event& e) {
-      std::lock_guard lock(c->mutex);
-      c->tokens[e.id].push_back(std::move(e));
-    },
-    [c](done_event& e) {
-      std::lock_guard lock(c->mutex);
-      c->dones[e.id].push_back(std::move(e));
-      c->cv.notify_all();
-    },
-  };
-}
-
-struct test_config : caf::actor_system_config {
-  test_config() {
-    kvactor::add_message_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using testing::collector;
+using testing::sink_fn;
+using testing::test_config;
 
 class model_runtime : public ::testing::Test {
 protected:

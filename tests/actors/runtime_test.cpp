@@ -3,6 +3,7 @@
 // drives kvactor.
 
 #include "actors/actors.hpp"
+#include "test_sink.hpp"
 #include "model/tiny/tiny_tokenizer.hpp"
 #include "test_runner.hpp"
 
@@ -24,42 +25,9 @@ using testing::test_runner;
 
 constexpr int32_t vocab = 512;
 
-// Every event a sink received, per request.
-struct collector {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::map<request_id, std::vector<token_event>> tokens;
-  std::map<request_id, std::vector<done_event>> dones;
-
-  // The done event of `id`; fails the test if none comes within a minute.
-  done_event wait_done(request_id id) {
-    std::unique_lock lock(mutex);
-    const bool arrived = cv.wait_for(lock, 60s, [&] { return dones.contains(id); });
-    EXPECT_TRUE(arrived) << "no done event for request " << id;
-    return arrived ? dones[id].front() : done_event{};
-  }
-};
-
-sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
-  return {
-    [c](token_event& e) {
-      std::lock_guard lock(c->mutex);
-      c->tokens[e.id].push_back(std::move(e));
-    },
-    [c](done_event& e) {
-      std::lock_guard lock(c->mutex);
-      c->dones[e.id].push_back(std::move(e));
-      c->cv.notify_all();
-    },
-  };
-}
-
-struct test_config : caf::actor_system_config {
-  test_config() {
-    kvactor::add_message_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using testing::collector;
+using testing::sink_fn;
+using testing::test_config;
 
 std::shared_ptr<const model::tokenizer> tiny_tokenizer() {
   model::tiny::tiny_options o;

@@ -1,0 +1,53 @@
+#pragma once
+// A sink actor for tests that drive the runtime as a host application does:
+// it collects every event per request, and tests wait for a request's done.
+
+#include "kvactor/kvactor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+namespace kvactor::testing {
+
+struct collector {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<request_id, std::vector<token_event>> tokens;
+  std::map<request_id, std::vector<done_event>> dones;
+
+  // The done event of `id`; fails the test if none comes within two minutes.
+  done_event wait_done(request_id id) {
+    std::unique_lock lock(mutex);
+    const bool arrived =
+      cv.wait_for(lock, std::chrono::minutes(2), [&] { return dones.contains(id); });
+    EXPECT_TRUE(arrived) << "no done event for request " << id;
+    return arrived ? dones[id].front() : done_event{};
+  }
+};
+
+inline sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
+  return {
+    [c](token_event& e) {
+      std::lock_guard lock(c->mutex);
+      c->tokens[e.id].push_back(std::move(e));
+    },
+    [c](done_event& e) {
+      std::lock_guard lock(c->mutex);
+      c->dones[e.id].push_back(std::move(e));
+      c->cv.notify_all();
+    },
+  };
+}
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    kvactor::add_message_types(*this);
+    set("scheduler.max-threads", 2);
+  }
+};
+
+} // namespace kvactor::testing
