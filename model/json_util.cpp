@@ -1,5 +1,7 @@
 #include "model/json_util.hpp"
 
+#include <cstdio>
+
 #include <fstream>
 #include <sstream>
 
@@ -70,6 +72,29 @@ result<std::string> get_string(simdjson::ondemand::value v, std::string_view whe
 bool is_null(simdjson::ondemand::value& v) {
   bool null = false;
   return !v.is_null().get(null) && null;
+}
+
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
 }
 
 } // namespace kvactor::model::json

@@ -1,6 +1,6 @@
 #pragma once
 // Small helpers around simdjson On-Demand shared by the config, safetensors
-// header, index and tokenizer readers. Internal to model/.
+// header, index and tokenizer readers and writers (and net's JSON writer).
 
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +34,9 @@ result<double> get_number(simdjson::ondemand::value v, std::string_view where,
 result<bool> get_bool(simdjson::ondemand::value v, std::string_view where, std::string_view key);
 result<std::string> get_string(simdjson::ondemand::value v, std::string_view where,
                                std::string_view key);
+
+/// `s` as a JSON string literal, quotes included.
+std::string quote(std::string_view s);
 
 /// True when `v` is JSON null (then it has been consumed).
 bool is_null(simdjson::ondemand::value& v);

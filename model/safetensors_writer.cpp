@@ -1,4 +1,5 @@
 #include "model/safetensors_writer.hpp"
+#include "model/json_util.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -6,28 +7,6 @@
 
 namespace kvactor::model {
 
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 void safetensors_writer::add(std::string name, dtype type, std::vector<std::int64_t> shape,
                              std::vector<std::byte> bytes) {
@@ -62,9 +41,9 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
     header += "\"__metadata__\":{";
     for (std::size_t i = 0; i < metadata_.size(); ++i) {
       if (i) header += ',';
-      header += json_quote(metadata_[i].first);
+      header += json::quote(metadata_[i].first);
       header += ':';
-      header += json_quote(metadata_[i].second);
+      header += json::quote(metadata_[i].second);
     }
     header += "}";
   }
@@ -72,7 +51,7 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const auto& t = tensors_[i];
     if (i || !metadata_.empty()) header += ',';
-    header += json_quote(t.name);
+    header += json::quote(t.name);
     header += ":{\"dtype\":\"";
     header += safetensors_name(t.type);
     header += "\",\"shape\":[";

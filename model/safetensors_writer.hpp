@@ -38,7 +38,4 @@ private:
   std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
-/// `s` as a JSON string literal, quotes included.
-std::string json_quote(std::string_view s);
-
 } // namespace kvactor::model

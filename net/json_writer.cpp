@@ -1,6 +1,6 @@
 #include "net/json_writer.hpp"
 
-#include "model/safetensors_writer.hpp"
+#include "model/json_util.hpp"
 #include "model/tokenizer/unicode.hpp"
 
 #include <cmath>
@@ -9,7 +9,7 @@
 namespace kvactor::net {
 
 void append_json_string(std::string& out, std::string_view s) {
-  out += model::json_quote(model::replace_invalid_utf8(s));
+  out += model::json::quote(model::replace_invalid_utf8(s));
 }
 
 void json_writer::key(std::string_view k) {

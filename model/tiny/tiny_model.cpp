@@ -1,4 +1,5 @@
 #include "model/tiny/tiny_model.hpp"
+#include "model/json_util.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -72,9 +73,9 @@ std::string tokenizer_config_json(const tiny_options& o) {
   // NOTE: PreTrainedTokenizerFast uses tokenizer.json as it is (as Llama 3
   // ships); kvactor itself reads only tokenizer.json.
   std::string s = "{\n  \"bos_token\": ";
-  s += json_quote(bos_token);
+  s += json::quote(bos_token);
   s += ",\n  \"clean_up_tokenization_spaces\": false,\n  \"eos_token\": ";
-  s += json_quote(eos_token);
+  s += json::quote(eos_token);
   s += ",\n  \"model_max_length\": " + std::to_string(o.max_context);
   s += ",\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\"\n}\n";
   return s;

@@ -1,4 +1,5 @@
 #include "model/tiny/tiny_model.hpp"
+#include "model/json_util.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -71,9 +72,9 @@ status write_sharded_weights(const std::filesystem::path& dir, const tiny_option
                       "\n  },\n  \"weight_map\": {";
   for (std::size_t i = 0; i < weight_map.size(); ++i) {
     index += i ? ",\n    " : "\n    ";
-    index += json_quote(weight_map[i].first);
+    index += json::quote(weight_map[i].first);
     index += ": ";
-    index += json_quote(weight_map[i].second);
+    index += json::quote(weight_map[i].second);
   }
   index += "\n  }\n}\n";
   std::ofstream out(dir / "model.safetensors.index.json", std::ios::binary | std::ios::trunc);

@@ -292,7 +292,7 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
     const auto& t = spec.added_tokens[i];
     s += i ? ",\n    {" : "\n    {";
     s += "\"id\": " + std::to_string(t.id) + ", \"content\": ";
-    s += json_quote(t.content);
+    s += json::quote(t.content);
     s += ", \"single_word\": false, \"lstrip\": ";
     s += t.lstrip ? "true" : "false";
     s += ", \"rstrip\": ";
@@ -309,7 +309,7 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
       continue;
     }
     s += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
-    s += json_quote(split_pattern_regex(p));
+    s += json::quote(split_pattern_regex(p));
     s += "}, \"behavior\": \"Isolated\", \"invert\": false}, ";
   }
   s += "{\"type\": \"ByteLevel\", \"add_prefix_space\": ";
@@ -320,23 +320,23 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
   s += "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
        "\"use_regex\": true},\n";
   s += "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": ";
-  s += spec.unk_token ? json_quote(*spec.unk_token) : std::string("null");
+  s += spec.unk_token ? json::quote(*spec.unk_token) : std::string("null");
   s += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n";
   s += "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n    \"ignore_merges\": ";
   s += spec.ignore_merges ? "true" : "false";
   s += ",\n    \"vocab\": {";
   for (std::size_t i = 0; i < spec.vocab.size(); ++i) {
     s += i ? ",\n      " : "\n      ";
-    s += json_quote(spec.vocab[i].first);
+    s += json::quote(spec.vocab[i].first);
     s += ": ";
     s += std::to_string(spec.vocab[i].second);
   }
   s += "\n    },\n    \"merges\": [";
   for (std::size_t i = 0; i < spec.merges.size(); ++i) {
     s += i ? ",\n      [" : "\n      [";
-    s += json_quote(spec.merges[i].first);
+    s += json::quote(spec.merges[i].first);
     s += ", ";
-    s += json_quote(spec.merges[i].second);
+    s += json::quote(spec.merges[i].second);
     s += "]";
   }
   s += "\n    ]\n  }\n}\n";

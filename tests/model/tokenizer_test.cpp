@@ -1,4 +1,5 @@
 #include "model/tokenizer/tokenizer.hpp"
+#include "model/json_util.hpp"
 
 #include <optional>
 
@@ -25,8 +26,8 @@ tokenizer make(const tokenizer_spec& spec) {
 /// tokenizer.json text written by hand, with merges in the older "a b" form.
 std::string json_with_string_merges(const tokenizer_spec& spec) {
   std::string vocab, merges;
-  for (const auto& [s, id] : spec.vocab) vocab += (vocab.empty() ? "" : ",") + json_quote(s) + ":" + std::to_string(id);
-  for (const auto& [a, b] : spec.merges) merges += (merges.empty() ? "" : ",") + json_quote(a + " " + b);
+  for (const auto& [s, id] : spec.vocab) vocab += (vocab.empty() ? "" : ",") + json::quote(s) + ":" + std::to_string(id);
+  for (const auto& [a, b] : spec.merges) merges += (merges.empty() ? "" : ",") + json::quote(a + " " + b);
   return R"({"version":"1.0","added_tokens":[{"id":265,"content":"<|endoftext|>","single_word":false,)"
          R"("lstrip":false,"rstrip":false,"normalized":false,"special":true}],"normalizer":null,)"
          R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},)"
