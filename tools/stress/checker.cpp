@@ -8,14 +8,15 @@ namespace {
 
 std::string name(size_t i) { return "request r" + std::to_string(i); }
 
-// "position 3: 17 vs 42" or "length 5 vs 7".
-std::string first_difference(const std::vector<int32_t>& got, const std::vector<int32_t>& want) {
+// "first difference at token 3: got 17, reference 42" or "got 5 tokens, reference 7".
+std::string first_difference(const std::vector<int32_t>& got, const std::vector<int32_t>& want,
+                             const std::string& what) {
   const size_t n = std::min(got.size(), want.size());
   for (size_t i = 0; i < n; ++i)
     if (got[i] != want[i])
       return "first difference at token " + std::to_string(i) + ": got " +
-             std::to_string(got[i]) + ", reference " + std::to_string(want[i]);
-  return "got " + std::to_string(got.size()) + " tokens, reference " +
+             std::to_string(got[i]) + ", " + what + " " + std::to_string(want[i]);
+  return "got " + std::to_string(got.size()) + " tokens, " + what + " " +
          std::to_string(want.size());
 }
 
@@ -69,7 +70,7 @@ check_result check_run(const std::vector<request_record>& records,
     }
     if (r.done_tokens != r.tokens)
       fail(name(i) + " done tokens differ from its streamed tokens: " +
-           first_difference(r.tokens, r.done_tokens));
+           first_difference(r.tokens, r.done_tokens, "done event"));
     if (r.finish_reason == "aborted") {
       ++c.num_aborted;
       if (!r.cancel_sent && !r.disconnected) {
@@ -84,7 +85,7 @@ check_result check_run(const std::vector<request_record>& records,
       ++c.num_mismatches;
       fail(name(i) + " output differs from the undisturbed run (" +
            std::to_string(r.preemptions) + " preemptions, finish " + r.finish_reason + "): " +
-           first_difference(r.done_tokens, *want));
+           first_difference(r.done_tokens, *want, "reference"));
     }
   }
   if (!end) {

@@ -70,7 +70,15 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
   }
   const auto t2 = std::chrono::steady_clock::now();
   const auto& outcome = std::get<run_outcome>(run);
-  const auto result = check_run(outcome.records, std::get<reference_outputs>(reference), outcome.end);
+  const auto& ref = std::get<reference_run>(reference);
+  auto result = check_run(outcome.records, ref.outputs, outcome.end);
+  // NOTE: the undisturbed run must hold the same invariants; its failures
+  // come first and fail the run.
+  for (auto it = ref.check.failures.rbegin(); it != ref.check.failures.rend(); ++it)
+    result.failures.insert(result.failures.begin(), "reference run: " + *it);
+  result.num_leaked_blocks += ref.check.num_leaked_blocks;
+  result.num_duplicates += ref.check.num_duplicates;
+  result.num_missing += ref.check.num_missing;
 
   int64_t num_tokens = 0;
   for (const auto& r : outcome.records)

@@ -40,7 +40,7 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
   return e;
 }
 
-std::variant<reference_outputs, std::string>
+std::variant<reference_run, std::string>
 run_reference(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
               const std::vector<stress_request>& workload) {
   auto runtime = spawn_runtime(sys, engine_of(cfg, model_dir, true));
@@ -53,16 +53,19 @@ run_reference(caf::actor_system& sys, const stress_config& cfg, const std::strin
   record_book book(workload.size());
   drive_options options;
   options.timeout_s = cfg.timeout_s;
+  std::optional<end_state> end;
   {
     progress bar(book, static_cast<int64_t>(workload.size()), "reference", !cfg.quiet);
-    drive_in_process(sys, *runtime, at_once, none, options, book, bar);
+    end = drive_in_process(sys, *runtime, at_once, none, options, book, bar);
   }
   shutdown(sys, *runtime);
-  reference_outputs out(workload.size());
+  reference_run out;
+  out.outputs.resize(workload.size());
   auto records = book.records();
   for (size_t i = 0; i < records.size(); ++i)
     if (records[i].num_dones == 1 && records[i].finish_reason != "aborted")
-      out[i] = records[i].done_tokens;
+      out.outputs[i] = records[i].done_tokens;
+  out.check = check_run(records, {}, end);
   return out;
 }
 

@@ -26,8 +26,13 @@ struct run_outcome {
 // The engine of a run: the roomy one for the reference, or the configured one.
 engine_config engine_of(const stress_config& cfg, const std::string& model_dir, bool roomy);
 
-// The reference outputs (requests that ended normally), or an error message.
-std::variant<reference_outputs, std::string>
+struct reference_run {
+  reference_outputs outputs; // of the requests that ended normally
+  check_result check;        // the reference run is checked as well (no faults)
+};
+
+// The undisturbed run, or an error message.
+std::variant<reference_run, std::string>
 run_reference(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
               const std::vector<stress_request>& workload);
 
