@@ -22,11 +22,18 @@ void session::run() {
     socket_.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer), ignored);
   }
   std::weak_ptr<session> weak = shared_from_this();
-  auto strand = socket_.get_executor();
-  bridge_ = spawn_bridge(sys_, runtime_, [weak, strand](std::string line) {
-    asio::post(strand, [weak, line = std::move(line)]() mutable {
-      if (auto s = weak.lock())
-        s->deliver(std::move(line));
+  // NOTE: the closure holds no executor, only the session's weak pointer:
+  // the bridge actor can outlive the server's io_context, and a strand
+  // executor's destructor touches the io_context's strand service (ASan:
+  // heap-use-after-free in ~strand_impl from ~bridge_state, found by
+  // server_test.reassembles_split_lines_and_splits_joined_ones).
+  bridge_ = spawn_bridge(sys_, runtime_, [weak](std::string line) {
+    auto s = weak.lock();
+    if (!s)
+      return; // the connection is gone: nobody to write to
+    asio::post(s->executor(), [weak, line = std::move(line)]() mutable {
+      if (auto live = weak.lock())
+        live->deliver(std::move(line));
     });
   });
   read();

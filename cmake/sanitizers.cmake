@@ -1,0 +1,25 @@
+# KVACTOR_SANITIZE=address builds everything with AddressSanitizer and
+# UndefinedBehaviorSanitizer, =thread with ThreadSanitizer (tools/test --asan,
+# tools/test --tsan; separate build folders). CAF, Boost's compiled parts and
+# OpenBLAS stay uninstrumented Debian libraries.
+set(KVACTOR_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (ASan+UBSan) or thread (TSan)")
+set_property(CACHE KVACTOR_SANITIZE PROPERTY STRINGS "" address thread)
+if(KVACTOR_SANITIZE STREQUAL "address")
+  set(kvactor_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined
+                             -fno-omit-frame-pointer)
+elseif(KVACTOR_SANITIZE STREQUAL "thread")
+  set(kvactor_sanitize_flags -fsanitize=thread -fno-omit-frame-pointer)
+elseif(NOT KVACTOR_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "KVACTOR_SANITIZE must be empty, address or thread, not '${KVACTOR_SANITIZE}'")
+endif()
+if(kvactor_sanitize_flags)
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${kvactor_sanitize_flags}>")
+  if(KVACTOR_SANITIZE STREQUAL "thread")
+    # NOTE: g++ 12 warns (-Wtsan) that TSan does not model the
+    # std::atomic_thread_fence inside Boost.Asio's executor_op, inlined into
+    # our translation units; that is Boost's code, not ours.
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-tsan>)
+  endif()
+  add_link_options(${kvactor_sanitize_flags})
+  message(STATUS "kvactor: sanitizers ${KVACTOR_SANITIZE}")
+endif()

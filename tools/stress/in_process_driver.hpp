@@ -1,0 +1,36 @@
+#pragma once
+// in_process_driver: sends a workload to a runtime in this actor system —
+// one sink actor per request, cancels from the sinks at the planned token,
+// forced preemptions every K steps (alternating swap and recompute) — and
+// reads the runtime's figures once it is idle.
+
+#include "tools/stress/checker.hpp"
+#include "tools/stress/fault_plan.hpp"
+#include "tools/stress/progress.hpp"
+#include "tools/stress/record_book.hpp"
+#include "tools/stress/workload.hpp"
+
+#include <optional>
+
+namespace kvactor::stress {
+
+struct drive_options {
+  int32_t preempt_every = 0;
+  double timeout_s = 600; // for every request to end
+};
+
+// Runs the workload to its end; the figures after idle (nullopt if the
+// runtime did not answer).
+std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor runtime,
+                                          const std::vector<stress_request>& workload,
+                                          const std::vector<request_faults>& plan,
+                                          const drive_options& options, record_book& book,
+                                          progress& bar);
+
+// The runtime's figures; nullopt if it did not answer.
+std::optional<runtime_figures> figures_of(caf::actor_system& sys, runtime_actor runtime);
+
+// Polls the figures until the runtime is idle (or a few seconds passed).
+std::optional<end_state> wait_idle(caf::actor_system& sys, runtime_actor runtime);
+
+} // namespace kvactor::stress

@@ -1,0 +1,101 @@
+#include "tools/stress/record_book.hpp"
+
+namespace kvactor::stress {
+
+void record_book::note_resolved(request_record& r, bool was_resolved) {
+  if (!was_resolved && r.resolved()) {
+    ++num_resolved_;
+    cv_.notify_all();
+  }
+}
+
+void record_book::sent(int32_t index) {
+  std::lock_guard lock(mutex_);
+  records_.at(static_cast<size_t>(index)).sent = true;
+}
+
+void record_book::accepted(int32_t index) {
+  std::lock_guard lock(mutex_);
+  // NOTE: not an event after the end when it comes late: in-process the
+  // admission reply and the sink's events travel on different channels.
+  records_.at(static_cast<size_t>(index)).accepted = true;
+}
+
+void record_book::token(int32_t index, int32_t token_index, int32_t token) {
+  std::lock_guard lock(mutex_);
+  auto& r = records_.at(static_cast<size_t>(index));
+  if (r.ended())
+    ++r.num_events_after_end;
+  if (token_index != static_cast<int32_t>(r.tokens.size()))
+    ++r.num_index_gaps;
+  r.tokens.push_back(token);
+  ++num_tokens_;
+}
+
+void record_book::done(int32_t index, const done_event& done) {
+  std::lock_guard lock(mutex_);
+  auto& r = records_.at(static_cast<size_t>(index));
+  const bool was = r.resolved();
+  if (r.ended())
+    ++r.num_events_after_end;
+  ++r.num_dones;
+  r.finish_reason = done.finish_reason;
+  r.done_tokens = done.tokens;
+  r.preemptions = done.preemptions;
+  num_preemptions_ += done.preemptions;
+  note_resolved(r, was);
+}
+
+void record_book::error(int32_t index, const std::string& code) {
+  std::lock_guard lock(mutex_);
+  auto& r = records_.at(static_cast<size_t>(index));
+  const bool was = r.resolved();
+  if (r.ended())
+    ++r.num_events_after_end;
+  ++r.num_errors;
+  r.error_code = code;
+  note_resolved(r, was);
+}
+
+void record_book::cancel_sent(int32_t index) {
+  std::lock_guard lock(mutex_);
+  auto& r = records_.at(static_cast<size_t>(index));
+  if (!r.cancel_sent)
+    ++num_cancels_;
+  r.cancel_sent = true;
+}
+
+bool record_book::disconnect(int32_t index) {
+  std::lock_guard lock(mutex_);
+  auto& r = records_.at(static_cast<size_t>(index));
+  if (r.resolved() || !r.sent)
+    return false;
+  r.disconnected = true;
+  note_resolved(r, false);
+  return true;
+}
+
+bool record_book::live(int32_t index) {
+  std::lock_guard lock(mutex_);
+  const auto& r = records_.at(static_cast<size_t>(index));
+  return r.sent && !r.resolved();
+}
+
+bool record_book::resolved(int32_t index) {
+  std::lock_guard lock(mutex_);
+  return records_.at(static_cast<size_t>(index)).resolved();
+}
+
+bool record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return cv_.wait_until(lock, deadline, [&] {
+    return num_resolved_.load() == static_cast<int64_t>(records_.size());
+  });
+}
+
+std::vector<request_record> record_book::records() {
+  std::lock_guard lock(mutex_);
+  return records_;
+}
+
+} // namespace kvactor::stress

@@ -1,0 +1,72 @@
+#pragma once
+// record_book: what a stress run saw of each request — its admission, every
+// token and done event as they came, the faults sent — filled by the drivers
+// (from several threads) and read by the checker.
+
+#include "kvactor/kvactor.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kvactor::stress {
+
+struct request_record {
+  bool sent = false;
+  bool accepted = false;
+  std::string error_code;        // a refusal or an error that ended the request
+  int32_t num_errors = 0;        // terminal errors
+  std::vector<int32_t> tokens;   // in the order the token events came
+  int32_t num_index_gaps = 0;    // token events whose index was not the next one
+  int32_t num_dones = 0;
+  int32_t num_events_after_end = 0;
+  std::string finish_reason;
+  std::vector<int32_t> done_tokens;
+  int32_t preemptions = 0;
+  bool cancel_sent = false;
+  bool disconnected = false;     // its connection was dropped before it ended
+
+  bool ended() const { return num_dones + num_errors > 0; }
+  bool resolved() const { return ended() || disconnected; }
+};
+
+class record_book {
+public:
+  explicit record_book(size_t num_requests) : records_(num_requests) {}
+
+  void sent(int32_t index);
+  void accepted(int32_t index);
+  void token(int32_t index, int32_t token_index, int32_t token);
+  void done(int32_t index, const done_event& done);
+  void error(int32_t index, const std::string& code);
+  void cancel_sent(int32_t index);
+  // Marks the request disconnected unless it has ended; true if it was live.
+  bool disconnect(int32_t index);
+
+  // Waits until every request is resolved; false at the deadline.
+  bool wait_all_resolved(std::chrono::steady_clock::time_point deadline);
+
+  int64_t num_resolved() const { return num_resolved_.load(); }
+  int64_t num_tokens() const { return num_tokens_.load(); }
+  int64_t num_cancels() const { return num_cancels_.load(); }
+  int64_t num_preemptions() const { return num_preemptions_.load(); }
+  bool live(int32_t index);
+  bool resolved(int32_t index);
+
+  // A copy, for the checker (call once the run is over).
+  std::vector<request_record> records();
+
+private:
+  void note_resolved(request_record& r, bool was_resolved);
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<request_record> records_;
+  std::atomic<int64_t> num_resolved_{0}, num_tokens_{0}, num_cancels_{0}, num_preemptions_{0};
+};
+
+} // namespace kvactor::stress

@@ -1,0 +1,34 @@
+#include "tools/stress/stress_config.hpp"
+
+#include "net/bridge.hpp"
+
+namespace kvactor::stress {
+
+stress_config::stress_config() {
+  kvactor::add_message_types(*this);
+  kvactor::net::add_message_types(*this);
+  opt_group{custom_options_, "global"}
+    .add(mode, "mode", "in-process (spawn the runtime here) or tcp (through a server)")
+    .add(requests, "requests", "number of requests")
+    .add(seed, "seed", "seed of the workload and the faults")
+    .add(rate, "rate", "Poisson arrival rate in requests/s (0: all at once)")
+    .add(connections, "connections", "client connections (tcp)")
+    .add(cancel_fraction, "cancel-fraction", "fraction of requests cancelled at a random moment")
+    .add(preempt_every, "preempt-every", "force a preemption every K steps (in-process; 0: off)")
+    .add(disconnect_fraction, "disconnect-fraction", "fraction of requests whose connection drops mid-stream (tcp)")
+    .add(malformed_fraction, "malformed-fraction", "fraction of requests preceded by a malformed line (tcp)")
+    .add(model, "model", "model folder (default: a small generated tiny model)")
+    .add(kv_cache_kib, "kv-cache-kib", "device KV budget in KiB of the run under faults")
+    .add(swap_kib, "swap-kib", "host swap space in KiB of the run under faults")
+    .add(block_size, "block-size", "tokens per KV block")
+    .add(max_seqs, "max-seqs", "sequences per step")
+    .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
+    .add(preemption, "preemption", "swap or recompute (when the pool runs out)")
+    .add(threads, "threads", "CPU device threads (0: all cores)")
+    .add(host, "host", "server address (tcp)")
+    .add(port, "port", "server port (tcp; 0: start a server in this process)")
+    .add(timeout_s, "timeout-s", "seconds for every request to end")
+    .add(quiet, "quiet", "no progress line");
+}
+
+} // namespace kvactor::stress

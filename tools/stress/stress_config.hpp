@@ -1,0 +1,37 @@
+#pragma once
+// stress_config: kvactor-stress's options, parsed by CAF's configuration
+// (so --scheduler.max-threads and caf-application.ini work as well).
+
+#include "kvactor/kvactor.hpp"
+
+#include <string>
+
+namespace kvactor::stress {
+
+struct stress_config : caf::actor_system_config {
+  std::string mode = "in-process";   // in-process or tcp
+  int32_t requests = 2000;
+  int64_t seed = 1;
+  double rate = 0;                   // requests/s (Poisson); 0: all at once
+  int32_t connections = 4;
+  double cancel_fraction = 0.1;
+  int32_t preempt_every = 0;
+  double disconnect_fraction = 0;
+  double malformed_fraction = 0;
+  std::string model;                 // empty: a small generated model
+  int64_t kv_cache_kib = 1024;
+  int64_t swap_kib = 1024;
+  int32_t block_size = 16;
+  int32_t max_seqs = 64;
+  int32_t max_batched_tokens = 512;
+  std::string preemption = "swap";
+  int32_t threads = 1;
+  std::string host = "127.0.0.1";
+  int32_t port = 0;                  // tcp: 0 starts a server in this process
+  double timeout_s = 600;
+  bool quiet = false;
+
+  stress_config();
+};
+
+} // namespace kvactor::stress

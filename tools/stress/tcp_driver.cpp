@@ -1,0 +1,316 @@
+#include "tools/stress/tcp_driver.hpp"
+
+#include "net/client.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace kvactor::stress {
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+const char* const malformed_lines[] = {
+  "this is not json\n",
+  "{\"op\":\"generate\"}\n",
+  "{\"op\":\"teleport\",\"id\":\"junk\"}\n",
+  "{\"op\":\"generate\",\"id\":\"junk\",\"max_tokens\":\"many\",\"prompt\":\"x\"}\n",
+  "[1,2,3]\n",
+  "{\"op\":\"cancel\"\n",
+};
+
+// NOTE: appended, not "r" + to_string: g++ 12 -O3 warns -Wrestrict on the
+// latter (a false positive, GCC bug 105329).
+std::string id_of(int32_t index) {
+  std::string id(1, 'r');
+  id.append(std::to_string(index));
+  return id;
+}
+
+// The request index of an id we sent ("r17" → 17); -1 for any other.
+int32_t index_of(const std::string& id, size_t num_requests) {
+  if (id.size() < 2 || id[0] != 'r')
+    return -1;
+  int64_t v = 0;
+  for (size_t i = 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9')
+      return -1;
+    v = v * 10 + (id[i] - '0');
+    if (v >= static_cast<int64_t>(num_requests))
+      return -1;
+  }
+  return static_cast<int32_t>(v);
+}
+
+// One connection: the requests it carries, the client it currently uses.
+class connection {
+public:
+  connection(const tcp_options& options, std::vector<const stress_request*> requests,
+             const std::vector<request_faults>& plan, record_book& book, size_t num_requests)
+    : options_(options), requests_(std::move(requests)), plan_(plan), book_(book),
+      num_requests_(num_requests) {}
+
+  std::optional<std::string> open() {
+    auto c = net::client::connect(options_.host, options_.port);
+    if (auto* err = std::get_if<std::string>(&c))
+      return *err;
+    client_ = std::move(std::get<std::unique_ptr<net::client>>(c));
+    reader_client_ = client_.get();
+    return std::nullopt;
+  }
+
+  void run(clock::time_point start) {
+    std::thread reader([this] { read(); });
+    write(start);
+    reader.join();
+  }
+
+  int64_t num_malformed_sent = 0;
+  std::atomic<int64_t> num_malformed_answered{0};
+  int64_t num_disconnects = 0;
+
+private:
+  bool send(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    return client_ && client_->send(line);
+  }
+
+  void write(clock::time_point start) {
+    for (const stress_request* r : requests_) {
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<clock::duration>(
+                                                     std::chrono::duration<double>(r->arrival_s)));
+      const request_faults& f = plan_[static_cast<size_t>(r->index)];
+      std::lock_guard lock(mutex_);
+      if (!client_)
+        return; // NOTE: a reconnect failed; the rest show up as never sent
+      if (f.malformed_before) {
+        client_->send(malformed_lines[r->index % std::size(malformed_lines)]);
+        ++num_malformed_sent;
+      }
+      book_.sent(r->index);
+      live_.push_back(r->index);
+      client_->send(net::generate_line(id_of(r->index), r->request));
+      if (f.cancel_at == cancel_at_once) {
+        book_.cancel_sent(r->index);
+        client_->send(net::cancel_line(id_of(r->index)));
+      }
+    }
+  }
+
+  // Drops the connection and opens a new one; the requests still live on the
+  // old one are disconnected.
+  void reconnect() {
+    std::lock_guard lock(mutex_);
+    client_->close();
+    retired_.push_back(std::move(client_));
+    for (int32_t i : live_)
+      book_.disconnect(i);
+    live_.clear();
+    ++num_disconnects;
+    auto c = net::client::connect(options_.host, options_.port);
+    if (auto* ok = std::get_if<std::unique_ptr<net::client>>(&c))
+      client_ = std::move(*ok);
+    reader_client_ = client_.get();
+  }
+
+  void read() {
+    size_t num_resolved = 0;
+    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                             std::chrono::duration<double>(options_.timeout_s));
+    while (num_resolved < requests_.size() && clock::now() < deadline) {
+      net::client* c = nullptr;
+      {
+        std::lock_guard lock(mutex_);
+        c = reader_client_;
+      }
+      if (!c)
+        return;
+      auto line = c->read_line();
+      if (!line)
+        return; // NOTE: the server went away; unresolved requests show up as missing
+      auto ev = net::parse_event(*line);
+      if (!ev)
+        continue;
+      const int32_t index = index_of(ev->id, num_requests_);
+      if (index < 0) {
+        if (ev->event == "error")
+          ++num_malformed_answered;
+        continue;
+      }
+      const request_faults& f = plan_[static_cast<size_t>(index)];
+      if (ev->event == "accepted") {
+        book_.accepted(index);
+      } else if (ev->event == "token") {
+        const auto token_index = static_cast<int32_t>(ev->index);
+        book_.token(index, token_index, static_cast<int32_t>(ev->token));
+        if (f.cancel_at >= 0 && token_index == f.cancel_at) {
+          book_.cancel_sent(index);
+          send(net::cancel_line(ev->id));
+        }
+        if (f.disconnect_at >= 0 && token_index == f.disconnect_at && still_live(index)) {
+          reconnect();
+          num_resolved = count_resolved();
+        }
+      } else if (ev->event == "done") {
+        done_event d;
+        d.finish_reason = ev->finish_reason;
+        d.tokens = ev->tokens;
+        d.completion_tokens = static_cast<int32_t>(ev->completion_tokens);
+        d.preemptions = static_cast<int32_t>(ev->preemptions);
+        book_.done(index, d);
+        forget(index);
+        if (f.cancel_at >= 0 && f.cancel_at >= d.completion_tokens) {
+          book_.cancel_sent(index); // after the end: answered with unknown_id
+          send(net::cancel_line(ev->id));
+        }
+        num_resolved = count_resolved();
+      } else if (ev->event == "error") {
+        // NOTE: unknown_id answers a cancel that came after the end; it does
+        // not end the request.
+        if (ev->code == "unknown_id")
+          continue;
+        book_.error(index, ev->code);
+        forget(index);
+        num_resolved = count_resolved();
+      }
+    }
+  }
+
+  bool still_live(int32_t index) {
+    std::lock_guard lock(mutex_);
+    return std::find(live_.begin(), live_.end(), index) != live_.end();
+  }
+  void forget(int32_t index) {
+    std::lock_guard lock(mutex_);
+    std::erase(live_, index);
+  }
+  size_t count_resolved() {
+    size_t n = 0;
+    for (const stress_request* r : requests_)
+      n += book_.resolved(r->index) ? 1 : 0;
+    return n;
+  }
+
+  const tcp_options& options_;
+  std::vector<const stress_request*> requests_;
+  const std::vector<request_faults>& plan_;
+  record_book& book_;
+  size_t num_requests_;
+  std::mutex mutex_;
+  std::unique_ptr<net::client> client_;
+  net::client* reader_client_ = nullptr;
+  std::vector<std::unique_ptr<net::client>> retired_;
+  std::vector<int32_t> live_; // sent on the current client, not ended
+};
+
+} // namespace
+
+std::optional<end_state> parse_stats(std::string_view line) {
+  using namespace simdjson;
+  ondemand::parser parser;
+  padded_string buffer(line);
+  ondemand::document doc;
+  ondemand::object obj;
+  if (parser.iterate(buffer).get(doc) || doc.get_object().get(obj))
+    return std::nullopt;
+  end_state s;
+  bool is_stats = false, invariants_ok = true;
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key))
+      return std::nullopt;
+    int64_t n = 0;
+    auto value = field.value();
+    if (key == "event") {
+      std::string_view v;
+      is_stats = !value.get_string().get(v) && v == "stats";
+    } else if (key == "invariants_ok") {
+      if (value.get_bool().get(invariants_ok))
+        return std::nullopt;
+    } else if (!value.get_int64().get(n)) {
+      const auto v = static_cast<int32_t>(n);
+      if (key == "device_blocks_total") s.device_blocks_total = v;
+      else if (key == "device_blocks_in_use") s.device_blocks_used = v;
+      else if (key == "host_blocks_total") s.host_blocks_total = v;
+      else if (key == "host_blocks_free") s.host_blocks_free = v;
+      else if (key == "running") s.running = v;
+      else if (key == "waiting") s.waiting = v;
+      else if (key == "swapped") s.swapped = v;
+      else if (key == "preemptions") s.preemptions = n;
+    }
+  }
+  if (!is_stats)
+    return std::nullopt;
+  if (!invariants_ok)
+    s.broken_invariants.push_back("the server's stats say invariants_ok false");
+  return s;
+}
+
+namespace {
+
+// Asks for stats on a fresh connection until the server is idle (or a few
+// seconds passed).
+std::optional<end_state> stats_when_idle(const tcp_options& options) {
+  auto c = net::client::connect(options.host, options.port);
+  auto* client = std::get_if<std::unique_ptr<net::client>>(&c);
+  if (!client)
+    return std::nullopt;
+  std::optional<end_state> s;
+  const auto deadline = clock::now() + 5s;
+  do {
+    if (!(*client)->send("{\"op\":\"stats\"}\n"))
+      return std::nullopt;
+    auto line = (*client)->read_line();
+    if (!line)
+      return std::nullopt;
+    s = parse_stats(*line);
+    if (s && s->device_blocks_used == 0 && s->host_blocks_free == s->host_blocks_total &&
+        s->running + s->waiting + s->swapped == 0)
+      break;
+    std::this_thread::sleep_for(10ms);
+  } while (clock::now() < deadline);
+  return s;
+}
+
+} // namespace
+
+std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_request>& workload,
+                                                 const std::vector<request_faults>& plan,
+                                                 const tcp_options& options, record_book& book) {
+  const int32_t num_connections = std::max(1, options.num_connections);
+  std::vector<std::vector<const stress_request*>> split(static_cast<size_t>(num_connections));
+  for (const auto& r : workload)
+    split[static_cast<size_t>(r.connection % num_connections)].push_back(&r);
+  std::vector<std::unique_ptr<connection>> connections;
+  for (auto& requests : split) {
+    connections.push_back(
+      std::make_unique<connection>(options, std::move(requests), plan, book, workload.size()));
+    if (auto err = connections.back()->open())
+      return *err;
+  }
+  const auto start = clock::now();
+  std::vector<std::thread> threads;
+  for (auto& c : connections)
+    threads.emplace_back([&c, start] { c->run(start); });
+  for (auto& t : threads)
+    t.join();
+  tcp_outcome out;
+  for (auto& c : connections) {
+    out.num_malformed_sent += c->num_malformed_sent;
+    out.num_malformed_answered += c->num_malformed_answered.load();
+    out.num_disconnects += c->num_disconnects;
+  }
+  out.end = stats_when_idle(options);
+  return out;
+}
+
+} // namespace kvactor::stress

@@ -1,0 +1,35 @@
+#pragma once
+// workload: the seeded requests a stress run sends — prompt and output
+// lengths from a mix of shapes, some prompts sharing long prefixes, mixed
+// priorities, greedy and seeded sampling, some stop sequences, Poisson
+// arrivals (or all at once) spread over client connections.
+
+#include "kvactor/kvactor.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace kvactor::stress {
+
+struct workload_options {
+  int32_t num_requests = 2000;
+  uint64_t seed = 1;
+  double rate = 0;                    // requests per second; 0: all at once
+  int32_t num_connections = 4;
+  double shared_prefix_fraction = 0.3;
+  double seeded_fraction = 0.5;       // the rest is greedy
+  double stop_fraction = 0.2;
+  int32_t vocab_size = 512;
+};
+
+struct stress_request {
+  int32_t index = 0;
+  generate_request request;
+  double arrival_s = 0; // seconds after the start
+  int32_t connection = 0;
+};
+
+// The requests in arrival order (index == position).
+std::vector<stress_request> make_workload(const workload_options& options);
+
+} // namespace kvactor::stress
