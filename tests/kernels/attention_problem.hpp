@@ -24,6 +24,18 @@ struct attention_config {
   std::string name() const;
 };
 
+// The config of a test parameterised by dtype, head_dim, block size and GQA
+// ratio: 2 KV heads with `ratio` query heads each; no sequences yet.
+inline attention_config gqa_config(dtype type, int32_t head_dim, int32_t block_size, int32_t ratio) {
+  attention_config c;
+  c.type = type;
+  c.head_dim = head_dim;
+  c.block_size = block_size;
+  c.num_kv_heads = 2;
+  c.num_heads = 2 * ratio;
+  return c;
+}
+
 struct attention_problem {
   attention_config config;
   int32_t num_tokens = 0;

@@ -77,13 +77,7 @@ class cuda_attention : public cuda_test, public ::testing::WithParamInterface<st
 protected:
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio] = GetParam();
-    attention_config c;
-    c.type = type;
-    c.head_dim = head_dim;
-    c.block_size = block_size;
-    c.num_kv_heads = 2;
-    c.num_heads = 2 * ratio;
-    return c;
+    return testing::gqa_config(type, head_dim, block_size, ratio);
   }
 };
 

@@ -56,13 +56,7 @@ class emulated_attention : public ::testing::TestWithParam<shape> {
 protected:
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio] = GetParam();
-    attention_config c;
-    c.type = type;
-    c.head_dim = head_dim;
-    c.block_size = block_size;
-    c.num_kv_heads = 2;
-    c.num_heads = 2 * ratio;
-    return c;
+    return testing::gqa_config(type, head_dim, block_size, ratio);
   }
 };
 
