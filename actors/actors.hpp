@@ -12,7 +12,7 @@ namespace kvactor {
 
 executor_actor spawn_executor(caf::actor_system& sys, std::shared_ptr<step_runner> runner);
 block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
-                                        int32_t block_size);
+                                        int32_t block_size, bool prefix_caching = true);
 swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
                       executor_actor executor);
 

@@ -13,8 +13,8 @@ struct block_manager_state {
 
 block_manager_actor::behavior_type
 block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self,
-                 int32_t num_blocks, int32_t block_size) {
-  self->state.ledger.emplace(num_blocks, block_size);
+                 int32_t num_blocks, int32_t block_size, bool prefix_caching) {
+  self->state.ledger.emplace(num_blocks, block_size, prefix_caching);
   auto& ledger = *self->state.ledger;
   return {
     [&ledger](reserve_atom, const std::vector<reservation_entry>& entries) {
@@ -44,8 +44,8 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
 } // namespace
 
 block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
-                                        int32_t block_size) {
-  return sys.spawn(block_manager_fn, num_blocks, block_size);
+                                        int32_t block_size, bool prefix_caching) {
+  return sys.spawn(block_manager_fn, num_blocks, block_size, prefix_caching);
 }
 
 } // namespace kvactor

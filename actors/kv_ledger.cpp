@@ -7,7 +7,8 @@
 
 namespace kvactor {
 
-kv_ledger::kv_ledger(int32_t num_blocks, int32_t block_size) : blocks_(num_blocks, block_size) {
+kv_ledger::kv_ledger(int32_t num_blocks, int32_t block_size, bool prefix_caching)
+  : blocks_(num_blocks, block_size), prefix_caching_(prefix_caching) {
 }
 
 sequence& kv_ledger::sync(const reservation_entry& e) {
@@ -26,7 +27,8 @@ sequence& kv_ledger::sync(const reservation_entry& e) {
 void kv_ledger::note_computed(sequence& seq, int32_t num_computed) {
   KVACTOR_ASSERT(num_computed >= seq.num_computed_tokens(), "computed count went backwards");
   seq.add_computed_tokens(num_computed - seq.num_computed_tokens());
-  blocks_.cache_computed_blocks(seq);
+  if (prefix_caching_)
+    blocks_.cache_computed_blocks(seq);
 }
 
 reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entries) {
@@ -34,7 +36,7 @@ reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entr
   for (size_t i = 0; i < entries.size(); ++i) {
     sequence& seq = sync(entries[i]);
     std::optional<prefix_hit> hit;
-    if (seq.table().empty() && seq.num_computed_tokens() == 0)
+    if (prefix_caching_ && seq.table().empty() && seq.num_computed_tokens() == 0)
       hit = blocks_.find_cached_prefix(seq);
     const int32_t hit_tokens = hit ? int32_t(hit->blocks.size()) * blocks_.block_size() : 0;
     const int32_t n = std::min(entries[i].num_new_tokens, seq.num_uncomputed_tokens() - hit_tokens);

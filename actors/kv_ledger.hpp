@@ -42,7 +42,8 @@ struct reservation_result {
 
 class kv_ledger {
 public:
-  kv_ledger(int32_t num_blocks, int32_t block_size);
+  // Without prefix caching no block is looked up or registered by content.
+  kv_ledger(int32_t num_blocks, int32_t block_size, bool prefix_caching = true);
 
   reservation_result reserve(const std::vector<reservation_entry>& entries);
 
@@ -72,6 +73,7 @@ private:
   void note_computed(sequence& seq, int32_t num_computed);
 
   block_manager blocks_;
+  bool prefix_caching_;
   std::unordered_map<seq_id, sequence> seqs_;
 };
 

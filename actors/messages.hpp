@@ -67,7 +67,7 @@ typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_output& x) {
-  return f(caf::meta::type_name("kvactor.step_output"), x.step_id, x.sampled);
+  return f(caf::meta::type_name("kvactor.step_output"), x.step_id, x.sampled, x.forward_seconds);
 }
 
 template <class Inspector>

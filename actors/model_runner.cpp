@@ -4,15 +4,20 @@
 #include "model/sampler.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace kvactor {
 
 namespace {
 
+using clock = std::chrono::steady_clock;
+
 // A step's plan and everything the device reads from it, alive until its
 // last task has run.
 struct step_job {
   step_plan plan;
+  clock::time_point started; // when the compute stream reached the step
+  double seconds() const { return std::chrono::duration<double>(clock::now() - started).count(); }
   std::vector<int32_t> copy_pairs; // [num_copies, 2]
   std::function<void(step_output)> done;
 };
@@ -85,6 +90,9 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   job->plan = std::move(plan);
   job->done = std::move(done);
   const step_plan& p = job->plan;
+  // NOTE: steps run one at a time, so the compute stream is idle here and
+  // this callback fires at once; it keeps messaging out of the measured time.
+  (void)dev_->record(kernels::streams::compute, [job] { job->started = clock::now(); });
 
   if (!p.copies.empty()) {
     for (const block_copy& c : p.copies) {
@@ -103,7 +111,8 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   }
 
   if (p.seqs.empty()) {
-    dev_->record(kernels::streams::compute, [job] { job->done(step_output{job->plan.step_id, {}}); });
+    dev_->record(kernels::streams::compute,
+                 [job] { job->done(step_output{job->plan.step_id, {}, job->seconds()}); });
     return;
   }
   std::vector<model::sequence_chunk> chunks;
@@ -121,6 +130,7 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
       const auto r = logits.subspan(row++ * vocab, vocab);
       out.sampled.push_back({s.id, model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens))});
     }
+    out.forward_seconds = job->seconds();
     job->done(std::move(out));
   });
 }

@@ -7,7 +7,9 @@
 #include "kvactor/kvactor.hpp"
 #include "model/model_folder.hpp"
 
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 namespace kvactor {
 
@@ -17,16 +19,42 @@ caf::error invalid(std::string message) {
   return caf::make_error(caf::sec::invalid_argument, std::move(message));
 }
 
+// The value named `name` among `choices`, or an error naming the field.
+template <class T>
+caf::expected<T> choose(const char* field, const std::string& name,
+                        std::initializer_list<std::pair<const char*, T>> choices) {
+  std::string names;
+  for (const auto& [n, value] : choices) {
+    if (name == n)
+      return value;
+    names += names.empty() ? std::string(n) : std::string(" or ") + n;
+  }
+  return invalid(std::string("engine config: ") + field + " '" + name + "' is not " + names);
+}
+
 } // namespace
 
 caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_config& config) {
   scheduler_config sched;
-  if (config.preemption == "swap")
-    sched.preemption = preemption_mode::swap;
-  else if (config.preemption == "recompute")
-    sched.preemption = preemption_mode::recompute;
-  else
-    return invalid("engine config: preemption '" + config.preemption + "' is neither swap nor recompute");
+  auto preemption = choose<preemption_mode>(
+    "preemption", config.preemption,
+    {{"swap", preemption_mode::swap}, {"recompute", preemption_mode::recompute}});
+  auto batching = choose<batching_mode>(
+    "batching", config.batching,
+    {{"continuous", batching_mode::continuous}, {"static", batching_mode::fixed}});
+  auto reservation = choose<kv_reservation>(
+    "kv_reservation", config.kv_reservation,
+    {{"paged", kv_reservation::paged}, {"contiguous", kv_reservation::contiguous}});
+  if (!preemption)
+    return preemption.error();
+  if (!batching)
+    return batching.error();
+  if (!reservation)
+    return reservation.error();
+  sched.preemption = *preemption;
+  sched.batching = *batching;
+  sched.reservation = *reservation;
+  sched.prefix_caching = config.prefix_caching;
   if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0 || config.max_waiting <= 0)
     return invalid("engine config: max_num_batched_tokens, max_num_seqs and max_waiting must be positive");
   sched.max_num_batched_tokens = config.max_num_batched_tokens;
@@ -56,8 +84,13 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   request_context requests;
   requests.tokenizer = std::make_shared<const model::tokenizer>(std::move(loaded->tok));
   requests.limits.vocab_size = static_cast<int32_t>(mc.vocab_size);
-  requests.limits.max_context = static_cast<int32_t>(
+  const auto context = static_cast<int32_t>(
     std::min<int64_t>(mc.max_position_embeddings, std::numeric_limits<int32_t>::max()));
+  if (config.max_model_len < 0 || config.max_model_len > context)
+    return invalid("engine config: max_model_len " + std::to_string(config.max_model_len) +
+                   " is outside [0, " + std::to_string(context) + "], the model's context");
+  requests.limits.max_context = config.max_model_len > 0 ? config.max_model_len : context;
+  sched.max_model_len = requests.limits.max_context;
   return spawn_runtime(sys, std::move(runner.value()), std::move(requests), std::move(sched),
                        config.max_waiting);
 }

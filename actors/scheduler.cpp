@@ -21,13 +21,17 @@ scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t
 std::optional<std::string> scheduler::add(sequence seq, generation_params params) {
   KVACTOR_ASSERT(!entries_.contains(seq.id()), "sequence id already scheduled");
   KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
-  const int32_t need = seq.table().num_blocks_for(seq.num_tokens() + params.max_tokens);
-  if (need > num_device_blocks_)
-    return "the request needs " + std::to_string(need) + " KV blocks (" +
-           std::to_string(seq.num_tokens()) + " prompt tokens + " +
-           std::to_string(params.max_tokens) + " max tokens at " +
+  const int32_t need = reservation_blocks(seq, params);
+  if (need > num_device_blocks_) {
+    const std::string what = config_.reservation == kv_reservation::contiguous
+                               ? "a contiguous reservation of max_model_len " +
+                                   std::to_string(config_.max_model_len) + " tokens"
+                               : std::to_string(seq.num_tokens()) + " prompt tokens + " +
+                                   std::to_string(params.max_tokens) + " max tokens";
+    return "the request needs " + std::to_string(need) + " KV blocks (" + what + " at " +
            std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
+  }
   const seq_id id = seq.id();
   entries_.emplace(id, entry{std::move(seq), params});
   return std::nullopt;
@@ -94,13 +98,17 @@ scheduler::planning scheduler::begin_step() {
     e.preempted_this_step = false;
 
   st.order = scheduling_order();
+  if (config_.batching == batching_mode::fixed && num_in_batch_ == 0)
+    open_batch(st.order);
   std::vector<entry*> candidates;
   int32_t budget = config_.max_num_batched_tokens;
+  int32_t num_reserving = num_reserved_blocks_;
   for (entry* e : st.order) {
     if (budget == 0 || static_cast<int32_t>(candidates.size()) == config_.max_num_seqs)
       break;
     if (e->swap != swap_state::none || e->preempted_this_step ||
-        (e->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)))
+        (e->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)) ||
+        !admissible(*e, num_reserving))
       continue;
     e->num_scheduled = std::min(e->seq.num_uncomputed_tokens(), budget);
     budget -= e->num_scheduled;
@@ -138,6 +146,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
       e.num_cached_tokens = g.num_cached_tokens;
     if (e.seq.status() == sequence_status::waiting)
       e.seq.set_status(sequence_status::running);
+    if (config_.reservation == kv_reservation::contiguous && e.num_reserved_blocks == 0) {
+      e.num_reserved_blocks = reservation_blocks(e.seq, e.params);
+      num_reserved_blocks_ += e.num_reserved_blocks;
+    }
     e.in_step = true;
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
@@ -169,6 +181,34 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
         !(c->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)))
       retry.push_back(c);
   return ask(std::move(retry));
+}
+
+void scheduler::open_batch(const std::vector<entry*>& order) {
+  for (entry* e : order) {
+    if (num_in_batch_ == config_.max_num_seqs)
+      break;
+    e->in_batch = true;
+    ++num_in_batch_;
+  }
+}
+
+bool scheduler::admissible(const entry& e, int32_t& num_reserving) const {
+  if (config_.batching == batching_mode::fixed && !e.in_batch)
+    return false;
+  if (config_.reservation == kv_reservation::contiguous && e.num_reserved_blocks == 0) {
+    const int32_t need = reservation_blocks(e.seq, e.params);
+    if (num_reserving + need > num_device_blocks_)
+      return false;
+    num_reserving += need;
+  }
+  return true;
+}
+
+int32_t scheduler::reservation_blocks(const sequence& seq, const generation_params& params) const {
+  int32_t len = seq.num_tokens() + params.max_tokens;
+  if (config_.reservation == kv_reservation::contiguous)
+    len = std::max(len, config_.max_model_len);
+  return seq.table().num_blocks_for(len);
 }
 
 scheduler::entry* scheduler::pick_victim(const entry& current) const {
@@ -298,6 +338,8 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
     host_used_ -= e.num_host_blocks;
   }
   commands_.push_back({scheduler_command::forget, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  num_reserved_blocks_ -= e.num_reserved_blocks;
+  num_in_batch_ -= e.in_batch;
   e.seq.table().clear();
   e.seq.finish(why);
   sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};

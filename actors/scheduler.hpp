@@ -94,6 +94,8 @@ public:
   int32_t num_sequences() const { return static_cast<int32_t>(entries_.size()); }
   int32_t num_host_blocks_used() const { return host_used_; }
   int64_t num_preemptions() const { return num_preemptions_; }
+  // Device blocks held by contiguous reservations (0 when paged).
+  int32_t num_reserved_blocks() const { return num_reserved_blocks_; }
   const sequence* find(seq_id id) const;
   bool has_work() const { return !entries_.empty(); }
 
@@ -111,6 +113,8 @@ private:
     int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache
     int32_t num_host_blocks = 0;   // held in the host pool while swapped
+    bool in_batch = false;         // fixed batching: a member of the current batch
+    int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
   };
 
   // The step being planned or run.
@@ -129,6 +133,9 @@ private:
   std::vector<entry*> scheduling_order();
   planning ask(std::vector<entry*> candidates);
   entry* pick_victim(const entry& current) const;
+  void open_batch(const std::vector<entry*>& order);
+  bool admissible(const entry& e, int32_t& num_reserving) const;
+  int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
   planning finish_planning();
   sequence_update finish(entry& e, finish_reason why);
@@ -146,6 +153,8 @@ private:
   std::vector<scheduler_command> commands_;
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
+  int32_t num_in_batch_ = 0;
+  int32_t num_reserved_blocks_ = 0;
 };
 
 } // namespace kvactor

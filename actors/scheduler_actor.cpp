@@ -5,11 +5,27 @@
 
 #include "actors/actors.hpp"
 
+#include <chrono>
 #include <unordered_map>
 
 namespace kvactor {
 
 namespace {
+
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t) {
+  return std::chrono::duration<double>(clock::now() - t).count();
+}
+
+// Where the steps' time goes (see runtime_figures).
+struct step_timing {
+  clock::time_point step_start;
+  double busy_seconds = 0;
+  double planning_seconds = 0;
+  double forward_seconds = 0;
+  int32_t peak_running = 0;
+};
 
 struct scheduler_actor_state {
   scheduler_actor_state() = default;
@@ -22,6 +38,7 @@ struct scheduler_actor_state {
   int64_t num_aborted = 0;
   int64_t num_tokens = 0;
   int64_t num_steps = 0;
+  step_timing timing;
   std::optional<caf::typed_response_promise<bool>> shutdown;
 };
 
@@ -71,6 +88,9 @@ void on_output(self_ptr self, const step_output& out) {
   auto& st = self->state;
   ++st.num_steps;
   dispatch(self, st.sched->update_from_output(out));
+  st.timing.busy_seconds += seconds_since(st.timing.step_start);
+  st.timing.forward_seconds += out.forward_seconds;
+  st.timing.peak_running = std::max(st.timing.peak_running, st.sched->num_running());
   kick(self);
 }
 
@@ -89,6 +109,7 @@ void continue_planning(self_ptr self, scheduler::planning p) {
     maybe_finish_shutdown(self);
     return;
   }
+  st.timing.planning_seconds += seconds_since(st.timing.step_start);
   self->request(st.parts->executor, caf::infinite, std::move(*p.plan))
     .then([=](const step_output& out) { on_output(self, out); });
 }
@@ -100,6 +121,7 @@ void kick(self_ptr self) {
     return;
   }
   st.planning = true;
+  st.timing.step_start = clock::now();
   continue_planning(self, st.sched->begin_step());
 }
 
@@ -130,9 +152,16 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.requests_aborted = st.num_aborted;
           f.prefix_hit_rate = pool.prefix_hit_rate();
           f.kv_utilisation = pool.kv_utilisation();
+          if (const int32_t reserved = st.sched->num_reserved_blocks(); reserved > 0)
+            f.kv_utilisation = static_cast<double>(pool.num_used_slots) /
+                               (static_cast<double>(reserved) * st.parts->block_size);
           f.preemptions = st.sched->num_preemptions();
           f.tokens_generated = st.num_tokens;
           f.steps = st.num_steps;
+          f.peak_running = st.timing.peak_running;
+          f.busy_seconds = st.timing.busy_seconds;
+          f.planning_seconds = st.timing.planning_seconds;
+          f.forward_seconds = st.timing.forward_seconds;
           f.broken_invariants = broken;
           f.broken_invariants.insert(f.broken_invariants.end(), host.broken_invariants.begin(),
                                      host.broken_invariants.end());
@@ -225,7 +254,8 @@ runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner>
   parts.max_waiting = max_waiting;
   parts.requests = std::move(requests);
   parts.executor = spawn_executor(sys, runner);
-  parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size);
+  parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size,
+                                     parts.config.prefix_caching);
   parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor);
   return spawn_scheduler(sys, std::move(parts));
 }

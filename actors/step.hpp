@@ -46,6 +46,7 @@ struct sampled_token {
 struct step_output {
   uint64_t step_id = 0;
   std::vector<sampled_token> sampled; // one per scheduled sequence with sample set
+  double forward_seconds = 0;         // the step's time on the device's compute stream
 };
 
 // Copies the swap actor runs for one sequence: device -> host when swapping

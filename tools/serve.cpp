@@ -3,7 +3,9 @@
 //   kvactor-serve [--host=127.0.0.1] [--port=7878] [--model=DIR] [--device=cpu|cuda]
 //                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=16]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
-//                 [--preemption=swap|recompute] [--threads=0]
+//                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
+//                 [--batching=continuous|static] [--kv-reservation=paged|contiguous]
+//                 [--no-prefix-caching]
 // Options come through CAF's configuration (also caf-application.ini).
 // Without --model it serves the default tiny model, written on first run.
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
@@ -32,6 +34,10 @@ struct serve_config : caf::actor_system_config {
   int32_t max_waiting = 1024;
   std::string preemption = "swap";
   int32_t threads = 0;
+  int32_t max_model_len = 0;
+  std::string batching = "continuous";
+  std::string kv_reservation = "paged";
+  bool no_prefix_caching = false;
 
   serve_config() {
     kvactor::add_message_types(*this);
@@ -48,7 +54,12 @@ struct serve_config : caf::actor_system_config {
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_waiting, "max-waiting", "waiting requests before new ones are refused")
       .add(preemption, "preemption", "swap or recompute")
-      .add(threads, "threads", "CPU device threads (0: all cores)");
+      .add(threads, "threads", "CPU device threads (0: all cores)")
+      .add(max_model_len, "max-model-len", "longest prompt + output (0: the model's context)")
+      .add(batching, "batching", "continuous, or static (a batch runs to its end)")
+      .add(kv_reservation, "kv-reservation",
+           "paged, or contiguous (max-model-len slots per request from admission)")
+      .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content");
   }
 };
 
@@ -93,6 +104,10 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   engine.max_waiting = cfg.max_waiting;
   engine.preemption = cfg.preemption;
   engine.num_threads = cfg.threads;
+  engine.max_model_len = cfg.max_model_len;
+  engine.batching = cfg.batching;
+  engine.kv_reservation = cfg.kv_reservation;
+  engine.prefix_caching = !cfg.no_prefix_caching;
   auto runtime = kvactor::spawn_runtime(sys, engine);
   if (!runtime) {
     std::cerr << "kvactor-serve: " << error_text(sys, runtime.error()) << "\n";

@@ -86,6 +86,14 @@ struct runtime_figures {
   int64_t preemptions = 0;
   int64_t tokens_generated = 0;
   int64_t steps = 0;
+  int32_t peak_running = 0;   // most sequences running after a step
+  // Steps' wall time in the scheduler's loop (planning, forward, output
+  // handling; idle time excluded), and the parts of it spent planning
+  // (policy and block reservations) and in the forward pass on the device
+  // (block copies, forward, sampling). Overhead = 1 - forward / busy.
+  double busy_seconds = 0;
+  double planning_seconds = 0;
+  double forward_seconds = 0;
   std::vector<std::string> broken_invariants; // empty when the pools are sound
 };
 
@@ -95,10 +103,16 @@ struct engine_config {
   int64_t kv_cache_bytes = 256 << 20;  // device KV pool
   int64_t swap_bytes = 256 << 20;      // pinned host pool for swapped-out sequences
   int32_t block_size = 16;
+  int32_t max_model_len = 0;           // longest prompt + output; 0: the model's context
   int32_t max_num_batched_tokens = 512;
   int32_t max_num_seqs = 64;
   int32_t max_waiting = 1024;          // more waiting requests are refused: overloaded
   std::string preemption = "swap";     // swap or recompute
+  std::string batching = "continuous"; // continuous, or static: a batch runs to its end
+                                       // before the next is admitted
+  std::string kv_reservation = "paged"; // paged, or contiguous: every request holds
+                                        // max context slots from admission on
+  bool prefix_caching = true;
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
 };
 
@@ -155,7 +169,8 @@ typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
            x.device_blocks_free, x.device_blocks_cached, x.device_blocks_used,
            x.host_blocks_total, x.host_blocks_free, x.running, x.waiting, x.swapped,
            x.requests_finished, x.requests_aborted, x.prefix_hit_rate, x.kv_utilisation,
-           x.preemptions, x.tokens_generated, x.steps, x.broken_invariants);
+           x.preemptions, x.tokens_generated, x.steps, x.peak_running, x.busy_seconds,
+           x.planning_seconds, x.forward_seconds, x.broken_invariants);
 }
 
 // Announces kvactor's message types to the host's configuration.

@@ -53,6 +53,20 @@ TEST(kv_ledger, ended_sequences_leave_their_full_blocks_for_prefix_hits) {
   EXPECT_EQ(r.granted[0].num_new_tokens, 3); // capped by what is left
 }
 
+TEST(kv_ledger, without_prefix_caching_nothing_is_reused_or_kept) {
+  kv_ledger ledger(8, bs, /*prefix_caching=*/false);
+  ledger.reserve({{1, token_run(9), 0, 9}});
+  ledger.forget(1, 9);
+  EXPECT_EQ(ledger.blocks().pool().num_hashed_blocks(), 0);
+  EXPECT_EQ(ledger.blocks().pool().num_cached_free_blocks(), 0);
+  auto r = ledger.reserve({{2, concat(token_run(8), token_run(3, 70)), 0, 11}});
+  ASSERT_EQ(r.granted.size(), 1u);
+  EXPECT_EQ(r.granted[0].num_cached_tokens, 0);
+  EXPECT_EQ(r.granted[0].start, 0);
+  EXPECT_EQ(r.granted[0].num_new_tokens, 11);
+  EXPECT_THAT(ledger.check_invariants(), IsEmpty());
+}
+
 TEST(kv_ledger, recompute_release_caches_then_drops_progress) {
   kv_ledger ledger(8, bs);
   ledger.reserve({{1, token_run(9), 0, 9}});
