@@ -12,7 +12,7 @@ namespace kvactor::net {
 
 class json_writer {
 public:
-  json_writer() { out_ = "{"; }
+  json_writer() : out_("{") {}
 
   json_writer& field(std::string_view key, std::string_view value);
   json_writer& field(std::string_view key, const char* value) { return field(key, std::string_view(value)); }

@@ -1,0 +1,205 @@
+// kvactor-bench: serving throughput, latency, KV memory efficiency and the
+// runtime's overhead, measured on in-process runtimes, with side-by-side
+// comparisons that each end in a ratio.
+//
+//   kvactor-bench [--compare=all|none|continuous,paged,prefix,preemption]
+//                 [--sweep=1,4,16,64|none] [--overhead=true] [--quick]
+//                 [--model=DIR] [--out=DIR] [--seed=1] [--threads=0] ...
+// (--help lists every option.) Writes DIR/bench.json and DIR/bench.png.
+
+#include "model/config.hpp"
+#include "model/tiny/tiny_model.hpp"
+#include "tools/bench/serving/report.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+using namespace kvactor::bench;
+
+struct bench_config : caf::actor_system_config {
+  std::string compare = "all";
+  std::string sweep = "1,4,16,64";
+  bool overhead = true;
+  bool quick = false;
+  std::string model;
+  std::string out = "bench-results";
+  int64_t seed = 1;
+  std::string device = "cpu";
+  int32_t threads = 0;
+  int32_t block_size = 16;
+  int64_t kv_cache_mib = 256;
+  int32_t max_seqs = 64;
+  int32_t max_batched_tokens = 512;
+
+  bench_config() {
+    kvactor::add_message_types(*this);
+    opt_group{custom_options_, "global"}
+      .add(compare, "compare", "all, none, or a list of continuous,paged,prefix,preemption")
+      .add(sweep, "sweep", "concurrency levels of the mixed workload (none: no sweep)")
+      .add(overhead, "overhead", "measure the overhead with 64 decoding sequences")
+      .add(quick, "quick", "small workloads: checks that everything runs, measures little")
+      .add(model, "model", "Hugging Face model folder (default: the tiny model)")
+      .add(out, "out", "folder for bench.json and bench.png")
+      .add(seed, "seed", "workload seed")
+      .add(device, "device", "cpu, cuda or cuda:N")
+      .add(threads, "threads", "CPU device threads (0: all cores)")
+      .add(block_size, "block-size", "tokens per KV block")
+      .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
+      .add(max_seqs, "max-seqs", "sequences per step")
+      .add(max_batched_tokens, "max-batched-tokens", "tokens per step");
+  }
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
+// The comparisons asked for, or an error message.
+std::variant<std::vector<std::string>, std::string> comparisons_of(const std::string& arg) {
+  if (arg == "all")
+    return comparison_names();
+  if (arg == "none")
+    return std::vector<std::string>{};
+  auto names = split(arg);
+  for (const auto& n : names)
+    if (std::ranges::find(comparison_names(), n) == comparison_names().end())
+      return "--compare: unknown comparison '" + n + "'";
+  return names;
+}
+
+std::variant<std::vector<int32_t>, std::string> levels_of(const std::string& arg) {
+  std::vector<int32_t> levels;
+  if (arg == "none")
+    return levels;
+  for (const auto& item : split(arg)) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 4096)
+      return "--sweep: '" + item + "' is not a concurrency in [1, 4096]";
+    levels.push_back(static_cast<int32_t>(v));
+  }
+  return levels;
+}
+
+// The model folder: given, or the default tiny model written once.
+kvactor::result<std::string> model_dir(const bench_config& cfg) {
+  if (!cfg.model.empty())
+    return cfg.model;
+  const auto dir = std::filesystem::path(cfg.out) / "tiny-model";
+  if (!std::filesystem::exists(dir / "model.safetensors"))
+    if (auto ok = kvactor::model::tiny::write_model(dir, {}); !ok)
+      return ok.error();
+  return dir.string();
+}
+
+int bench(caf::actor_system& sys, const bench_config& cfg) {
+  auto names = comparisons_of(cfg.compare);
+  auto levels = levels_of(cfg.sweep);
+  for (const std::string* err : {std::get_if<std::string>(&names), std::get_if<std::string>(&levels)})
+    if (err) {
+      std::cerr << "kvactor-bench: " << *err << "\n";
+      return 2;
+    }
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.out, ec);
+  auto dir = model_dir(cfg);
+  if (!dir) {
+    std::cerr << "kvactor-bench: " << dir.error().message << "\n";
+    return 1;
+  }
+  auto mc = kvactor::model::load_config(std::filesystem::path(*dir) / "config.json");
+  if (!mc) {
+    std::cerr << "kvactor-bench: " << mc.error().message << "\n";
+    return 1;
+  }
+
+  bench_settings s;
+  s.engine.model_dir = *dir;
+  s.engine.device = cfg.device;
+  s.engine.num_threads = cfg.threads;
+  s.engine.block_size = cfg.block_size;
+  s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
+  s.engine.max_num_seqs = cfg.max_seqs;
+  s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
+  // NOTE: the runtime's KV cache is fp32 (see actors/runtime.cpp).
+  s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * int64_t{sizeof(float)};
+  s.vocab_size = static_cast<int32_t>(mc->vocab_size);
+  s.seed = static_cast<uint64_t>(cfg.seed);
+  s.quick = cfg.quick;
+
+  bench_results results;
+  for (const auto& name : std::get<0>(names)) {
+    auto c = compare(sys, name, s);
+    if (auto* err = std::get_if<std::string>(&c)) {
+      std::cerr << "kvactor-bench: " << name << ": " << *err << "\n";
+      return 1;
+    }
+    print_comparison(std::cout, std::get<comparison>(c));
+    results.comparisons.push_back(std::move(std::get<comparison>(c)));
+  }
+  if (cfg.overhead) {
+    auto r = overhead_run(sys, s);
+    if (auto* err = std::get_if<std::string>(&r)) {
+      std::cerr << "kvactor-bench: overhead: " << *err << "\n";
+      return 1;
+    }
+    std::cout << "runtime overhead (target <= 3% of step time):\n";
+    print_run(std::cout, std::get<run_report>(r));
+    results.overhead = std::move(std::get<run_report>(r));
+  }
+  if (!std::get<0>(levels).empty()) {
+    auto runs = sweep(sys, std::get<0>(levels), s);
+    if (auto* err = std::get_if<std::string>(&runs)) {
+      std::cerr << "kvactor-bench: sweep: " << *err << "\n";
+      return 1;
+    }
+    results.sweep = std::move(std::get<0>(runs));
+    std::cout << "mixed workload against concurrency:\n";
+    for (const auto& r : results.sweep)
+      print_run(std::cout, r);
+  }
+
+  const auto json = std::filesystem::path(cfg.out) / "bench.json";
+  std::ofstream(json) << to_json(results);
+  std::cout << "kvactor-bench: wrote " << json.string() << "\n";
+  if (!results.sweep.empty()) {
+    const auto png = std::filesystem::path(cfg.out) / "bench.png";
+    if (auto err = write_plot(results.sweep, png))
+      std::cout << "kvactor-bench: " << *err << "\n";
+    else
+      std::cout << "kvactor-bench: wrote " << png.string() << "\n";
+  }
+  for (const auto& c : results.comparisons)
+    if (c.a.metrics.num_ok != c.a.metrics.num_requests || c.b.metrics.num_ok != c.b.metrics.num_requests) {
+      std::cerr << "kvactor-bench: " << c.name << ": not every request ended normally\n";
+      return 1;
+    }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bench_config cfg;
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "kvactor-bench: " << cfg.render(err) << "\n";
+    return 2;
+  }
+  if (cfg.cli_helptext_printed)
+    return 0;
+  int rc = 0;
+  {
+    caf::actor_system sys{cfg};
+    rc = bench(sys, cfg);
+  }
+  return rc;
+}

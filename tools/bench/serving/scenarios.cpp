@@ -1,0 +1,167 @@
+#include "tools/bench/serving/scenarios.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace kvactor::bench {
+
+namespace {
+
+std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  const auto& ctx = e.context();
+  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
+    return ctx.get_as<std::string>(0);
+  return sys.render(e);
+}
+
+bool shutdown(caf::actor_system& sys, runtime_actor runtime) {
+  bool ok = false;
+  caf::scoped_actor self{sys};
+  self->request(runtime, std::chrono::seconds(60), shutdown_atom::value)
+    .receive([&](bool b) { ok = b; }, [](const caf::error&) {});
+  return ok;
+}
+
+// The KV pool that holds `tokens` tokens.
+int64_t kv_bytes(const bench_settings& s, int64_t tokens) {
+  return tokens * s.kv_bytes_per_token;
+}
+
+int32_t scaled(const bench_settings& s, int32_t full, int32_t quick) {
+  return s.quick ? quick : full;
+}
+
+workload_spec mixed(const bench_settings& s, int32_t full, int32_t quick) {
+  auto w = mixed_workload(scaled(s, full, quick), s.seed, s.vocab_size);
+  if (s.quick)
+    w.shapes = {{1, {8, 24}, {4, 12}}, {1, {32, 64}, {2, 4}}, {1, {4, 8}, {12, 24}}};
+  return w;
+}
+
+using metric_fn = std::function<double(const run_metrics&)>;
+
+std::variant<comparison, std::string> side_by_side(caf::actor_system& sys, std::string name,
+                                                   std::string metric, const metric_fn& of,
+                                                   double target, const run_spec& a,
+                                                   const run_spec& b) {
+  comparison c{std::move(name), std::move(metric), {}, {}, 0, target};
+  for (auto [spec, out] : {std::pair{&a, &c.a}, std::pair{&b, &c.b}}) {
+    auto r = run_one(sys, *spec);
+    if (auto* err = std::get_if<std::string>(&r))
+      return spec->label + ": " + *err;
+    *out = std::move(std::get<run_report>(r));
+  }
+  const double denominator = of(c.b.metrics);
+  c.ratio = denominator > 0 ? of(c.a.metrics) / denominator : 0;
+  return c;
+}
+
+double throughput(const run_metrics& m) { return m.tokens_per_s; }
+
+std::variant<comparison, std::string> continuous_vs_static(caf::actor_system& sys,
+                                                           const bench_settings& s) {
+  run_spec a{"continuous", s.engine, mixed(s, 128, 16), {}};
+  run_spec b = a;
+  b.label = "static";
+  b.engine.batching = "static";
+  return side_by_side(sys, "continuous vs static batching", "output tokens/s", throughput, 2,
+                      a, b);
+}
+
+std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys,
+                                                          const bench_settings& s) {
+  // NOTE: one KV budget for both, 4 contiguous reservations of max_model_len.
+  run_spec a{"paged", s.engine, mixed(s, 64, 16), {}};
+  a.engine.max_model_len = scaled(s, 1024, 128);
+  a.engine.kv_cache_bytes = kv_bytes(s, 4 * a.engine.max_model_len);
+  run_spec b = a;
+  b.label = "contiguous";
+  b.engine.kv_reservation = "contiguous";
+  return side_by_side(sys, "paged vs contiguous reservation (same KV budget)",
+                      "peak concurrent sequences",
+                      [](const run_metrics& m) { return double(m.peak_running); }, 3, a, b);
+}
+
+std::variant<comparison, std::string> prefix_on_vs_off(caf::actor_system& sys,
+                                                       const bench_settings& s) {
+  run_spec a{"prefix cache on", s.engine,
+             shared_prefix_workload(scaled(s, 64, 8), scaled(s, 1024, 64), s.seed, s.vocab_size), {}};
+  run_spec b = a;
+  b.label = "prefix cache off";
+  b.engine.prefix_caching = false;
+  return side_by_side(sys, "prefix caching on vs off (shared-prefix workload)", "output tokens/s",
+                      throughput, 4, a, b);
+}
+
+std::variant<comparison, std::string> swap_vs_recompute(caf::actor_system& sys,
+                                                        const bench_settings& s) {
+  run_spec a{"swap", s.engine, mixed(s, 64, 16), {}};
+  a.engine.kv_cache_bytes = kv_bytes(s, scaled(s, 2048, 256));
+  a.engine.preemption = "swap";
+  run_spec b = a;
+  b.label = "recompute";
+  b.engine.preemption = "recompute";
+  return side_by_side(sys, "preemption by swap vs recompute (memory pressure)", "output tokens/s",
+                      throughput, 0, a, b);
+}
+
+} // namespace
+
+run_result run_one(caf::actor_system& sys, const run_spec& spec) {
+  auto engine = spec.engine;
+  engine.max_waiting = std::max(engine.max_waiting, spec.workload.num_requests);
+  auto runtime = spawn_runtime(sys, engine);
+  if (!runtime)
+    return error_text(sys, runtime.error());
+  std::string error;
+  auto load = run_load(sys, *runtime, make_requests(spec.workload), spec.load, error);
+  const bool down = shutdown(sys, *runtime);
+  if (!load)
+    return error;
+  if (!down)
+    return std::string("the runtime did not shut down");
+  return run_report{spec, summarize(*load)};
+}
+
+const std::vector<std::string>& comparison_names() {
+  static const std::vector<std::string> names{"continuous", "paged", "prefix", "preemption"};
+  return names;
+}
+
+std::variant<comparison, std::string> compare(caf::actor_system& sys, const std::string& name,
+                                              const bench_settings& s) {
+  if (name == "continuous")
+    return continuous_vs_static(sys, s);
+  if (name == "paged")
+    return paged_vs_contiguous(sys, s);
+  if (name == "prefix")
+    return prefix_on_vs_off(sys, s);
+  if (name == "preemption")
+    return swap_vs_recompute(sys, s);
+  return "unknown comparison '" + name + "'";
+}
+
+std::variant<std::vector<run_report>, std::string>
+sweep(caf::actor_system& sys, const std::vector<int32_t>& concurrency, const bench_settings& s) {
+  std::vector<run_report> out;
+  for (int32_t c : concurrency) {
+    run_spec spec{"concurrency " + std::to_string(c), s.engine,
+                  mixed(s, std::max(8, 2 * c), std::max(4, c)), {}};
+    spec.load.concurrency = c;
+    auto r = run_one(sys, spec);
+    if (auto* err = std::get_if<std::string>(&r))
+      return spec.label + ": " + *err;
+    out.push_back(std::move(std::get<run_report>(r)));
+  }
+  return out;
+}
+
+run_result overhead_run(caf::actor_system& sys, const bench_settings& s) {
+  run_spec spec{"64 decoding", s.engine, mixed_workload(64, s.seed, s.vocab_size), {}};
+  spec.workload.name = "decode-heavy";
+  spec.workload.shapes = {{1, {16, 32}, {scaled(s, 128, 8), scaled(s, 128, 8)}}};
+  spec.engine.max_num_seqs = 64;
+  return run_one(sys, spec);
+}
+
+} // namespace kvactor::bench
