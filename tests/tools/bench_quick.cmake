@@ -1,10 +1,11 @@
 # A quick kvactor-bench run: every comparison, the overhead run and a small
 # sweep must complete, and bench.json must hold sane figures (not fast ones).
-#   cmake -DBENCH=... -DMODEL_DIR=... -DOUT=... -P bench_quick.cmake
+#   cmake -DBENCH=... -DMODEL_DIR=... -DOUT=... -DTRANSPORT=in-process|tcp -P bench_quick.cmake
 
 file(REMOVE_RECURSE "${OUT}")
 execute_process(
   COMMAND "${BENCH}" --quick --compare=all --sweep=1,4 --model=${MODEL_DIR} --out=${OUT}
+          --transport=${TRANSPORT}
           --threads=1 --scheduler.max-threads=2
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")

@@ -1,8 +1,9 @@
 #pragma once
 // load_driver: sends a benchmark workload to a runtime in this actor system —
-// each request at its arrival time, at most `concurrency` in flight — and
-// records when each token arrived at its sink, while a sampler polls the
-// runtime's figures (KV utilisation, running sequences) over the run.
+// each request at its arrival time, at most `concurrency` in flight, straight
+// to the runtime actor or over TCP through a server in this process — and
+// records when each token arrived, while a sampler polls the runtime's
+// figures (KV utilisation, running sequences) over the run.
 
 #include "tools/bench/serving/workload.hpp"
 
@@ -41,6 +42,8 @@ struct load_result {
 
 struct load_options {
   int32_t concurrency = 0; // most requests in flight; 0: no limit
+  bool over_tcp = false;   // through the line protocol on loopback
+  int32_t num_connections = 8;
   std::chrono::milliseconds sample_every{20};
   double timeout_s = 1800; // for every request to end
 };

@@ -3,8 +3,8 @@
 // comparisons that each end in a ratio.
 //
 //   kvactor-bench [--compare=all|none|continuous,paged,prefix,preemption]
-//                 [--sweep=1,4,16,64|none] [--overhead=true] [--quick]
-//                 [--model=DIR] [--out=DIR] [--seed=1] [--threads=0] ...
+//                 [--sweep=1,4,16,64|none] [--no-overhead] [--quick]
+//                 [--transport=in-process|tcp] [--model=DIR] [--out=DIR] [--seed=1] ...
 // (--help lists every option.) Writes DIR/bench.json and DIR/bench.png.
 
 #include "model/config.hpp"
@@ -23,7 +23,7 @@ using namespace kvactor::bench;
 struct bench_config : caf::actor_system_config {
   std::string compare = "all";
   std::string sweep = "1,4,16,64";
-  bool overhead = true;
+  bool no_overhead = false;
   bool quick = false;
   std::string model;
   std::string out = "bench-results";
@@ -34,13 +34,15 @@ struct bench_config : caf::actor_system_config {
   int64_t kv_cache_mib = 256;
   int32_t max_seqs = 64;
   int32_t max_batched_tokens = 512;
+  std::string transport = "in-process";
+  int32_t connections = 8;
 
   bench_config() {
     kvactor::add_message_types(*this);
     opt_group{custom_options_, "global"}
       .add(compare, "compare", "all, none, or a list of continuous,paged,prefix,preemption")
       .add(sweep, "sweep", "concurrency levels of the mixed workload (none: no sweep)")
-      .add(overhead, "overhead", "measure the overhead with 64 decoding sequences")
+      .add(no_overhead, "no-overhead", "skip the overhead run (64 decoding sequences)")
       .add(quick, "quick", "small workloads: checks that everything runs, measures little")
       .add(model, "model", "Hugging Face model folder (default: the tiny model)")
       .add(out, "out", "folder for bench.json and bench.png")
@@ -50,7 +52,9 @@ struct bench_config : caf::actor_system_config {
       .add(block_size, "block-size", "tokens per KV block")
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
       .add(max_seqs, "max-seqs", "sequences per step")
-      .add(max_batched_tokens, "max-batched-tokens", "tokens per step");
+      .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
+      .add(transport, "transport", "in-process, or tcp (the line protocol through a loopback server)")
+      .add(connections, "connections", "tcp: client connections per run");
   }
 };
 
@@ -109,6 +113,10 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
       std::cerr << "kvactor-bench: " << *err << "\n";
       return 2;
     }
+  if (cfg.transport != "in-process" && cfg.transport != "tcp") {
+    std::cerr << "kvactor-bench: --transport must be in-process or tcp\n";
+    return 2;
+  }
   std::error_code ec;
   std::filesystem::create_directories(cfg.out, ec);
   auto dir = model_dir(cfg);
@@ -135,6 +143,8 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.vocab_size = static_cast<int32_t>(mc->vocab_size);
   s.seed = static_cast<uint64_t>(cfg.seed);
   s.quick = cfg.quick;
+  s.load.over_tcp = cfg.transport == "tcp";
+  s.load.num_connections = cfg.connections;
 
   bench_results results;
   for (const auto& name : std::get<0>(names)) {
@@ -146,7 +156,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
     print_comparison(std::cout, std::get<comparison>(c));
     results.comparisons.push_back(std::move(std::get<comparison>(c)));
   }
-  if (cfg.overhead) {
+  if (!cfg.no_overhead) {
     auto r = overhead_run(sys, s);
     if (auto* err = std::get_if<std::string>(&r)) {
       std::cerr << "kvactor-bench: overhead: " << *err << "\n";

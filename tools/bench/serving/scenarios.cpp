@@ -60,7 +60,7 @@ double throughput(const run_metrics& m) { return m.tokens_per_s; }
 
 std::variant<comparison, std::string> continuous_vs_static(caf::actor_system& sys,
                                                            const bench_settings& s) {
-  run_spec a{"continuous", s.engine, mixed(s, 128, 16), {}};
+  run_spec a{"continuous", s.engine, mixed(s, 128, 16), s.load};
   run_spec b = a;
   b.label = "static";
   b.engine.batching = "static";
@@ -71,7 +71,7 @@ std::variant<comparison, std::string> continuous_vs_static(caf::actor_system& sy
 std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys,
                                                           const bench_settings& s) {
   // NOTE: one KV budget for both, 4 contiguous reservations of max_model_len.
-  run_spec a{"paged", s.engine, mixed(s, 64, 16), {}};
+  run_spec a{"paged", s.engine, mixed(s, 64, 16), s.load};
   a.engine.max_model_len = scaled(s, 1024, 128);
   a.engine.kv_cache_bytes = kv_bytes(s, 4 * a.engine.max_model_len);
   run_spec b = a;
@@ -85,7 +85,7 @@ std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys
 std::variant<comparison, std::string> prefix_on_vs_off(caf::actor_system& sys,
                                                        const bench_settings& s) {
   run_spec a{"prefix cache on", s.engine,
-             shared_prefix_workload(scaled(s, 64, 8), scaled(s, 1024, 64), s.seed, s.vocab_size), {}};
+             shared_prefix_workload(scaled(s, 64, 8), scaled(s, 1024, 64), s.seed, s.vocab_size), s.load};
   run_spec b = a;
   b.label = "prefix cache off";
   b.engine.prefix_caching = false;
@@ -95,7 +95,7 @@ std::variant<comparison, std::string> prefix_on_vs_off(caf::actor_system& sys,
 
 std::variant<comparison, std::string> swap_vs_recompute(caf::actor_system& sys,
                                                         const bench_settings& s) {
-  run_spec a{"swap", s.engine, mixed(s, 64, 16), {}};
+  run_spec a{"swap", s.engine, mixed(s, 64, 16), s.load};
   a.engine.kv_cache_bytes = kv_bytes(s, scaled(s, 2048, 256));
   a.engine.preemption = "swap";
   run_spec b = a;
@@ -146,7 +146,7 @@ sweep(caf::actor_system& sys, const std::vector<int32_t>& concurrency, const ben
   std::vector<run_report> out;
   for (int32_t c : concurrency) {
     run_spec spec{"concurrency " + std::to_string(c), s.engine,
-                  mixed(s, std::max(8, 2 * c), std::max(4, c)), {}};
+                  mixed(s, std::max(8, 2 * c), std::max(4, c)), s.load};
     spec.load.concurrency = c;
     auto r = run_one(sys, spec);
     if (auto* err = std::get_if<std::string>(&r))
@@ -157,7 +157,7 @@ sweep(caf::actor_system& sys, const std::vector<int32_t>& concurrency, const ben
 }
 
 run_result overhead_run(caf::actor_system& sys, const bench_settings& s) {
-  run_spec spec{"64 decoding", s.engine, mixed_workload(64, s.seed, s.vocab_size), {}};
+  run_spec spec{"64 decoding", s.engine, mixed_workload(64, s.seed, s.vocab_size), s.load};
   spec.workload.name = "decode-heavy";
   spec.workload.shapes = {{1, {16, 32}, {scaled(s, 128, 8), scaled(s, 128, 8)}}};
   spec.engine.max_num_seqs = 64;

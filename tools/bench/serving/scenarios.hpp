@@ -28,6 +28,7 @@ struct run_report {
 // What every scenario shares: the engine to start from and the model's shape.
 struct bench_settings {
   engine_config engine;        // model, device, threads, block size, ...
+  load_options load;           // transport
   int64_t kv_bytes_per_token = 0; // of the model's KV cache
   int32_t vocab_size = 0;
   uint64_t seed = 1;
