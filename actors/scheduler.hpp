@@ -22,6 +22,12 @@
 // waits a step. Preempted sequences resume ahead of new arrivals of the same
 // priority. An abort while a step or a swap holds the sequence takes effect
 // when that work completes, and its late token is dropped.
+//
+// Two modes exist to measure what continuous batching and paging buy:
+// fixed (static) batching admits a batch of up to max_num_seqs sequences
+// only when the last batch has ended; contiguous reservation admits a
+// sequence only while the device pool can hold max_model_len slots for it
+// and every other admitted sequence.
 
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"

@@ -229,6 +229,10 @@ std::string format_stats(const runtime_figures& f) {
     .field("preemptions", f.preemptions)
     .field("tokens_generated", f.tokens_generated)
     .field("steps", f.steps)
+    .field("peak_running", f.peak_running)
+    .field("busy_seconds", f.busy_seconds)
+    .field("planning_seconds", f.planning_seconds)
+    .field("forward_seconds", f.forward_seconds)
     .field("invariants_ok", f.broken_invariants.empty())
     .line();
 }

@@ -48,14 +48,13 @@ run_metrics summarize(const load_result& r) {
   m.ttft_ms = percentiles_of(std::move(ttft));
   m.itl_ms = percentiles_of(std::move(itl));
 
-  double sum = 0;
-  int32_t n = 0;
-  for (const auto& s : r.samples)
-    if (s.device_blocks_used > 0) {
-      sum += s.kv_utilisation;
-      ++n;
-    }
-  m.kv_utilisation = n > 0 ? sum / n : 0;
+  // Slot-time: each sample weighs by the blocks in use then.
+  double used = 0, allocated = 0;
+  for (const auto& s : r.samples) {
+    used += s.kv_utilisation * s.device_blocks_used;
+    allocated += s.device_blocks_used;
+  }
+  m.kv_utilisation = allocated > 0 ? used / allocated : 0;
 
   const runtime_figures& f = r.end;
   m.peak_running = f.peak_running;

@@ -22,7 +22,7 @@ struct run_metrics {
   double requests_per_s = 0;
   percentiles ttft_ms;            // send to first token
   percentiles itl_ms;             // between tokens of a request
-  double kv_utilisation = 0;      // mean over samples with blocks in use
+  double kv_utilisation = 0;      // used / allocated slots, summed over the samples
   int32_t peak_running = 0;
   int64_t preemptions = 0;
   double prefix_hit_rate = 0;     // of full prompt blocks looked up
