@@ -4,6 +4,8 @@
 #include "model/sampler.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace kvactor {
 
@@ -112,7 +114,7 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     chunks.push_back({s.start, s.tokens, s.block_table, s.sample});
   auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
   const auto vocab = static_cast<size_t>(config_.vocab_size);
-  forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
+  const status enqueued = forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
     step_output out{job->plan.step_id, {}};
     size_t row = 0;
     for (const scheduled_sequence& s : job->plan.seqs) {
@@ -123,6 +125,13 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     }
     job->done(std::move(out));
   });
+  // NOTE: a step that cannot be enqueued leaves the device unusable (CUDA
+  // errors are sticky) and nothing could answer it: fatal, as a failing
+  // device call is in kernels/cuda_device.cpp.
+  if (!enqueued) {
+    std::fprintf(stderr, "kvactor: %s\n", enqueued.error().message.c_str());
+    std::abort();
+  }
 }
 
 void model_runner::swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <tuple>
 #include <limits>
@@ -128,9 +129,11 @@ public:
       chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
                         s->table, end == static_cast<int32_t>(s->tokens.size())});
     }
-    std::vector<float> logits = tf_->run(forward_batch::build(chunks, block_size));
+    auto logits = tf_->run(forward_batch::build(chunks, block_size));
+    if (!logits) std::fprintf(stderr, "%s\n", logits.error().message.c_str());
+    KVACTOR_ASSERT(logits.has_value(), "forward step");
     for (auto& [s, n] : work) s->num_cached += n;
-    return logits;
+    return std::move(logits).value();
   }
 
   kernels::device& dev() { return *dev_; }
