@@ -129,13 +129,16 @@ public:
       chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
                         s->table, end == static_cast<int32_t>(s->tokens.size())});
     }
-    auto logits = tf_->run(forward_batch::build(chunks, block_size));
+    last_batch_ = forward_batch::build(chunks, block_size);
+    auto logits = tf_->run(last_batch_);
     if (!logits) std::fprintf(stderr, "%s\n", logits.error().message.c_str());
     KVACTOR_ASSERT(logits.has_value(), "forward step");
     for (auto& [s, n] : work) s->num_cached += n;
     return std::move(logits).value();
   }
 
+  // The batch of the last step (emulated_forward_test replays it).
+  const forward_batch& last_batch() const { return last_batch_; }
   kernels::device& dev() { return *dev_; }
   const kernels::kv_cache_view& cache() const { return cache_.view; }
   int64_t vocab() const { return m_.config.vocab_size; }
@@ -146,6 +149,7 @@ private:
   kernels::kv_cache cache_;
   std::unique_ptr<transformer> tf_;
   std::vector<int32_t> free_;
+  forward_batch last_batch_;
 };
 
 // |got - want| <= 2e-4 + 1e-3 |want| everywhere; reports the first mismatches.
