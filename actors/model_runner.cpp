@@ -52,6 +52,10 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   // slack covers that.
   dev_options.device_bytes = num_device_blocks * unit.total_bytes() + (int64_t{1} << 20);
   dev_options.pinned_bytes = num_host_blocks * unit.total_bytes() + (int64_t{1} << 20);
+  const model::forward_limits limits{options.max_num_batched_tokens, options.max_num_seqs};
+  // NOTE: a CUDA forward pass stages each step's upload and logits in pinned memory.
+  if (options.device != "cpu" && limits.max_num_tokens > 0 && limits.max_num_seqs > 0)
+    dev_options.pinned_bytes += model::transformer::pinned_host_bytes(config, limits, options.block_size);
   auto dev = kernels::make_device(options.device, dev_options);
   if (!dev)
     return kvactor::make_error("device '" + options.device + "'", dev.error().message);
@@ -74,8 +78,7 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
     r->host_cache_.view.shape = model::transformer::cache_shape(config, 0, options.block_size);
   }
 
-  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view,
-                                            {options.max_num_batched_tokens, options.max_num_seqs});
+  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view, limits);
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());

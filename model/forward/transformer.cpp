@@ -3,8 +3,12 @@
 #include <future>
 #include <string>
 
+#include "model/forward/batch_upload.hpp"
 #include "model/forward/cpu_transformer.hpp"
 #include "model/forward/layers.hpp"
+#if KVACTOR_HAVE_CUDA
+#include "model/cuda/cuda_transformer.hpp"
+#endif
 
 namespace kvactor::model {
 
@@ -18,6 +22,14 @@ kernels::kv_cache_shape transformer::cache_shape(const model_config& c, std::int
   s.head_dim = static_cast<std::int32_t>(c.head_dim);
   s.type = kernels::dtype::f32;
   return s;
+}
+
+std::int64_t transformer::pinned_host_bytes(const model_config& config, forward_limits limits,
+                                            std::int32_t block_size) {
+  const auto upload = batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
+                                                    max_blocks_per_seq(config, block_size),
+                                                    static_cast<std::int32_t>(config.head_dim / 2));
+  return static_cast<std::int64_t>(upload.total_bytes) + std::int64_t{limits.max_num_seqs} * config.vocab_size * 4;
 }
 
 result<std::unique_ptr<transformer>> transformer::create(const model_config& config, const model_weights& weights,
@@ -38,10 +50,17 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
     layers::configure_blas();
     return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits));
   case kernels::device_kind::cuda:
-    break;
+#if KVACTOR_HAVE_CUDA
+  {
+    auto t = cuda_transformer::create(config, weights, dev, cache, limits);
+    if (!t) return t.error();
+    return std::unique_ptr<transformer>(std::move(*t));
   }
-  return make_error("forward pass", "the model forward pass on " + dev.name() +
-                                        " is not built yet (kvactor runs models on the cpu device only)");
+#else
+    break;
+#endif
+  }
+  return make_error("forward pass", "no forward pass for the device " + dev.name() + " in this build");
 }
 
 void transformer::check_batch(const forward_batch& b) const {

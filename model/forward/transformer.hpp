@@ -7,11 +7,14 @@
 // cache_write of K/V, paged attention, o_proj + residual, RMSNorm, SwiGLU MLP
 // + residual] -> final RMSNorm and LM head for the rows that sample.
 //
-// Everything is enqueued on the device's compute stream in order. The
-// implementation is picked by the device kind:
+// Everything is enqueued on the device's compute stream in order. Two
+// implementations behind this interface, picked by the device kind:
 //   cpu_transformer  (model/forward/cpu_transformer.hpp): host tasks of the
 //                    CPU device, OpenBLAS
-// The CUDA device has none yet: create() says so.
+//   cuda_transformer (model/cuda/cuda_transformer.hpp, CUDA builds): kernels
+//                    and cuBLAS on the compute stream, device-resident weights
+// Both compute in fp32 (activations, KV cache, accumulation), so they agree
+// within fp32 rounding.
 
 #include <atomic>
 #include <cstdint>
@@ -53,9 +56,10 @@ public:
   transformer& operator=(const transformer&) = delete;
 
   /// The forward pass for `dev`'s kind. `weights` and the memory behind
-  /// `cache` must outlive the transformer. Fails for a device without a
-  /// forward pass yet (CUDA), a non-fp32 cache, a cache shape that disagrees
-  /// with the config, or non-positive limits.
+  /// `cache` must outlive the transformer. Fails for a non-fp32 cache, a
+  /// cache shape that disagrees with the config, non-positive limits, or
+  /// what the device's implementation cannot do (CUDA: head_dim other than
+  /// 64 or 128, out of device memory, a CUDA or cuBLAS error).
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
                                                      forward_limits limits);
@@ -64,10 +68,16 @@ public:
   static kernels::kv_cache_shape cache_shape(const model_config& config, std::int64_t num_blocks,
                                              std::int32_t block_size);
 
+  /// Pinned host memory a forward pass on a device with memory of its own
+  /// (CUDA) takes from the device's pinned pool: the step upload and the
+  /// sampled logits. Add it to kernels::device_options::pinned_bytes.
+  static std::int64_t pinned_host_bytes(const model_config& config, forward_limits limits,
+                                        std::int32_t block_size);
+
   /// Enqueues one step on the compute stream and returns at once; `done`
   /// runs on a device thread when the logits are ready. A step beyond the
-  /// limits is a broken invariant of the caller. An error means `done`
-  /// never runs; the device is unusable then.
+  /// limits is a broken invariant of the caller. An error (CUDA: a failed
+  /// launch or copy) means `done` never runs; the device is unusable then.
   virtual status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) = 0;
 
   /// Enqueues and waits: [num_sample_rows, vocab_size] (tests, tools).
