@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "model/cuda/cuda_check.hpp"
+#include "model/forward/column_major_gemm.hpp"
 
 namespace kvactor::model {
 
@@ -29,13 +30,12 @@ status cublas_gemm::linear(const float* x, std::int64_t ldx, std::int64_t m, con
   if (m == 0) return {};
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;
-  // NOTE: cuBLAS is column-major. Row-major W [n, k] is column-major W^T
-  // (k x n, ld k), x [m, k] is x^T (k x m, ld ldx), y [m, n] is y^T (n x m,
-  // ld ldy), and y^T = W x^T: op(A) = W = (W^T)^T, op(B) = x^T.
-  KVACTOR_CUDA_TRY(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                static_cast<int>(k), &alpha, w, CUDA_R_32F, static_cast<int>(k), x, CUDA_R_32F,
-                                static_cast<int>(ldx), &beta, y, CUDA_R_32F, static_cast<int>(ldy),
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  const column_major_gemm g = row_major_linear(x, ldx, m, w, n, k, y, ldy);
+  KVACTOR_CUDA_TRY(cublasGemmEx(handle_, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.m),
+                                static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, CUDA_R_32F,
+                                static_cast<int>(g.lda), g.b, CUDA_R_32F, static_cast<int>(g.ldb), &beta, g.c,
+                                CUDA_R_32F, static_cast<int>(g.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return {};
 }
 

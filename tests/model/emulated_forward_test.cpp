@@ -1,14 +1,17 @@
 // The CUDA forward pass's step without a GPU: device_forward's launch
 // sequence — the one cuda_transformer enqueues — run with the CUDA kernel
 // sources through the emulator (model ops, cache write, paged attention) and
-// host products in place of cuBLAS, over host memory laid out exactly as the
+// the products as cuBLAS gets them (the column-major arguments of
+// row_major_linear) run by OpenBLAS, over host memory laid out exactly as the
 // device memory is (the weight_plan image, the batch_upload buffer, a NaN
 // filled KV cache). Every step of the CPU forward pass is replayed on it and
 // compared: same greedy tokens, logits within the forward tests' tolerance.
-// What this does not cover: the CUDA runtime calls, cuBLAS's column-major
-// mapping and real-GPU scheduling (cuda_forward_test, on a GPU).
+// What this does not cover: the CUDA runtime and cuBLAS calls themselves and
+// real-GPU scheduling (cuda_forward_test, on a GPU).
 // NOTE: no CUDA header in this file (the emulator defines its own surface).
 #include <gtest/gtest.h>
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <limits>
@@ -18,8 +21,8 @@
 #include "kernels/cuda/cache_write.cuh"
 #include "kernels/cuda/model_ops.cuh"
 #include "kernels/cuda/paged_attention.cuh"
+#include "model/forward/column_major_gemm.hpp"
 #include "model/forward/device_forward.hpp"
-#include "model/forward/layers.hpp"
 #include "model/rope.hpp"
 
 namespace kvactor::model {
@@ -59,14 +62,13 @@ public:
     emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::gather_rows_kernel, x, rows, out, n);
     return {};
   }
+  // The arguments cublas_gemm hands cuBLAS, through OpenBLAS's column-major sgemm.
   status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k, float* y, int64_t ldy,
                 bool accumulate) override {
-    weight_view v;
-    v.data = w;
-    v.type = dtype::f32;
-    v.rank = 2;
-    v.dims = {n, k};
-    layers::linear(pool_, x, ldx, m, v, y, ldy, accumulate);
+    const column_major_gemm g = row_major_linear(x, ldx, m, w, n, k, y, ldy);
+    cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
+                blasint(g.m), blasint(g.n), blasint(g.k), 1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb),
+                accumulate ? 1.0f : 0.0f, g.c, blasint(g.ldc));
     return {};
   }
   status cache_write(const kernels::cache_write_params& p) override {
@@ -94,7 +96,6 @@ private:
     return {};
   }
 
-  kernels::thread_pool pool_{1};
 };
 
 // Host memory in the layout cuda_transformer gives its device memory.
