@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 namespace kvactor {
 
@@ -55,6 +57,10 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   // slack covers that.
   dev_options.device_bytes = num_device_blocks * unit.total_bytes() + (int64_t{1} << 20);
   dev_options.pinned_bytes = num_host_blocks * unit.total_bytes() + (int64_t{1} << 20);
+  const model::forward_limits limits{options.max_num_batched_tokens, options.max_num_seqs};
+  // NOTE: a CUDA forward pass stages each step's upload and logits in pinned memory.
+  if (options.device != "cpu" && limits.max_num_tokens > 0 && limits.max_num_seqs > 0)
+    dev_options.pinned_bytes += model::transformer::pinned_host_bytes(config, limits, options.block_size);
   auto dev = kernels::make_device(options.device, dev_options);
   if (!dev)
     return kvactor::make_error("device '" + options.device + "'", dev.error().message);
@@ -77,8 +83,7 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
     r->host_cache_.view.shape = model::transformer::cache_shape(config, 0, options.block_size);
   }
 
-  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view,
-                                            {options.max_num_batched_tokens, options.max_num_seqs});
+  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view, limits);
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());
@@ -121,7 +126,7 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     chunks.push_back({s.start, s.tokens, s.block_table, s.sample});
   auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
   const auto vocab = static_cast<size_t>(config_.vocab_size);
-  forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
+  const status enqueued = forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
     step_output out{job->plan.step_id, {}};
     size_t row = 0;
     for (const scheduled_sequence& s : job->plan.seqs) {
@@ -133,6 +138,13 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     out.forward_seconds = job->seconds();
     job->done(std::move(out));
   });
+  // NOTE: a step that cannot be enqueued leaves the device unusable (CUDA
+  // errors are sticky) and nothing could answer it: fatal, as a failing
+  // device call is in kernels/cuda_device.cpp.
+  if (!enqueued) {
+    std::fprintf(stderr, "kvactor: %s\n", enqueued.error().message.c_str());
+    std::abort();
+  }
 }
 
 void model_runner::swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) {

@@ -61,7 +61,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   sched.max_num_seqs = config.max_num_seqs;
 
   // NOTE: fp32 matrices: the CPU forward pass computes in fp32 (bf16 weights
-  // widen exactly); see model/forward/transformer.hpp.
+  // widen exactly); see model/forward/cpu_transformer.hpp.
   auto loaded = model::load_model_folder(config.model_dir, model::dtype::f32);
   if (!loaded)
     return invalid(loaded.error().message);

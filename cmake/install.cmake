@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 set_target_properties(kvactor_actors PROPERTIES EXPORT_NAME kvactor)
 set(kvactor_installed kvactor_actors kvactor_core kvactor_model kvactor_kernels)
 if(KVACTOR_HAVE_CUDA)
-  list(APPEND kvactor_installed kvactor_kernels_cuda)
+  list(APPEND kvactor_installed kvactor_kernels_cuda kvactor_model_cuda)
 endif()
 install(TARGETS ${kvactor_installed} EXPORT kvactorTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

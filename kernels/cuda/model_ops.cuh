@@ -5,7 +5,8 @@
 // the emulator runs the same source in tests/model/emulated_model_ops_test.cpp
 // against the CPU layers of model/forward/layers.hpp.
 //
-// NOTE: no CUDA forward pass uses them yet (model/README.md, "Not built yet").
+// The CUDA forward pass (model/cuda/cuda_transformer) launches them; the
+// emulator also runs them in its launch order (tests/model/emulated_forward_test.cpp).
 
 #include "kernels/cuda/compat.cuh"
 

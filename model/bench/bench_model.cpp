@@ -47,14 +47,22 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+void run_step(model::transformer& tf, const model::forward_batch& batch) {
+  const auto logits = tf.run(batch);
+  if (!logits) {
+    std::fprintf(stderr, "%s\n", logits.error().message.c_str());
+    std::exit(1);
+  }
+}
+
 figures measure(model::transformer& tf, const model::forward_batch& batch, int num_steps, int reps) {
-  tf.run(batch); // warm-up
+  run_step(tf, batch); // warm-up
   std::vector<double> tps, outside, blas, attention;
   for (int r = 0; r < reps; ++r) {
     tf.reset_profile();
     tf.set_profiling(true);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int s = 0; s < num_steps; ++s) tf.run(batch);
+    for (int s = 0; s < num_steps; ++s) run_step(tf, batch);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tf.set_profiling(false);
     const model::forward_profile& p = tf.profile();

@@ -2,7 +2,7 @@
 // Launchers of the model's element-wise CUDA kernels (kernels/cuda/model_ops.cuh),
 // compiled by nvcc into kvactor_model_cuda when CUDA is on. Each checks its
 // arguments, launches on `stream` and returns the launch error.
-// NOTE: nothing calls them yet: the CUDA forward pass is not built.
+// Called through cuda_ops (the CUDA forward pass, cuda_transformer).
 
 #include <cuda_runtime_api.h>
 

@@ -194,7 +194,9 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
   ASSERT_FALSE(r);
   EXPECT_THAT(sys.render(r.error()), HasSubstr("holds no KV block"));
 
-  // No GPU here, and no CUDA forward pass yet: a clear error either way.
+  // Without a GPU (or CUDA in the build): no device. With one: this model's
+  // head_dim of 32, which the CUDA attention does not take. A clear error
+  // naming cuda either way.
   e.kv_cache_bytes = 1 << 20;
   e.device = "cuda";
   r = spawn_runtime(sys, e);

@@ -69,7 +69,7 @@ inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int
   while (int32_t(out.size()) < max_tokens) {
     const std::span<const int32_t> fresh = std::span<const int32_t>(history).subspan(size_t(start));
     const model::sequence_chunk c{start, fresh, table, true};
-    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs));
+    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs)).value();
     start = int32_t(history.size());
     out.push_back(model::greedy(logits));
     history.push_back(out.back());

@@ -1,17 +1,20 @@
 #pragma once
 // The paged side of the paged-vs-dense tests (forward_test.cpp): small tiny
 // models written once per binary, a harness that runs steps of the paged
-// forward pass on a CPU device over scattered blocks, and the comparison
-// helpers.
+// forward pass on a device (the CPU unless told; cuda_forward_test.cpp runs
+// both) over scattered blocks, and the comparison helpers.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <tuple>
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "dense_reference.hpp"
 #include "kernels/ops.hpp"
@@ -86,18 +89,19 @@ struct paged_seq {
 
 class harness {
 public:
-  explicit harness(const loaded_model& m, int64_t num_blocks = 64) : m_(m) {
+  explicit harness(const loaded_model& m, int64_t num_blocks = 64, const std::string& device = "cpu") : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
-    auto d = kernels::make_device("cpu", opts);
-    KVACTOR_ASSERT(d.has_value(), "cpu device");
+    auto d = kernels::make_device(device, opts);
+    KVACTOR_ASSERT(d.has_value(), "device");
     dev_ = std::move(d.value());
     auto c = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device,
                                         transformer::cache_shape(m.config, num_blocks, block_size));
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
-    fill_nan(cache_.view);
+    fill_nan(*dev_, cache_.view);
     auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16});
+    if (!t) std::fprintf(stderr, "%s\n", t.error().message.c_str());
     KVACTOR_ASSERT(t.has_value(), "transformer");
     tf_ = std::move(t.value());
     // Scattered block ids, so tables are never contiguous runs.
@@ -105,9 +109,11 @@ public:
   }
 
   // NaN in every unused slot: a read past a context poisons the logits.
-  static void fill_nan(const kernels::kv_cache_view& v) {
-    auto* p = static_cast<float*>(v.base);
-    std::fill(p, p + v.shape.total_bytes() / 4, std::numeric_limits<float>::quiet_NaN());
+  static void fill_nan(kernels::device& dev, const kernels::kv_cache_view& v) {
+    const std::vector<float> nan(static_cast<size_t>(v.shape.total_bytes() / 4),
+                                 std::numeric_limits<float>::quiet_NaN());
+    dev.copy_async(kernels::streams::compute, v.base, nan.data(), nan.size() * sizeof(float));
+    dev.record(kernels::streams::compute)->wait();
   }
 
   int32_t take_block() {
@@ -128,11 +134,16 @@ public:
       chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
                         s->table, end == static_cast<int32_t>(s->tokens.size())});
     }
-    std::vector<float> logits = tf_->run(forward_batch::build(chunks, block_size));
+    last_batch_ = forward_batch::build(chunks, block_size);
+    auto logits = tf_->run(last_batch_);
+    if (!logits) std::fprintf(stderr, "%s\n", logits.error().message.c_str());
+    KVACTOR_ASSERT(logits.has_value(), "forward step");
     for (auto& [s, n] : work) s->num_cached += n;
-    return logits;
+    return std::move(logits).value();
   }
 
+  // The batch of the last step (emulated_forward_test replays it).
+  const forward_batch& last_batch() const { return last_batch_; }
   kernels::device& dev() { return *dev_; }
   const kernels::kv_cache_view& cache() const { return cache_.view; }
   int64_t vocab() const { return m_.config.vocab_size; }
@@ -143,6 +154,7 @@ private:
   kernels::kv_cache cache_;
   std::unique_ptr<transformer> tf_;
   std::vector<int32_t> free_;
+  forward_batch last_batch_;
 };
 
 // |got - want| <= 2e-4 + 1e-3 |want| everywhere; reports the first mismatches.

@@ -1,0 +1,43 @@
+#pragma once
+// cublas_gemm: the cuBLAS handle of one forward pass, bound to its compute
+// stream, with a workspace of its own (no allocation while steps run), and
+// the one product the model needs: y = x W^T with W as the checkpoint
+// stores it ([out, in], row-major).
+//
+// Numerics: fp32 inputs, fp32 output, CUBLAS_COMPUTE_32F (fp32 products and
+// sums; never TF32 or another reduced-precision mode), as OpenBLAS's sgemm
+// on the CPU; only the order of the sums differs.
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/result.hpp"
+
+namespace kvactor::model {
+
+class cublas_gemm {
+public:
+  /// The handle of the current CUDA device; `workspace` (device memory)
+  /// must outlive it. Every product is enqueued on `stream`.
+  static result<std::unique_ptr<cublas_gemm>> create(cudaStream_t stream, void* workspace,
+                                                     std::size_t workspace_bytes);
+  ~cublas_gemm();
+  cublas_gemm(const cublas_gemm&) = delete;
+  cublas_gemm& operator=(const cublas_gemm&) = delete;
+
+  /// y = x W^T, or y += x W^T with `accumulate`.
+  // x: [m, k] rows ldx apart; w: [n, k] row-major; y: [m, n] rows ldy apart
+  status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
+                float* y, std::int64_t ldy, bool accumulate) const;
+
+private:
+  explicit cublas_gemm(cublasHandle_t handle) : handle_(handle) {}
+
+  cublasHandle_t handle_;
+};
+
+} // namespace kvactor::model

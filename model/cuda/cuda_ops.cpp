@@ -1,0 +1,53 @@
+#include "model/cuda/cuda_ops.hpp"
+
+#include "kernels/cuda/launch.hpp"
+#include "model/cuda/cuda_check.hpp"
+#include "model/cuda/launch.hpp"
+
+namespace kvactor::model {
+
+status cuda_ops::embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens, std::int32_t hidden,
+                           float* out) {
+  KVACTOR_CUDA_TRY(cuda_launch::embedding(table, false, ids, num_tokens, hidden, out, stream_));
+  return {};
+}
+
+status cuda_ops::rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
+                          std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) {
+  KVACTOR_CUDA_TRY(cuda_launch::rms_norm(x, ldx, out, ldo, num_tokens, heads_per_row, n, weight, eps, stream_));
+  return {};
+}
+
+status cuda_ops::rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads,
+                      std::int32_t head_dim, const float* cos, const float* sin) {
+  KVACTOR_CUDA_TRY(cuda_launch::rope(x, ldx, num_tokens, num_heads, head_dim, cos, sin, stream_));
+  return {};
+}
+
+status cuda_ops::swiglu(const float* gate, const float* up, float* out, std::int64_t num) {
+  KVACTOR_CUDA_TRY(cuda_launch::swiglu(gate, up, out, num, stream_));
+  return {};
+}
+
+status cuda_ops::gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+                             float* out) {
+  KVACTOR_CUDA_TRY(cuda_launch::gather_rows(x, rows, num_rows, n, out, stream_));
+  return {};
+}
+
+status cuda_ops::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
+                        std::int64_t k, float* y, std::int64_t ldy, bool accumulate) {
+  return gemm_.linear(x, ldx, m, w, n, k, y, ldy, accumulate);
+}
+
+status cuda_ops::cache_write(const kernels::cache_write_params& p) {
+  KVACTOR_CUDA_TRY(kernels::cuda_launch::cache_write(p, stream_));
+  return {};
+}
+
+status cuda_ops::paged_attention(const kernels::paged_attention_params& p) {
+  KVACTOR_CUDA_TRY(kernels::cuda_launch::paged_attention(p, stream_));
+  return {};
+}
+
+} // namespace kvactor::model

@@ -1,0 +1,38 @@
+#pragma once
+// cuda_ops: device_forward's launches on a CUDA stream — the model's
+// element-wise kernels (launch.hpp), the KV-cache kernels of kernels/
+// (kernels/cuda/launch.hpp) and cuBLAS products (cublas_gemm) — each
+// returning its launch error as a value.
+
+#include <cuda_runtime_api.h>
+
+#include "model/cuda/cublas_gemm.hpp"
+#include "model/forward/device_forward.hpp"
+
+namespace kvactor::model {
+
+class cuda_ops final : public forward_ops {
+public:
+  /// `gemm` is bound to `stream` and outlives this.
+  cuda_ops(cudaStream_t stream, const cublas_gemm& gemm) : stream_(stream), gemm_(gemm) {}
+
+  status embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens, std::int32_t hidden,
+                   float* out) override;
+  status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
+                  std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) override;
+  status rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads, std::int32_t head_dim,
+              const float* cos, const float* sin) override;
+  status swiglu(const float* gate, const float* up, float* out, std::int64_t num) override;
+  status gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+                     float* out) override;
+  status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
+                float* y, std::int64_t ldy, bool accumulate) override;
+  status cache_write(const kernels::cache_write_params& p) override;
+  status paged_attention(const kernels::paged_attention_params& p) override;
+
+private:
+  cudaStream_t stream_;
+  const cublas_gemm& gemm_;
+};
+
+} // namespace kvactor::model

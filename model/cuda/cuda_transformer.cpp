@@ -1,0 +1,159 @@
+#include "model/cuda/cuda_transformer.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "model/cuda/cuda_check.hpp"
+#include "model/cuda/host_task.hpp"
+#include "model/rope.hpp"
+
+namespace kvactor::model {
+namespace {
+
+// NOTE: cuBLAS's recommended workspace for Hopper; smaller GPUs use less.
+constexpr std::size_t gemm_workspace_bytes = std::size_t{32} << 20;
+
+constexpr const char* where = "forward pass (cuda)";
+
+float* f32(const kernels::buffer& b) { return static_cast<float*>(b.data()); }
+
+status take(kernels::device& dev, kernels::buffer& b, kernels::memory_kind kind, std::size_t bytes,
+            const char* what) {
+  auto m = dev.allocate(kind, bytes);
+  if (!m)
+    return make_error(where, std::string("not enough ") +
+                                 (kind == kernels::memory_kind::device ? "device" : "pinned host") +
+                                 " memory for " + what + " (" + std::to_string(bytes) + " bytes)");
+  b = std::move(*m);
+  return {};
+}
+
+} // namespace
+
+result<std::unique_ptr<cuda_transformer>> cuda_transformer::create(const model_config& config,
+                                                                   const model_weights& weights,
+                                                                   kernels::device& dev,
+                                                                   const kernels::kv_cache_view& cache,
+                                                                   forward_limits limits) {
+  KVACTOR_ASSERT(dev.kind() == kernels::device_kind::cuda, "not a CUDA device");
+  if (config.head_dim != 64 && config.head_dim != 128)
+    return make_error(where, "the CUDA attention kernels take head_dim 64 or 128; the model has " +
+                                 std::to_string(config.head_dim));
+  auto& cuda = static_cast<kernels::cuda_device&>(dev);
+  auto uploaded = device_weights::upload(weights, dev, cuda.native_stream(kernels::streams::compute));
+  if (!uploaded) return uploaded.error();
+  std::unique_ptr<cuda_transformer> t(new cuda_transformer(config, cuda, cache, limits, std::move(*uploaded)));
+  if (const status s = t->allocate(); !s) return s.error();
+  return t;
+}
+
+cuda_transformer::cuda_transformer(const model_config& config, kernels::cuda_device& dev,
+                                   const kernels::kv_cache_view& cache, forward_limits limits, device_weights weights)
+    : transformer(config, dev, cache, limits), cuda_(dev),
+      max_blocks_per_seq_(max_blocks_per_seq(config, cache.shape.block_size)), inv_freq_(rope_inv_freq(config)),
+      qkv_stride_(config.q_size() + 2 * config.kv_size()), weights_(std::move(weights)) {}
+
+cuda_transformer::~cuda_transformer() {
+  // NOTE: the buffers below are in use until the stream has run past the
+  // last step, its host functions included (an event would not cover those).
+  (void)cudaStreamSynchronize(cuda_.native_stream(kernels::streams::compute));
+}
+
+status cuda_transformer::allocate() {
+  const auto t = static_cast<std::size_t>(limits_.max_num_tokens);
+  const auto s = static_cast<std::size_t>(limits_.max_num_seqs);
+  const auto h = static_cast<std::size_t>(config_.hidden_size);
+  const auto inter = static_cast<std::size_t>(config_.intermediate_size);
+  const auto vocab = static_cast<std::size_t>(config_.vocab_size);
+  const std::size_t upload = batch_upload_layout::capacity(limits_.max_num_tokens, limits_.max_num_seqs,
+                                                           max_blocks_per_seq_,
+                                                           static_cast<std::int32_t>(inv_freq_.size()))
+                                 .total_bytes;
+  using kernels::memory_kind;
+  const struct {
+    kernels::buffer& b;
+    memory_kind kind;
+    std::size_t bytes;
+    const char* what;
+  } wanted[] = {
+      {hidden_, memory_kind::device, t * h * 4, "the hidden states"},
+      {normed_, memory_kind::device, t * h * 4, "the normed hidden states"},
+      {qkv_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 4, "q|k|v"},
+      {attn_, memory_kind::device, t * static_cast<std::size_t>(config_.q_size()) * 4, "the attention output"},
+      {gate_, memory_kind::device, t * inter * 4, "the MLP gate"},
+      {up_, memory_kind::device, t * inter * 4, "the MLP up projection"},
+      {last_, memory_kind::device, s * h * 4, "the sampled rows"},
+      {logits_, memory_kind::device, s * vocab * 4, "the logits"},
+      {upload_, memory_kind::device, upload, "the step upload"},
+      {upload_staging_, memory_kind::pinned_host, upload, "the step upload"},
+      {logits_host_, memory_kind::pinned_host, s * vocab * 4, "the logits"},
+      {gemm_workspace_, memory_kind::device, gemm_workspace_bytes, "the cuBLAS workspace"},
+  };
+  for (const auto& w : wanted)
+    if (const status ok = take(dev_, w.b, w.kind, w.bytes, w.what); !ok) return ok;
+  auto gemm = cublas_gemm::create(cuda_.native_stream(kernels::streams::compute), gemm_workspace_.data(),
+                                  gemm_workspace_bytes);
+  if (!gemm) return gemm.error();
+  gemm_ = std::move(*gemm);
+  ops_ = std::make_unique<cuda_ops>(cuda_.native_stream(kernels::streams::compute), *gemm_);
+  return {};
+}
+
+status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) {
+  const forward_batch& b = *batch;
+  check_batch(b);
+  if (b.max_blocks_per_seq > max_blocks_per_seq_)
+    return make_error(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
+                                 " blocks is longer than the model's context of " +
+                                 std::to_string(config_.max_position_embeddings) + " tokens allows");
+  const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
+  const auto layout = batch_upload_layout::of(b, static_cast<std::int32_t>(inv_freq_.size()));
+  if (const status s = stage_upload(b, layout, stream); !s) return s;
+  if (const status s = enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers()); !s) return s;
+
+  const auto num_logits = static_cast<std::size_t>(b.num_sample_rows()) * static_cast<std::size_t>(config_.vocab_size);
+  if (num_logits > 0)
+    KVACTOR_CUDA_TRY(cudaMemcpyAsync(logits_host_.data(), logits_.data(), num_logits * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream));
+  // NOTE: a host function runs once the stream has run everything before it
+  // (the logits copy included), which is what device::record's event +
+  // callback gives; the next step's copy into logits_host_ waits for it.
+  const float* host = f32(logits_host_);
+  return enqueue_host_task(stream, [done = std::move(done), host, num_logits] {
+    done(std::span<const float>(host, num_logits));
+  });
+}
+
+status cuda_transformer::stage_upload(const forward_batch& b, const batch_upload_layout& layout,
+                                      cudaStream_t stream) {
+  std::vector<std::byte> packed(layout.total_bytes);
+  pack_batch(b, inv_freq_, layout, packed);
+  // NOTE: the staging buffer is written in stream order, after the previous
+  // step's copy out of it, so one buffer serves every step without a wait on
+  // the caller's thread.
+  void* staging = upload_staging_.data();
+  if (const status s = enqueue_host_task(stream, [packed = std::move(packed), staging] {
+        std::memcpy(staging, packed.data(), packed.size());
+      });
+      !s)
+    return s;
+  KVACTOR_CUDA_TRY(cudaMemcpyAsync(upload_.data(), staging, layout.total_bytes, cudaMemcpyHostToDevice, stream));
+  return {};
+}
+
+forward_buffers cuda_transformer::buffers() const {
+  forward_buffers b;
+  b.weights = weights_.data();
+  b.upload = static_cast<const std::byte*>(upload_.data());
+  b.hidden = f32(hidden_);
+  b.normed = f32(normed_);
+  b.qkv = f32(qkv_);
+  b.attn = f32(attn_);
+  b.gate = f32(gate_);
+  b.up = f32(up_);
+  b.last = f32(last_);
+  b.logits = f32(logits_);
+  return b;
+}
+
+} // namespace kvactor::model

@@ -1,0 +1,60 @@
+#pragma once
+// batch_upload: a step's metadata packed into one buffer, so a device with
+// memory of its own receives it in one host -> device copy.
+//
+//   offset 0 ┬ token_ids        i32 [num_tokens]
+//            ├ seq_lens         i32 [num_seqs]
+//            ├ query_start_loc  i32 [num_seqs + 1]
+//            ├ sample_rows      i32 [num_sample_rows]
+//            ├ block_tables     i32 [num_seqs, max_blocks_per_seq]
+//            ├ slot_mapping     i64 [num_tokens]
+//            ├ rope_cos         f32 [num_tokens, rope_half]
+//            └ rope_sin         f32 [num_tokens, rope_half]
+//   every section starts at a multiple of 16 bytes; total_bytes too.
+//
+// NOTE: positions travel as their RoPE angles, computed here in double by
+// layers::rope_angles exactly as the CPU forward pass computes them, so both
+// devices rotate q and k by the same floats.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "model/config.hpp"
+#include "model/forward/batch.hpp"
+
+namespace kvactor::model {
+
+struct batch_upload_layout {
+  std::size_t token_ids = 0;
+  std::size_t seq_lens = 0;
+  std::size_t query_start_loc = 0;
+  std::size_t sample_rows = 0;
+  std::size_t block_tables = 0;
+  std::size_t slot_mapping = 0;
+  std::size_t rope_cos = 0;
+  std::size_t rope_sin = 0;
+  std::size_t total_bytes = 0;
+
+  /// The layout for these counts; rope_half = head_dim / 2. Every offset
+  /// and the total grow with every count, so the layout of the largest
+  /// counts sizes a buffer for any smaller step.
+  static batch_upload_layout for_counts(std::int32_t num_tokens, std::int32_t num_seqs, std::int32_t num_sample_rows,
+                                        std::int32_t max_blocks_per_seq, std::int32_t rope_half);
+  /// The layout of `b`.
+  static batch_upload_layout of(const forward_batch& b, std::int32_t rope_half);
+  /// The layout of the largest step: every row of every sequence sampled.
+  static batch_upload_layout capacity(std::int32_t max_num_tokens, std::int32_t max_num_seqs,
+                                      std::int32_t max_blocks_per_seq, std::int32_t rope_half);
+};
+
+/// The widest block table a step can carry: a sequence that fills the
+/// model's context (max_position_embeddings).
+std::int32_t max_blocks_per_seq(const model_config& config, std::int32_t block_size);
+
+/// Writes `b` into `out` at `layout` (= batch_upload_layout::of(b, inv_freq.size())).
+// inv_freq: [rope_half]; out: [layout.total_bytes] or more, 16-byte aligned
+void pack_batch(const forward_batch& b, std::span<const double> inv_freq, const batch_upload_layout& layout,
+                std::span<std::byte> out);
+
+} // namespace kvactor::model

@@ -1,0 +1,173 @@
+#include "model/forward/cpu_transformer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "kernels/cpu_device.hpp"
+#include "kernels/ops.hpp"
+#include "model/forward/layers.hpp"
+#include "model/rope.hpp"
+
+namespace kvactor::model {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+kernels::thread_pool& pool_of(kernels::device& dev) { return static_cast<kernels::cpu_device&>(dev).pool(); }
+
+} // namespace
+
+cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
+                                 const kernels::kv_cache_view& cache, forward_limits limits)
+    : transformer(config, dev, cache, limits), weights_(weights), inv_freq_(rope_inv_freq(config)),
+      qkv_stride_(config.q_size() + 2 * config.kv_size()) {
+  const auto t = static_cast<std::size_t>(limits.max_num_tokens);
+  const auto s = static_cast<std::size_t>(limits.max_num_seqs);
+  const auto h = static_cast<std::size_t>(config.hidden_size);
+  hidden_.resize(t * h);
+  normed_.resize(t * h);
+  qkv_.resize(t * static_cast<std::size_t>(qkv_stride_));
+  attn_.resize(t * static_cast<std::size_t>(config.q_size()));
+  gate_.resize(t * static_cast<std::size_t>(config.intermediate_size));
+  up_.resize(gate_.size());
+  cos_.resize(t * inv_freq_.size());
+  sin_.resize(cos_.size());
+  last_.resize(s * h);
+  logits_.resize(s * static_cast<std::size_t>(config.vocab_size));
+}
+
+void cpu_transformer::host_task(std::function<void()> task) {
+  static_cast<kernels::cpu_device&>(dev_).enqueue(kernels::streams::compute, std::move(task));
+}
+
+void cpu_transformer::timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w, float* y,
+                                   std::int64_t ldy, bool accumulate) {
+  const double t0 = profiling_ ? now_seconds() : 0.0;
+  layers::linear(pool_of(dev_), x, ldx, m, w, y, ldy, accumulate);
+  if (profiling_) profile_.blas_seconds += now_seconds() - t0;
+}
+
+status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) {
+  const forward_batch& b = *batch;
+  check_batch(b);
+  // NOTE: the batch's arrays are the kernels' metadata; every task holds the
+  // batch until the last one has run.
+  host_task([this, batch] {
+    if (profiling_) step_started_ = now_seconds();
+    embed(*batch);
+  });
+  const auto kv_heads = static_cast<std::int32_t>(config_.num_key_value_heads);
+  const auto head_dim = static_cast<std::int32_t>(config_.head_dim);
+  for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(config_.num_hidden_layers); ++layer) {
+    host_task([this, batch, layer] {
+      attention_input(*batch, layer);
+      if (profiling_) attention_started_ = now_seconds();
+    });
+    kernels::cache_write_params w{};
+    w.key = qkv_.data() + config_.q_size();                     // [T, kv_heads, D], rows qkv_stride_ apart
+    w.value = qkv_.data() + config_.q_size() + config_.kv_size(); // [T, kv_heads, D], rows qkv_stride_ apart
+    w.k_cache = cache_.k(layer);
+    w.v_cache = cache_.v(layer);
+    w.slot_mapping = b.slot_mapping.data();
+    w.num_tokens = b.num_tokens();
+    w.num_kv_heads = kv_heads;
+    w.head_dim = head_dim;
+    w.type = kernels::dtype::f32;
+    w.key_stride = qkv_stride_;
+    w.value_stride = qkv_stride_;
+    kernels::cache_write(dev_, kernels::streams::compute, w);
+
+    kernels::paged_attention_params a{};
+    a.out = attn_.data();   // [T, heads, D]
+    a.query = qkv_.data();  // [T, heads, D], rows qkv_stride_ apart
+    a.k_cache = cache_.k(layer);
+    a.v_cache = cache_.v(layer);
+    a.block_tables = b.block_tables.data();
+    a.seq_lens = b.seq_lens.data();
+    a.query_start_loc = b.is_decode() ? nullptr : b.query_start_loc.data();
+    a.num_seqs = b.num_seqs();
+    a.num_tokens = b.num_tokens();
+    a.num_heads = static_cast<std::int32_t>(config_.num_attention_heads);
+    a.num_kv_heads = kv_heads;
+    a.head_dim = head_dim;
+    a.block_size = b.block_size;
+    a.max_blocks_per_seq = b.max_blocks_per_seq;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    a.type = kernels::dtype::f32;
+    a.query_stride = qkv_stride_;
+    kernels::paged_attention(dev_, kernels::streams::compute, a);
+
+    host_task([this, batch, layer] {
+      if (profiling_) profile_.attention_seconds += now_seconds() - attention_started_;
+      attention_output_and_mlp(*batch, layer);
+    });
+  }
+  host_task([this, batch, done = std::move(done)] {
+    lm_head(*batch);
+    if (profiling_) {
+      profile_.total_seconds += now_seconds() - step_started_;
+      ++profile_.num_steps;
+    }
+    done(std::span<const float>(logits_.data(),
+                                static_cast<std::size_t>(batch->num_sample_rows() * config_.vocab_size)));
+  });
+  return {};
+}
+
+void cpu_transformer::embed(const forward_batch& b) {
+  layers::embedding(pool_of(dev_), weights_.embed_tokens(), b.token_ids, hidden_.data());
+  layers::rope_angles(b.positions, inv_freq_, cos_.data(), sin_.data());
+}
+
+void cpu_transformer::attention_input(const forward_batch& b, std::int32_t layer) {
+  const layer_weights& w = weights_.layers()[static_cast<std::size_t>(layer)];
+  kernels::thread_pool& pool = pool_of(dev_);
+  const std::int64_t t = b.num_tokens();
+  const std::int64_t h = config_.hidden_size;
+  const auto eps = static_cast<float>(config_.rms_norm_eps);
+  layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.input_layernorm.f32(), eps);
+  float* q = qkv_.data();                        // [T, heads, D], rows qkv_stride_ apart
+  float* k = q + config_.q_size();               // [T, kv_heads, D]
+  float* v = k + config_.kv_size();              // [T, kv_heads, D]
+  timed_linear(normed_.data(), h, t, w.q_proj, q, qkv_stride_, false);
+  timed_linear(normed_.data(), h, t, w.k_proj, k, qkv_stride_, false);
+  timed_linear(normed_.data(), h, t, w.v_proj, v, qkv_stride_, false);
+  if (config_.has_qk_norm()) {
+    layers::rms_norm_heads(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, w.q_norm->f32(), eps);
+    layers::rms_norm_heads(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, w.k_norm->f32(), eps);
+  }
+  layers::rope(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, cos_.data(), sin_.data());
+  layers::rope(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, cos_.data(), sin_.data());
+}
+
+void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int32_t layer) {
+  const layer_weights& w = weights_.layers()[static_cast<std::size_t>(layer)];
+  kernels::thread_pool& pool = pool_of(dev_);
+  const std::int64_t t = b.num_tokens();
+  const std::int64_t h = config_.hidden_size;
+  const std::int64_t inter = config_.intermediate_size;
+  const auto eps = static_cast<float>(config_.rms_norm_eps);
+  // NOTE: beta = 1 in the product adds the residual for free.
+  timed_linear(attn_.data(), config_.q_size(), t, w.o_proj, hidden_.data(), h, true);
+  layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.post_attention_layernorm.f32(), eps);
+  timed_linear(normed_.data(), h, t, w.gate_proj, gate_.data(), inter, false);
+  timed_linear(normed_.data(), h, t, w.up_proj, up_.data(), inter, false);
+  layers::swiglu(pool, gate_.data(), up_.data(), gate_.data(), t, inter);
+  timed_linear(gate_.data(), inter, t, w.down_proj, hidden_.data(), h, true);
+}
+
+void cpu_transformer::lm_head(const forward_batch& b) {
+  const std::int64_t h = config_.hidden_size;
+  const std::int64_t n = b.num_sample_rows();
+  if (n == 0) return;
+  for (std::int64_t i = 0; i < n; ++i)
+    std::copy_n(hidden_.data() + b.sample_rows[static_cast<std::size_t>(i)] * h, h, last_.data() + i * h);
+  layers::rms_norm(pool_of(dev_), last_.data(), h, last_.data(), h, n, h, weights_.norm().f32(),
+                   static_cast<float>(config_.rms_norm_eps));
+  timed_linear(last_.data(), h, n, weights_.lm_head(), logits_.data(), config_.vocab_size, false);
+}
+
+} // namespace kvactor::model

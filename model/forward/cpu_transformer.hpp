@@ -1,0 +1,60 @@
+#pragma once
+// cpu_transformer: the forward pass on the CPU device. The element-wise ops
+// and matrix products run as host tasks on the compute stream, the cache
+// write and attention through kernels::cache_write / paged_attention.
+// Scratch activations are allocated once for `forward_limits` and reused by
+// every step (stream order keeps steps apart).
+//
+// Numerics: fp32 activations, fp32 KV cache, fp32 accumulation in BLAS.
+// Matrices are fp32, or bf16 kept as in the checkpoint and widened exactly
+// per panel before sgemm (layers::linear): the same results either way.
+// NOTE: Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in cblas.h but its
+// libopenblas.so does not export it (checked with nm), and sbgemm would take
+// bf16 activations anyway (lossy).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "model/forward/transformer.hpp"
+
+namespace kvactor::model {
+
+class cpu_transformer final : public transformer {
+public:
+  /// `dev` must be a CPU device; create() has checked the cache and limits.
+  cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
+                  const kernels::kv_cache_view& cache, forward_limits limits);
+
+  status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
+
+private:
+  void host_task(std::function<void()> task);
+  void embed(const forward_batch& b);
+  void attention_input(const forward_batch& b, std::int32_t layer);
+  void attention_output_and_mlp(const forward_batch& b, std::int32_t layer);
+  void lm_head(const forward_batch& b);
+  void timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w, float* y,
+                    std::int64_t ldy, bool accumulate);
+
+  const model_weights& weights_;
+  std::vector<double> inv_freq_; // [head_dim / 2]
+  std::int64_t qkv_stride_;      // q_size + 2 * kv_size
+
+  // Scratch, reused by every step (stream order).
+  std::vector<float> hidden_;    // [max_num_tokens, hidden]: the residual stream
+  std::vector<float> normed_;    // [max_num_tokens, hidden]
+  std::vector<float> qkv_;       // [max_num_tokens, q_size + 2 kv_size]: q | k | v
+  std::vector<float> attn_;      // [max_num_tokens, num_heads, head_dim]
+  std::vector<float> gate_;      // [max_num_tokens, intermediate]
+  std::vector<float> up_;        // [max_num_tokens, intermediate]
+  std::vector<float> cos_, sin_; // [max_num_tokens, head_dim / 2]
+  std::vector<float> last_;      // [max_num_seqs, hidden]: rows that sample
+  std::vector<float> logits_;    // [max_num_seqs, vocab]
+
+  double attention_started_ = 0;
+  double step_started_ = 0;
+};
+
+} // namespace kvactor::model

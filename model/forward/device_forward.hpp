@@ -1,0 +1,86 @@
+#pragma once
+// device_forward: the launches of one step of a forward pass whose weights,
+// activations and step metadata all live in device memory — the CUDA
+// forward pass's step — written against an interface of kernel launches.
+// cuda_transformer runs it with CUDA launchers and cuBLAS (cuda/cuda_ops.hpp);
+// tests/model/emulated_forward_test.cpp runs the very same sequence with the
+// CUDA kernel sources through the CPU emulator, in CI, against the CPU
+// forward pass. No CUDA header here.
+//
+//   embedding                                   hidden  [T, H]
+//   per layer:
+//     RMSNorm                                    normed  [T, H]
+//     q|k|v = normed Wqkv^T (one fused product)   qkv     [T, q + 2 kv]
+//     (Qwen3) RMSNorm per head of q and k, in place
+//     RoPE on q and k, in place (angles from the upload)
+//     cache_write K, V (read in place from qkv)
+//     paged_attention (query read in place)       attn    [T, q]
+//     hidden += attn Wo^T
+//     RMSNorm                                    normed
+//     gate = normed Wg^T, up = normed Wu^T        gate, up [T, I]
+//     gate = silu(gate) * up;  hidden += gate Wd^T
+//   sampled rows: gather, RMSNorm                 last    [R, H]
+//   logits = last Wlm^T                           logits  [R, vocab]
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kv_cache.hpp"
+#include "kernels/params.hpp"
+#include "kernels/result.hpp"
+#include "model/config.hpp"
+#include "model/forward/batch.hpp"
+#include "model/forward/batch_upload.hpp"
+#include "model/forward/weight_plan.hpp"
+
+namespace kvactor::model {
+
+/// Kernel launches in stream order over device pointers; each returns its
+/// launch error as a value.
+class forward_ops {
+public:
+  virtual ~forward_ops() = default;
+
+  // out[t] = table[ids[t]]; table: [vocab, hidden]; ids: [T]; out: [T, hidden]
+  virtual status embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens,
+                           std::int32_t hidden, float* out) = 0;
+  // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart (may be x); weight: [n]
+  virtual status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
+                          std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) = 0;
+  // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
+  virtual status rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads,
+                      std::int32_t head_dim, const float* cos, const float* sin) = 0;
+  // out = silu(gate) * up; [num] contiguous, out may be gate
+  virtual status swiglu(const float* gate, const float* up, float* out, std::int64_t num) = 0;
+  // out[r] = x[rows[r]]; x: [T, n]; rows: [num_rows]; out: [num_rows, n]
+  virtual status gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+                             float* out) = 0;
+  // y = x W^T (accumulate: y += x W^T); x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
+  virtual status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
+                        std::int64_t k, float* y, std::int64_t ldy, bool accumulate) = 0;
+  virtual status cache_write(const kernels::cache_write_params& p) = 0;
+  virtual status paged_attention(const kernels::paged_attention_params& p) = 0;
+};
+
+/// The device memory one step reads and writes.
+struct forward_buffers {
+  const std::byte* weights = nullptr; // [plan.total_bytes], laid out by the weight_plan
+  const std::byte* upload = nullptr;  // the step's metadata, laid out by the batch_upload_layout
+  float* hidden = nullptr;            // [T, hidden]
+  float* normed = nullptr;            // [T, hidden]
+  float* qkv = nullptr;               // [T, q_size + 2 kv_size]
+  float* attn = nullptr;              // [T, q_size]
+  float* gate = nullptr;              // [T, intermediate]
+  float* up = nullptr;                // [T, intermediate]
+  float* last = nullptr;              // [R, hidden]
+  float* logits = nullptr;            // [R, vocab]
+};
+
+/// Enqueues every launch of step `b` (whose metadata is already at
+/// buffers.upload, laid out by `layout`); the logits of its sampled rows end
+/// up in buffers.logits. Stops at the first failing launch.
+status enqueue_forward(forward_ops& ops, const model_config& config, const weight_plan& plan,
+                       const kernels::kv_cache_view& cache, const forward_batch& b, const batch_upload_layout& layout,
+                       const forward_buffers& buffers);
+
+} // namespace kvactor::model
