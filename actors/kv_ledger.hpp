@@ -8,9 +8,17 @@
 // reserved one after the other, all or nothing each, until one does not fit:
 // the reply grants the ones before it and names it, so that the scheduler
 // can preempt (or defer) and ask again for the rest.
+//
+// A grant carries the sequence's block table as a change against the table
+// of its last grant (table_delta.hpp): in a decode step usually nothing, or
+// the one new block. The scheduler forwards each grant into the step plan,
+// so the scheduler and the executor both hold the table the ledger holds.
+// After release, release_swapped or allocate_for_swap_in, the sequence's
+// next grant starts the table over (num_kept 0, the whole table).
 
 #include "actors/block_manager.hpp"
 #include "actors/step.hpp"
+#include "actors/table_delta.hpp"
 
 #include <optional>
 #include <unordered_map>
@@ -30,7 +38,7 @@ struct granted_entry {
   int32_t start = 0;                 // computed tokens, prefix hit included
   int32_t num_new_tokens = 0;
   int32_t num_cached_tokens = 0;     // from the prefix cache in this grant
-  std::vector<block_id> block_table;
+  table_delta blocks;                // the block table's change since the last grant
 };
 
 struct reservation_result {
@@ -58,7 +66,8 @@ public:
   // The sequence has ended: caches its computed full blocks, releases its
   // blocks and its record.
   void forget(seq_id id, int32_t num_computed);
-  // Fresh device blocks for a swapped-out sequence; nullopt if short.
+  // Fresh device blocks for a swapped-out sequence (the whole new table);
+  // nullopt if short.
   std::optional<std::vector<block_id>> allocate_for_swap_in(seq_id id, int32_t num_blocks);
 
   const block_manager& blocks() const { return blocks_; }
@@ -68,11 +77,17 @@ public:
   std::vector<std::string> check_invariants() const;
 
 private:
-  sequence& sync(const reservation_entry& e);
+  // A sequence and how much of its table the last grant conveyed.
+  struct record {
+    sequence seq;
+    int32_t num_granted_blocks = 0; // leading blocks the scheduler and executor hold
+  };
+
+  record& sync(const reservation_entry& e);
   void note_computed(sequence& seq, int32_t num_computed);
 
   block_manager blocks_;
-  std::unordered_map<seq_id, sequence> seqs_;
+  std::unordered_map<seq_id, record> seqs_;
 };
 
 } // namespace kvactor

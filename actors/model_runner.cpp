@@ -85,6 +85,8 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   job->plan = std::move(plan);
   job->done = std::move(done);
   const step_plan& p = job->plan;
+  for (seq_id id : p.released)
+    tables_.erase(id);
 
   if (!p.copies.empty()) {
     for (const block_copy& c : p.copies) {
@@ -108,8 +110,12 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   }
   std::vector<model::sequence_chunk> chunks;
   chunks.reserve(p.seqs.size());
-  for (const scheduled_sequence& s : p.seqs)
-    chunks.push_back({s.start, s.tokens, s.block_table, s.sample});
+  for (const scheduled_sequence& s : p.seqs) {
+    std::vector<block_id>& table = tables_[s.id];
+    s.blocks.apply_to(table);
+    chunks.push_back({s.start, s.tokens, table, s.sample});
+  }
+  // NOTE: build copies the tables; the spans into tables_ end here.
   auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
   const auto vocab = static_cast<size_t>(config_.vocab_size);
   forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {

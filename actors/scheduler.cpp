@@ -132,7 +132,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     const granted_entry& g = r.granted[k];
     KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
     e.num_tokens_sent = e.seq.num_tokens();
-    e.seq.table().assign(g.block_table);
+    e.seq.table().apply(g.blocks);
     e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
     if (g.num_cached_tokens > 0 && e.seq.num_output_tokens() == 0)
       e.num_cached_tokens = g.num_cached_tokens;
@@ -141,9 +141,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.in_step = true;
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
-    st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.block_table,
-                            g.start + g.num_new_tokens == e.seq.num_tokens(), e.params.sampling,
-                            e.seq.num_output_tokens()});
+    const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
+    st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.blocks, sample,
+                            e.params.sampling, e.seq.num_output_tokens()});
+    st.in_flight.push_back({&e, e.seq.id(), sample});
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
   if (r.denied < 0)
@@ -224,18 +225,18 @@ scheduler::planning scheduler::finish_planning() {
   }
   p.plan->released = std::exchange(released_, {});
   st.planned = true;
-  st.plan = *p.plan; // kept to apply the output
+  st.plan.step_id = p.plan->step_id; // kept to check the output's
   return p;
 }
 
 std::vector<sequence_update> scheduler::update_from_output(const step_output& out) {
   KVACTOR_ASSERT(step_ && step_->planned && step_->plan.step_id == out.step_id,
                  "output of a step not in flight");
-  const step_plan plan = std::move(step_->plan);
+  const std::vector<in_flight_sequence> in_flight = std::move(step_->in_flight);
   step_.reset();
   std::vector<sequence_update> updates;
-  for (const auto& s : plan.seqs) {
-    entry& e = entries_.at(s.id);
+  for (const auto& s : in_flight) {
+    entry& e = *s.e;
     e.in_step = false;
     if (e.abort_pending != finish_reason::none) { // its late token is dropped
       updates.push_back(finish(e, e.abort_pending));
