@@ -14,7 +14,8 @@ kv_ledger::record& kv_ledger::sync(const reservation_entry& e) {
   auto i = seqs_.find(e.id);
   if (i == seqs_.end()) {
     KVACTOR_ASSERT(!e.new_tokens.empty(), "first reservation of a sequence without its tokens");
-    i = seqs_.emplace(e.id, record{sequence(e.id, e.new_tokens, blocks_.block_size())}).first;
+    std::vector<token_id> prompt(e.new_tokens.begin(), e.new_tokens.end());
+    i = seqs_.emplace(e.id, record{sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
   } else {
     for (token_id t : e.new_tokens)
       i->second.seq.append_token(t);

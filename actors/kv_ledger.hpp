@@ -28,7 +28,7 @@ namespace kvactor {
 
 struct reservation_entry {
   seq_id id = 0;
-  std::vector<token_id> new_tokens; // tokens the ledger has not seen yet
+  token_list new_tokens;            // tokens the ledger has not seen yet
   int32_t num_computed = 0;         // tokens whose K/V the cache holds
   int32_t num_new_tokens = 0;       // at most this many tokens to compute this step
 };

@@ -5,6 +5,7 @@
 
 #include "actors/sequence.hpp"
 #include "actors/table_delta.hpp"
+#include "actors/token_list.hpp"
 #include "actors/types.hpp"
 #include "model/sampler.hpp"
 
@@ -31,7 +32,7 @@ struct generation_params {
 struct scheduled_sequence {
   seq_id id = 0;
   int32_t start = 0;                 // position of tokens[0]; K/V of [0, start) are cached
-  std::vector<token_id> tokens;      // the tokens whose K/V this step computes
+  token_list tokens;                 // the tokens whose K/V this step computes
   table_delta blocks;                // the change to the sequence's block table
   bool sample = false;               // sample a token from the last position's logits
   model::sampling_params sampling;
