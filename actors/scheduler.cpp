@@ -95,6 +95,7 @@ scheduler::planning scheduler::begin_step() {
 
   st.order = scheduling_order();
   std::vector<entry*> candidates;
+  candidates.reserve(st.order.size());
   int32_t budget = config_.max_num_batched_tokens;
   for (entry* e : st.order) {
     if (budget == 0 || static_cast<int32_t>(candidates.size()) == config_.max_num_seqs)
@@ -114,10 +115,11 @@ scheduler::planning scheduler::ask(std::vector<entry*> candidates) {
   if (candidates.empty())
     return finish_planning();
   planning p;
+  p.reserve.reserve(candidates.size());
   for (entry* e : candidates) {
     auto tokens = e->seq.tokens().subspan(size_t(e->num_tokens_sent));
-    p.reserve.push_back({e->seq.id(), {tokens.begin(), tokens.end()},
-                         e->seq.num_computed_tokens(), e->num_scheduled});
+    p.reserve.emplace_back(e->seq.id(), token_list(tokens), e->seq.num_computed_tokens(),
+                           e->num_scheduled);
   }
   st.asked = std::move(candidates);
   return p;
@@ -127,6 +129,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
   KVACTOR_ASSERT(step_ && !step_->planned, "reservation result outside planning");
   step_state& st = *step_;
   KVACTOR_ASSERT(r.granted.size() <= st.asked.size(), "more grants than entries asked");
+  if (st.plan.seqs.empty()) {
+    st.plan.seqs.reserve(st.asked.size());
+    st.in_flight.reserve(st.asked.size());
+  }
   for (size_t k = 0; k < r.granted.size(); ++k) {
     entry& e = *st.asked[k];
     const granted_entry& g = r.granted[k];
@@ -142,9 +148,9 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
     const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
-    st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.blocks, sample,
-                            e.params.sampling, e.seq.num_output_tokens()});
-    st.in_flight.push_back({&e, e.seq.id(), sample});
+    st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
+                              e.params.sampling, e.seq.num_output_tokens());
+    st.in_flight.emplace_back(&e, e.seq.id(), sample);
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
   if (r.denied < 0)
@@ -235,6 +241,8 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
   const std::vector<in_flight_sequence> in_flight = std::move(step_->in_flight);
   step_.reset();
   std::vector<sequence_update> updates;
+  updates.reserve(in_flight.size());
+  size_t next_sampled = 0; // tokens come in plan order; any other order is found too
   for (const auto& s : in_flight) {
     entry& e = *s.e;
     e.in_step = false;
@@ -245,8 +253,11 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
     if (!s.sample)
       continue; // a prefill chunk short of the last token samples nothing
-    auto sampled = std::ranges::find(out.sampled, s.id, &sampled_token::id);
+    auto sampled = next_sampled < out.sampled.size() && out.sampled[next_sampled].id == s.id
+                     ? out.sampled.begin() + ptrdiff_t(next_sampled)
+                     : std::ranges::find(out.sampled, s.id, &sampled_token::id);
     KVACTOR_ASSERT(sampled != out.sampled.end(), "no token sampled for a sequence that samples");
+    next_sampled = size_t(sampled - out.sampled.begin()) + 1;
     e.seq.append_token(sampled->token);
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
