@@ -29,7 +29,8 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
            std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
   const seq_id id = seq.id();
-  entries_.emplace(id, entry{std::move(seq), params});
+  entry& e = entries_.emplace(id, entry{std::move(seq), params}).first->second;
+  by_arrival_.insert(std::ranges::upper_bound(by_arrival_, arrival_key(&e), {}, arrival_key), &e);
   return std::nullopt;
 }
 
@@ -53,21 +54,34 @@ void scheduler::force_preemption(std::optional<seq_id> id, preemption_mode mode)
   forced_.emplace(id, mode);
 }
 
+std::tuple<int32_t, uint64_t, seq_id> scheduler::arrival_key(const entry* e) {
+  return {-e->seq.priority(), e->seq.arrival(), e->seq.id()};
+}
+
 std::vector<scheduler::entry*> scheduler::scheduling_order() {
-  std::vector<entry*> order;
-  order.reserve(entries_.size());
-  for (auto& [id, e] : entries_)
-    if (e.abort_pending == finish_reason::none && (e.swap == swap_state::none || e.swap == swap_state::resting))
-      order.push_back(&e);
   // Priority first; within it running sequences, then preempted ones, then
   // new arrivals; FIFO within each.
-  auto key = [](const entry* e) {
-    const int rank = e->seq.status() == sequence_status::running ? 0
-                     : e->seq.num_preemptions() > 0              ? 1
-                                                                 : 2;
-    return std::tuple(-e->seq.priority(), rank, e->seq.arrival(), e->seq.id());
-  };
-  std::ranges::sort(order, [&](const entry* a, const entry* b) { return key(a) < key(b); });
+  // NOTE: by_arrival_ holds the part of that order that never changes; one
+  // pass over each priority's entries splits them by rank, no sort.
+  std::vector<entry*> order;
+  order.reserve(by_arrival_.size());
+  std::vector<entry*> preempted, arrived;
+  for (auto e = by_arrival_.begin(); e != by_arrival_.end(); ++e) {
+    if ((*e)->abort_pending == finish_reason::none &&
+        ((*e)->swap == swap_state::none || (*e)->swap == swap_state::resting)) {
+      const sequence& seq = (*e)->seq;
+      (seq.status() == sequence_status::running ? order
+       : seq.num_preemptions() > 0              ? preempted
+                                                : arrived)
+        .push_back(*e);
+    }
+    if (e + 1 == by_arrival_.end() || (*(e + 1))->seq.priority() != (*e)->seq.priority()) {
+      order.insert(order.end(), preempted.begin(), preempted.end());
+      order.insert(order.end(), arrived.begin(), arrived.end());
+      preempted.clear();
+      arrived.clear();
+    }
+  }
   return order;
 }
 
@@ -314,6 +328,9 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   e.seq.finish(why);
   sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
   released_.push_back(e.seq.id());
+  auto at = std::ranges::lower_bound(by_arrival_, arrival_key(&e), {}, arrival_key);
+  KVACTOR_ASSERT(at != by_arrival_.end() && *at == &e, "an entry missing from the arrival order");
+  by_arrival_.erase(at);
   entries_.erase(e.seq.id());
   return u;
 }

@@ -31,6 +31,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -138,6 +139,7 @@ private:
     }
   };
 
+  static std::tuple<int32_t, uint64_t, seq_id> arrival_key(const entry* e);
   std::vector<entry*> scheduling_order();
   planning ask(std::vector<entry*> candidates);
   entry* pick_victim(const entry& current) const;
@@ -152,6 +154,7 @@ private:
   int32_t num_host_blocks_;
   int32_t host_used_ = 0;
   std::unordered_map<seq_id, entry> entries_;
+  std::vector<entry*> by_arrival_; // every entry by priority, arrival, id (keys that never change)
   uint64_t next_step_id_ = 1;
   std::optional<step_state> step_;
   std::vector<seq_id> released_;

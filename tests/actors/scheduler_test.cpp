@@ -261,6 +261,24 @@ TEST(scheduler, runs_higher_priority_first) {
   EXPECT_EQ(plan.seqs[0].id, 2u);
 }
 
+TEST(scheduler, orders_by_priority_then_running_preempted_new_then_arrival) {
+  driver d(32, 0, config(64));
+  d.add(1, token_run(4), 8);
+  d.add(2, token_run(4, 100), 8);
+  d.step(); // both running
+  d.add(3, token_run(4, 200), 8);
+  d.add(4, token_run(4, 300), 8, 5);
+  d.add(5, token_run(4, 400), 8);
+  d.sched().force_preemption(2, preemption_mode::recompute);
+  auto plan = d.step();
+  std::vector<seq_id> ids;
+  for (const auto& s : plan.seqs)
+    ids.push_back(s.id);
+  EXPECT_THAT(ids, ElementsAre(4, 1, 2, 3, 5));
+  d.run_until_idle();
+  d.expect_idle_and_sound();
+}
+
 TEST(scheduler, refuses_a_request_that_can_never_fit) {
   driver d(4, 0, config(64));
   auto err = d.add(1, token_run(14), 4); // 18 tokens: 5 blocks of 4
