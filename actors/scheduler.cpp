@@ -153,7 +153,8 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
     e.num_tokens_sent = e.seq.num_tokens();
     e.seq.table().apply(g.blocks);
-    e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
+    if (g.start != e.seq.num_computed_tokens())
+      e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
     if (g.num_cached_tokens > 0 && e.seq.num_output_tokens() == 0)
       e.num_cached_tokens = g.num_cached_tokens;
     if (e.seq.status() == sequence_status::waiting)
