@@ -11,14 +11,16 @@
 //
 // A grant carries the sequence's block table as a change against the table
 // of its last grant (table_delta.hpp): in a decode step usually nothing, or
-// the one new block. The scheduler forwards each grant into the step plan,
-// so the scheduler and the executor both hold the table the ledger holds.
-// After release, release_swapped or allocate_for_swap_in, the sequence's
-// next grant starts the table over (num_kept 0, the whole table).
+// the one new block; after a copy-on-write, the table again from the first
+// block the step writes. The scheduler forwards each grant into the step
+// plan, so the scheduler and the executor both hold the table the ledger
+// holds. After release, release_swapped or allocate_for_swap_in, the
+// sequence's next grant starts the table over (num_kept 0, the whole table).
 
 #include "actors/block_manager.hpp"
 #include "actors/step.hpp"
 #include "actors/table_delta.hpp"
+#include "actors/token_list.hpp"
 
 #include <optional>
 #include <unordered_map>

@@ -25,8 +25,9 @@ struct generation_params {
 //
 // The executor keeps each live sequence's block table from step to step and
 // gets only its change (table_delta.hpp): blocks added since the sequence's
-// last step, or the whole table where it starts over (first step, swap-in
-// into new blocks, recompute after preemption). Once the change is applied
+// last step (after a copy-on-write, the table again from the copied block),
+// or the whole table where it starts over (first step, swap-in into new
+// blocks, recompute after preemption). Once the change is applied
 // the table covers positions [0, start + tokens.size()). A table is dropped
 // when its sequence is in `released`.
 struct scheduled_sequence {
