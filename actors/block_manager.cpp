@@ -79,9 +79,12 @@ std::optional<std::vector<block_copy>> block_manager::allocate_slots(sequence& s
     table.replace(i, dst);
     copies.push_back({src, dst});
   }
-  auto fresh = pool_.allocate(table.num_new_blocks_for(end)); // counted in num_blocks_needed
-  for (block_id b : *fresh)
-    table.append(b);
+  // Most decode steps stay within the last block: no new one.
+  if (const int32_t num_fresh = table.num_new_blocks_for(end); num_fresh > 0) {
+    auto fresh = pool_.allocate(num_fresh); // counted in num_blocks_needed
+    for (block_id b : *fresh)
+      table.append(b);
+  }
   mark_filled(seq, end);
   return copies;
 }

@@ -4,6 +4,7 @@
 //                         -> flat slot block * block_size + offset
 // which the cache-write and attention kernels read.
 
+#include "actors/table_delta.hpp"
 #include "actors/types.hpp"
 #include "kernels/assert.hpp"
 
@@ -57,6 +58,7 @@ public:
   void append(block_id b) { blocks_.push_back(b); }
   void replace(int32_t index, block_id b) { blocks_[index] = b; }
   void assign(std::span<const block_id> blocks) { blocks_.assign(blocks.begin(), blocks.end()); }
+  void apply(const table_delta& d) { d.apply_to(blocks_); }
   void clear() { blocks_.clear(); }
 
 private:

@@ -11,16 +11,17 @@ kv_ledger::kv_ledger(int32_t num_blocks, int32_t block_size, bool prefix_caching
   : blocks_(num_blocks, block_size), prefix_caching_(prefix_caching) {
 }
 
-sequence& kv_ledger::sync(const reservation_entry& e) {
+kv_ledger::record& kv_ledger::sync(const reservation_entry& e) {
   auto i = seqs_.find(e.id);
   if (i == seqs_.end()) {
     KVACTOR_ASSERT(!e.new_tokens.empty(), "first reservation of a sequence without its tokens");
-    i = seqs_.emplace(e.id, sequence(e.id, e.new_tokens, blocks_.block_size())).first;
+    std::vector<token_id> prompt(e.new_tokens.begin(), e.new_tokens.end());
+    i = seqs_.emplace(e.id, record{sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
   } else {
     for (token_id t : e.new_tokens)
-      i->second.append_token(t);
+      i->second.seq.append_token(t);
   }
-  note_computed(i->second, e.num_computed); // includes what the last step computed
+  note_computed(i->second.seq, e.num_computed); // includes what the last step computed
   return i->second;
 }
 
@@ -33,8 +34,10 @@ void kv_ledger::note_computed(sequence& seq, int32_t num_computed) {
 
 reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entries) {
   reservation_result r;
+  r.granted.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
-    sequence& seq = sync(entries[i]);
+    record& rec = sync(entries[i]);
+    sequence& seq = rec.seq;
     std::optional<prefix_hit> hit;
     if (prefix_caching_ && seq.table().empty() && seq.num_computed_tokens() == 0)
       hit = blocks_.find_cached_prefix(seq);
@@ -48,52 +51,68 @@ reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entr
       break;
     }
     r.copies.insert(r.copies.end(), copies->begin(), copies->end());
+    // NOTE: a copy-on-write replaced blocks from the first one being
+    // written on; the grant sends the table again from there.
+    if (!copies->empty())
+      rec.num_granted_blocks =
+        std::min(rec.num_granted_blocks, seq.num_computed_tokens() / blocks_.block_size());
     auto table = seq.table().blocks();
-    r.granted.push_back({seq.id(), seq.num_computed_tokens(), n, hit_tokens,
-                         {table.begin(), table.end()}});
+    granted_entry& g = r.granted.emplace_back();
+    g.id = seq.id();
+    g.start = seq.num_computed_tokens();
+    g.num_new_tokens = n;
+    g.num_cached_tokens = hit_tokens;
+    g.blocks.num_kept = rec.num_granted_blocks;
+    g.blocks.added.assign(table.begin() + rec.num_granted_blocks, table.end());
+    rec.num_granted_blocks = seq.table().num_blocks();
   }
   return r;
 }
 
 std::vector<block_id> kv_ledger::blocks_of(seq_id id) const {
-  auto table = seqs_.at(id).table().blocks();
+  auto table = seqs_.at(id).seq.table().blocks();
   return {table.begin(), table.end()};
 }
 
 void kv_ledger::release_swapped(seq_id id) {
-  blocks_.free(seqs_.at(id));
+  record& rec = seqs_.at(id);
+  blocks_.free(rec.seq);
+  rec.num_granted_blocks = 0;
 }
 
 void kv_ledger::release(seq_id id, int32_t num_computed) {
-  sequence& seq = seqs_.at(id);
-  note_computed(seq, num_computed);
-  blocks_.free(seq);
-  seq.reset_computed();
+  record& rec = seqs_.at(id);
+  note_computed(rec.seq, num_computed);
+  blocks_.free(rec.seq);
+  rec.seq.reset_computed();
+  rec.num_granted_blocks = 0;
 }
 
 void kv_ledger::forget(seq_id id, int32_t num_computed) {
   auto i = seqs_.find(id);
   if (i == seqs_.end())
     return; // never reserved anything
-  if (!i->second.table().empty())
-    note_computed(i->second, num_computed);
-  blocks_.free(i->second);
+  sequence& seq = i->second.seq;
+  if (!seq.table().empty())
+    note_computed(seq, num_computed);
+  blocks_.free(seq);
   seqs_.erase(i);
 }
 
 std::optional<std::vector<block_id>> kv_ledger::allocate_for_swap_in(seq_id id,
                                                                      int32_t num_blocks) {
-  sequence& seq = seqs_.at(id);
-  if (!blocks_.allocate_for_swap_in(seq, num_blocks))
+  record& rec = seqs_.at(id);
+  if (!blocks_.allocate_for_swap_in(rec.seq, num_blocks))
     return std::nullopt;
-  auto table = seq.table().blocks();
+  rec.num_granted_blocks = 0; // the executor learns the new blocks from the next grant
+  auto table = rec.seq.table().blocks();
   return std::vector<block_id>(table.begin(), table.end());
 }
 
 std::vector<std::string> kv_ledger::check_invariants() const {
   std::vector<const block_table*> tables;
-  for (const auto& [id, seq] : seqs_)
-    tables.push_back(&seq.table());
+  for (const auto& [id, rec] : seqs_)
+    tables.push_back(&rec.seq.table());
   return kvactor::check_invariants(blocks_.pool(), tables);
 }
 

@@ -8,9 +8,19 @@
 // reserved one after the other, all or nothing each, until one does not fit:
 // the reply grants the ones before it and names it, so that the scheduler
 // can preempt (or defer) and ask again for the rest.
+//
+// A grant carries the sequence's block table as a change against the table
+// of its last grant (table_delta.hpp): in a decode step usually nothing, or
+// the one new block; after a copy-on-write, the table again from the first
+// block the step writes. The scheduler forwards each grant into the step
+// plan, so the scheduler and the executor both hold the table the ledger
+// holds. After release, release_swapped or allocate_for_swap_in, the
+// sequence's next grant starts the table over (num_kept 0, the whole table).
 
 #include "actors/block_manager.hpp"
 #include "actors/step.hpp"
+#include "actors/table_delta.hpp"
+#include "actors/token_list.hpp"
 
 #include <optional>
 #include <unordered_map>
@@ -20,7 +30,7 @@ namespace kvactor {
 
 struct reservation_entry {
   seq_id id = 0;
-  std::vector<token_id> new_tokens; // tokens the ledger has not seen yet
+  token_list new_tokens;            // tokens the ledger has not seen yet
   int32_t num_computed = 0;         // tokens whose K/V the cache holds
   int32_t num_new_tokens = 0;       // at most this many tokens to compute this step
 };
@@ -30,7 +40,7 @@ struct granted_entry {
   int32_t start = 0;                 // computed tokens, prefix hit included
   int32_t num_new_tokens = 0;
   int32_t num_cached_tokens = 0;     // from the prefix cache in this grant
-  std::vector<block_id> block_table;
+  table_delta blocks;                // the block table's change since the last grant
 };
 
 struct reservation_result {
@@ -59,7 +69,8 @@ public:
   // The sequence has ended: caches its computed full blocks, releases its
   // blocks and its record.
   void forget(seq_id id, int32_t num_computed);
-  // Fresh device blocks for a swapped-out sequence; nullopt if short.
+  // Fresh device blocks for a swapped-out sequence (the whole new table);
+  // nullopt if short.
   std::optional<std::vector<block_id>> allocate_for_swap_in(seq_id id, int32_t num_blocks);
 
   const block_manager& blocks() const { return blocks_; }
@@ -69,12 +80,18 @@ public:
   std::vector<std::string> check_invariants() const;
 
 private:
-  sequence& sync(const reservation_entry& e);
+  // A sequence and how much of its table the last grant conveyed.
+  struct record {
+    sequence seq;
+    int32_t num_granted_blocks = 0; // leading blocks the scheduler and executor hold
+  };
+
+  record& sync(const reservation_entry& e);
   void note_computed(sequence& seq, int32_t num_computed);
 
   block_manager blocks_;
   bool prefix_caching_;
-  std::unordered_map<seq_id, sequence> seqs_;
+  std::unordered_map<seq_id, record> seqs_;
 };
 
 } // namespace kvactor

@@ -50,9 +50,14 @@ typename Inspector::result_type inspect(Inspector& f, generation_params& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, table_delta& x) {
+  return f(caf::meta::type_name("kvactor.table_delta"), x.num_kept, x.added);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("kvactor.scheduled_sequence"), x.id, x.start, x.tokens,
-           x.block_table, x.sample, x.sampling, x.num_output_tokens);
+           x.blocks, x.sample, x.sampling, x.num_output_tokens);
 }
 
 template <class Inspector>
@@ -85,7 +90,7 @@ typename Inspector::result_type inspect(Inspector& f, reservation_entry& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, granted_entry& x) {
   return f(caf::meta::type_name("kvactor.granted_entry"), x.id, x.start, x.num_new_tokens,
-           x.num_cached_tokens, x.block_table);
+           x.num_cached_tokens, x.blocks);
 }
 
 template <class Inspector>

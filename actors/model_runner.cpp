@@ -98,6 +98,8 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   // NOTE: steps run one at a time, so the compute stream is idle here and
   // this callback fires at once; it keeps messaging out of the measured time.
   (void)dev_->record(kernels::streams::compute, [job] { job->started = clock::now(); });
+  for (seq_id id : p.released)
+    tables_.erase(id);
 
   if (!p.copies.empty()) {
     for (const block_copy& c : p.copies) {
@@ -122,8 +124,12 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   }
   std::vector<model::sequence_chunk> chunks;
   chunks.reserve(p.seqs.size());
-  for (const scheduled_sequence& s : p.seqs)
-    chunks.push_back({s.start, s.tokens, s.block_table, s.sample});
+  for (const scheduled_sequence& s : p.seqs) {
+    std::vector<block_id>& table = tables_[s.id];
+    s.blocks.apply_to(table);
+    chunks.push_back({s.start, s.tokens, table, s.sample});
+  }
+  // NOTE: build copies the tables; the spans into tables_ end here.
   auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
   const auto vocab = static_cast<size_t>(config_.vocab_size);
   const status enqueued = forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {

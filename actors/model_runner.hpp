@@ -2,7 +2,8 @@
 // model_runner: the real step_runner — a loaded model on a device, its KV
 // pools and the forward pass.
 //
-//   run(plan)  : compute stream  [copy_blocks (CoW)] -> forward -> sample -> done
+//   run(plan)  : apply the plan's block-table changes (on the caller's thread),
+//                then on the compute stream [copy_blocks (CoW)] -> forward -> sample -> done
 //   swap(out)  : swap_out stream, after the compute work enqueued so far
 //   swap(in)   : swap_in stream,  likewise
 //
@@ -19,6 +20,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace kvactor {
 
@@ -59,6 +62,9 @@ private:
   kernels::kv_cache device_cache_;
   kernels::kv_cache host_cache_; // num_blocks 0 when there is no swap space
   std::unique_ptr<model::transformer> forward_;
+  // Each live sequence's block table, built from the plans' changes; only
+  // run() touches it, on the executor's thread.
+  std::unordered_map<seq_id, std::vector<block_id>> tables_;
 };
 
 } // namespace kvactor

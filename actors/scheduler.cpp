@@ -33,7 +33,8 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
            std::to_string(num_device_blocks_);
   }
   const seq_id id = seq.id();
-  entries_.emplace(id, entry{std::move(seq), params});
+  entry& e = entries_.emplace(id, entry{std::move(seq), params}).first->second;
+  by_arrival_.insert(std::ranges::upper_bound(by_arrival_, arrival_key(&e), {}, arrival_key), &e);
   return std::nullopt;
 }
 
@@ -57,21 +58,34 @@ void scheduler::force_preemption(std::optional<seq_id> id, preemption_mode mode)
   forced_.emplace(id, mode);
 }
 
+std::tuple<int32_t, uint64_t, seq_id> scheduler::arrival_key(const entry* e) {
+  return {-e->seq.priority(), e->seq.arrival(), e->seq.id()};
+}
+
 std::vector<scheduler::entry*> scheduler::scheduling_order() {
-  std::vector<entry*> order;
-  order.reserve(entries_.size());
-  for (auto& [id, e] : entries_)
-    if (e.abort_pending == finish_reason::none && (e.swap == swap_state::none || e.swap == swap_state::resting))
-      order.push_back(&e);
   // Priority first; within it running sequences, then preempted ones, then
   // new arrivals; FIFO within each.
-  auto key = [](const entry* e) {
-    const int rank = e->seq.status() == sequence_status::running ? 0
-                     : e->seq.num_preemptions() > 0              ? 1
-                                                                 : 2;
-    return std::tuple(-e->seq.priority(), rank, e->seq.arrival(), e->seq.id());
-  };
-  std::ranges::sort(order, [&](const entry* a, const entry* b) { return key(a) < key(b); });
+  // NOTE: by_arrival_ holds the part of that order that never changes; one
+  // pass over each priority's entries splits them by rank, no sort.
+  std::vector<entry*> order;
+  order.reserve(by_arrival_.size());
+  std::vector<entry*> preempted, arrived;
+  for (auto e = by_arrival_.begin(); e != by_arrival_.end(); ++e) {
+    if ((*e)->abort_pending == finish_reason::none &&
+        ((*e)->swap == swap_state::none || (*e)->swap == swap_state::resting)) {
+      const sequence& seq = (*e)->seq;
+      (seq.status() == sequence_status::running ? order
+       : seq.num_preemptions() > 0              ? preempted
+                                                : arrived)
+        .push_back(*e);
+    }
+    if (e + 1 == by_arrival_.end() || (*(e + 1))->seq.priority() != (*e)->seq.priority()) {
+      order.insert(order.end(), preempted.begin(), preempted.end());
+      order.insert(order.end(), arrived.begin(), arrived.end());
+      preempted.clear();
+      arrived.clear();
+    }
+  }
   return order;
 }
 
@@ -101,6 +115,7 @@ scheduler::planning scheduler::begin_step() {
   if (config_.batching == batching_mode::fixed && num_in_batch_ == 0)
     open_batch(st.order);
   std::vector<entry*> candidates;
+  candidates.reserve(st.order.size());
   int32_t budget = config_.max_num_batched_tokens;
   int32_t num_reserving = num_reserved_blocks_;
   for (entry* e : st.order) {
@@ -122,10 +137,11 @@ scheduler::planning scheduler::ask(std::vector<entry*> candidates) {
   if (candidates.empty())
     return finish_planning();
   planning p;
+  p.reserve.reserve(candidates.size());
   for (entry* e : candidates) {
     auto tokens = e->seq.tokens().subspan(size_t(e->num_tokens_sent));
-    p.reserve.push_back({e->seq.id(), {tokens.begin(), tokens.end()},
-                         e->seq.num_computed_tokens(), e->num_scheduled});
+    p.reserve.emplace_back(e->seq.id(), token_list(tokens), e->seq.num_computed_tokens(),
+                           e->num_scheduled);
   }
   st.asked = std::move(candidates);
   return p;
@@ -135,13 +151,18 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
   KVACTOR_ASSERT(step_ && !step_->planned, "reservation result outside planning");
   step_state& st = *step_;
   KVACTOR_ASSERT(r.granted.size() <= st.asked.size(), "more grants than entries asked");
+  if (st.plan.seqs.empty()) {
+    st.plan.seqs.reserve(st.asked.size());
+    st.in_flight.reserve(st.asked.size());
+  }
   for (size_t k = 0; k < r.granted.size(); ++k) {
     entry& e = *st.asked[k];
     const granted_entry& g = r.granted[k];
     KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
     e.num_tokens_sent = e.seq.num_tokens();
-    e.seq.table().assign(g.block_table);
-    e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
+    e.seq.table().apply(g.blocks);
+    if (g.start != e.seq.num_computed_tokens())
+      e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
     if (g.num_cached_tokens > 0 && e.seq.num_output_tokens() == 0)
       e.num_cached_tokens = g.num_cached_tokens;
     if (e.seq.status() == sequence_status::waiting)
@@ -153,9 +174,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.in_step = true;
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
-    st.plan.seqs.push_back({e.seq.id(), g.start, {tokens.begin(), tokens.end()}, g.block_table,
-                            g.start + g.num_new_tokens == e.seq.num_tokens(), e.params.sampling,
-                            e.seq.num_output_tokens()});
+    const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
+    st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
+                              e.params.sampling, e.seq.num_output_tokens());
+    st.in_flight.emplace_back(&e, e.seq.id(), sample);
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
   if (r.denied < 0)
@@ -264,18 +286,20 @@ scheduler::planning scheduler::finish_planning() {
   }
   p.plan->released = std::exchange(released_, {});
   st.planned = true;
-  st.plan = *p.plan; // kept to apply the output
+  st.plan.step_id = p.plan->step_id; // kept to check the output's
   return p;
 }
 
 std::vector<sequence_update> scheduler::update_from_output(const step_output& out) {
   KVACTOR_ASSERT(step_ && step_->planned && step_->plan.step_id == out.step_id,
                  "output of a step not in flight");
-  const step_plan plan = std::move(step_->plan);
+  const std::vector<in_flight_sequence> in_flight = std::move(step_->in_flight);
   step_.reset();
   std::vector<sequence_update> updates;
-  for (const auto& s : plan.seqs) {
-    entry& e = entries_.at(s.id);
+  updates.reserve(in_flight.size());
+  size_t next_sampled = 0; // tokens come in plan order; any other order is found too
+  for (const auto& s : in_flight) {
+    entry& e = *s.e;
     e.in_step = false;
     if (e.abort_pending != finish_reason::none) { // its late token is dropped
       updates.push_back(finish(e, e.abort_pending));
@@ -284,8 +308,11 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
     if (!s.sample)
       continue; // a prefill chunk short of the last token samples nothing
-    auto sampled = std::ranges::find(out.sampled, s.id, &sampled_token::id);
+    auto sampled = next_sampled < out.sampled.size() && out.sampled[next_sampled].id == s.id
+                     ? out.sampled.begin() + ptrdiff_t(next_sampled)
+                     : std::ranges::find(out.sampled, s.id, &sampled_token::id);
     KVACTOR_ASSERT(sampled != out.sampled.end(), "no token sampled for a sequence that samples");
+    next_sampled = size_t(sampled - out.sampled.begin()) + 1;
     e.seq.append_token(sampled->token);
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
@@ -344,6 +371,9 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   e.seq.finish(why);
   sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
   released_.push_back(e.seq.id());
+  auto at = std::ranges::lower_bound(by_arrival_, arrival_key(&e), {}, arrival_key);
+  KVACTOR_ASSERT(at != by_arrival_.end() && *at == &e, "an entry missing from the arrival order");
+  by_arrival_.erase(at);
   entries_.erase(e.seq.id());
   return u;
 }

@@ -10,8 +10,10 @@
 //                                         priority, then arrival, under the
 //                                         token budget
 //   loop: r = ledger.reserve(entries)     (one message to the block manager)
-//         p = on_reservation(r)           grants join the plan; on a denial
-//                                         preempt (commands) and retry
+//         p = on_reservation(r)           grants join the plan (each grant's
+//                                         table change passes on as it is);
+//                                         on a denial preempt (commands) and
+//                                         retry
 //   ... the executor runs *p.plan ...
 //   updates = update_from_output(out)     tokens, ends (eos, max_tokens)
 //
@@ -35,6 +37,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -123,9 +126,19 @@ private:
     int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
   };
 
+  // A sequence of the step in flight, as applying the output needs it.
+  // NOTE: entries in a step are never erased before its output (an abort
+  // waits for it), so the pointer stays valid.
+  struct in_flight_sequence {
+    entry* e = nullptr;
+    seq_id id = 0;
+    bool sample = false;
+  };
+
   // The step being planned or run.
   struct step_state {
-    step_plan plan;
+    step_plan plan;            // while planning; then only its step_id stays
+    std::vector<in_flight_sequence> in_flight; // the plan's sequences, in order
     std::vector<entry*> order; // every schedulable entry, in scheduling order
     std::vector<entry*> asked; // the entries of the reservation in flight
     int32_t pending_free = 0;  // device blocks that ordered swap-outs will free
@@ -136,6 +149,7 @@ private:
     }
   };
 
+  static std::tuple<int32_t, uint64_t, seq_id> arrival_key(const entry* e);
   std::vector<entry*> scheduling_order();
   planning ask(std::vector<entry*> candidates);
   entry* pick_victim(const entry& current) const;
@@ -153,6 +167,7 @@ private:
   int32_t num_host_blocks_;
   int32_t host_used_ = 0;
   std::unordered_map<seq_id, entry> entries_;
+  std::vector<entry*> by_arrival_; // every entry by priority, arrival, id (keys that never change)
   uint64_t next_step_id_ = 1;
   std::optional<step_state> step_;
   std::vector<seq_id> released_;

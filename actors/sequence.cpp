@@ -72,7 +72,8 @@ void sequence::finish(finish_reason why) {
 void sequence::append_token(token_id t) {
   KVACTOR_ASSERT(!is_finished(), "append to a finished sequence");
   tokens_.push_back(t);
-  hash_full_blocks();
+  if (num_tokens() % table_.block_size() == 0) // only then does a block fill up
+    hash_full_blocks();
 }
 
 void sequence::add_computed_tokens(int32_t n) {

@@ -4,6 +4,8 @@
 // structs: the executor never sees the scheduler's queues.
 
 #include "actors/sequence.hpp"
+#include "actors/table_delta.hpp"
+#include "actors/token_list.hpp"
 #include "actors/types.hpp"
 #include "model/sampler.hpp"
 
@@ -20,11 +22,19 @@ struct generation_params {
 };
 
 // One sequence's share of a step: a prefill chunk or a decode token.
+//
+// The executor keeps each live sequence's block table from step to step and
+// gets only its change (table_delta.hpp): blocks added since the sequence's
+// last step (after a copy-on-write, the table again from the copied block),
+// or the whole table where it starts over (first step, swap-in into new
+// blocks, recompute after preemption). Once the change is applied
+// the table covers positions [0, start + tokens.size()). A table is dropped
+// when its sequence is in `released`.
 struct scheduled_sequence {
   seq_id id = 0;
   int32_t start = 0;                 // position of tokens[0]; K/V of [0, start) are cached
-  std::vector<token_id> tokens;      // the tokens whose K/V this step computes
-  std::vector<block_id> block_table; // covers positions [0, start + tokens.size())
+  token_list tokens;                 // the tokens whose K/V this step computes
+  table_delta blocks;                // the change to the sequence's block table
   bool sample = false;               // sample a token from the last position's logits
   model::sampling_params sampling;
   int32_t num_output_tokens = 0;     // tokens generated so far: the sampler's step
@@ -34,7 +44,7 @@ struct step_plan {
   uint64_t step_id = 0;
   std::vector<block_copy> copies;        // copy-on-write, before the forward pass
   std::vector<scheduled_sequence> seqs;
-  std::vector<seq_id> released;          // ended since the last plan: drop their state
+  std::vector<seq_id> released;          // ended since the last plan: drop their state and tables
   bool empty() const { return seqs.empty() && copies.empty(); }
 };
 

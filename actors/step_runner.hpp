@@ -17,6 +17,9 @@ public:
 
   // One forward pass: copy-on-write copies first, then K/V of the plan's
   // tokens into the cache, then a token for each sequence that samples.
+  // Plans come one at a time, in order: the runner keeps each live
+  // sequence's block table, applies the plan's table changes to it and drops
+  // the tables of the `released` sequences (step.hpp).
   virtual void run(step_plan plan, std::function<void(step_output)> done) = 0;
 
   // Copies blocks between the device pool and the pinned host pool on the

@@ -19,7 +19,7 @@ TEST(kv_ledger, grants_in_order_until_an_entry_does_not_fit) {
   auto r = ledger.reserve({{1, token_run(8), 0, 8}, {2, token_run(14, 50), 0, 14},
                            {3, token_run(2, 90), 0, 2}});
   ASSERT_EQ(r.granted.size(), 1u);
-  EXPECT_THAT(r.granted[0].block_table, ElementsAre(0, 1));
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{0, {0, 1}})); // a new table
   EXPECT_EQ(r.granted[0].start, 0);
   EXPECT_EQ(r.granted[0].num_new_tokens, 8);
   EXPECT_EQ(r.denied, 1);
@@ -36,8 +36,26 @@ TEST(kv_ledger, follows_the_schedulers_tokens_and_progress) {
   auto r = ledger.reserve({{1, {100}, 6, 1}});
   ASSERT_EQ(r.granted.size(), 1u);
   EXPECT_EQ(r.granted[0].start, 6);
-  EXPECT_THAT(r.granted[0].block_table, ElementsAre(0, 1));
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{2, {}})); // both blocks kept, none added
   EXPECT_EQ(ledger.blocks().pool().num_hashed_blocks(), 1); // the full first block
+}
+
+TEST(kv_ledger, grants_only_the_blocks_added_since_the_last_grant) {
+  kv_ledger ledger(8, bs);
+  auto r = ledger.reserve({{1, token_run(3), 0, 3}, {2, token_run(5, 40), 0, 5}});
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{0, {0}}));
+  EXPECT_EQ(r.granted[1].blocks, (table_delta{0, {1, 2}}));
+  r = ledger.reserve({{1, {7}, 3, 1}, {2, {8}, 5, 1}}); // 1 fills block 0; 2 stays in block 2
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{1, {}}));
+  EXPECT_EQ(r.granted[1].blocks, (table_delta{2, {}}));
+  r = ledger.reserve({{1, {9}, 4, 1}}); // token 4 opens block 1 of sequence 1
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{1, {3}}));
+  EXPECT_THAT(ledger.blocks_of(1), ElementsAre(0, 3));
+  // Chunks of a prefill: each grant adds the blocks of its chunk.
+  r = ledger.reserve({{3, token_run(12, 80), 0, 5}});
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{0, {4, 5}}));
+  r = ledger.reserve({{3, {}, 5, 7}});
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{2, {6}}));
 }
 
 TEST(kv_ledger, ended_sequences_leave_their_full_blocks_for_prefix_hits) {
@@ -75,6 +93,9 @@ TEST(kv_ledger, recompute_release_caches_then_drops_progress) {
   auto r = ledger.reserve({{1, {}, 0, 9}}); // prefilled again from scratch
   ASSERT_EQ(r.granted.size(), 1u);
   EXPECT_EQ(r.granted[0].start, 8); // its own blocks come back from the cache
+  // The table starts over: the two cached blocks, then a fresh one for token 8
+  // (block 2, released unhashed, went to the back of the free list).
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{0, {0, 1, 3}}));
 }
 
 TEST(kv_ledger, swaps_keep_progress_and_refuse_when_short) {
@@ -87,9 +108,13 @@ TEST(kv_ledger, swaps_keep_progress_and_refuse_when_short) {
   ledger.forget(2, 12);
   auto table = ledger.allocate_for_swap_in(1, 2);
   ASSERT_TRUE(table.has_value());
+  EXPECT_THAT(*table, ElementsAre(0, 1)); // the free block, then the oldest cached one
   auto r = ledger.reserve({{1, {5}, 8, 1}}); // decoding goes on from token 8
   ASSERT_EQ(r.granted.size(), 1u);
   EXPECT_EQ(r.granted[0].start, 8);
+  // The executor still holds the blocks before the swap: the table starts
+  // over with the swapped-in blocks and the one token 8 needs.
+  EXPECT_EQ(r.granted[0].blocks, (table_delta{0, {0, 1, 3}}));
   EXPECT_THAT(ledger.check_invariants(), IsEmpty());
 }
 

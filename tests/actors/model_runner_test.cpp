@@ -45,13 +45,14 @@ void swap(model_runner& r, swap_direction d, std::vector<block_copy> copies) {
   f.get();
 }
 
-scheduled_sequence seq(seq_id id, int32_t start, std::vector<token_id> toks, std::vector<block_id> table,
+// blocks: the change to the table the runner keeps for the sequence.
+scheduled_sequence seq(seq_id id, int32_t start, std::vector<token_id> toks, table_delta blocks,
                        bool sample) {
   scheduled_sequence s;
   s.id = id;
   s.start = start;
   s.tokens = std::move(toks);
-  s.block_table = std::move(table);
+  s.blocks = std::move(blocks);
   s.sample = sample;
   s.sampling.temperature = 0.0f; // greedy
   return s;
@@ -73,9 +74,9 @@ TEST(model_runner, copy_on_write_runs_before_the_forward_pass) {
   const auto prompt = tokens(20, 3); // one full block and 4 tokens of the next
   // Block 7 first holds someone else's K/V.
   const auto other = tokens(20, 50);
-  run(*r, {1, {}, {seq(9, 0, other, {6, 7}, false)}, {}});
+  run(*r, {1, {}, {seq(9, 0, other, {0, {6, 7}}, false)}, {}});
   // A prefills into blocks 2, 3.
-  step_output out = run(*r, {2, {}, {seq(1, 0, prompt, {2, 3}, true)}, {}});
+  step_output out = run(*r, {2, {}, {seq(1, 0, prompt, {0, {2, 3}}, true)}, {}});
   ASSERT_EQ(out.sampled.size(), 1u);
   const token_id a_first = out.sampled[0].token;
   EXPECT_EQ(a_first, greedy_alone(prompt, 1)[0]);
@@ -90,9 +91,9 @@ TEST(model_runner, copy_on_write_runs_before_the_forward_pass) {
   a_prompt.push_back(a_first);
   const auto c_prompt = tokens(40, 9);
   step_plan plan{3, {{3, 7}}, {}, {}};
-  plan.seqs.push_back(seq(1, 20, {a_first}, {2, 3}, true));
-  plan.seqs.push_back(seq(5, 0, slice(c_prompt, 0, 24), {10, 11, 12}, false));
-  plan.seqs.push_back(seq(2, 20, {b_token}, {2, 7}, true));
+  plan.seqs.push_back(seq(1, 20, {a_first}, {2, {}}, true)); // keeps its table
+  plan.seqs.push_back(seq(5, 0, slice(c_prompt, 0, 24), {0, {10, 11, 12}}, false));
+  plan.seqs.push_back(seq(2, 20, {b_token}, {0, {2, 7}}, true));
   out = run(*r, std::move(plan));
   EXPECT_EQ(out.step_id, 3u);
   ASSERT_EQ(out.sampled.size(), 2u);
@@ -102,7 +103,7 @@ TEST(model_runner, copy_on_write_runs_before_the_forward_pass) {
   EXPECT_EQ(out.sampled[1].token, greedy_alone(b_prompt, 1)[0]);
 
   // The rest of C's prompt completes it.
-  out = run(*r, {4, {}, {seq(5, 24, slice(c_prompt, 24, 40), {10, 11, 12}, true)}, {}});
+  out = run(*r, {4, {}, {seq(5, 24, slice(c_prompt, 24, 40), {3, {}}, true)}, {}});
   ASSERT_EQ(out.sampled.size(), 1u);
   EXPECT_EQ(out.sampled[0].token, greedy_alone(c_prompt, 1)[0]);
 }
@@ -110,18 +111,36 @@ TEST(model_runner, copy_on_write_runs_before_the_forward_pass) {
 TEST(model_runner, swapped_blocks_come_back_into_other_blocks) {
   auto r = make_runner();
   const auto prompt = tokens(30, 11);
-  step_output out = run(*r, {1, {}, {seq(1, 0, prompt, {4, 5}, true)}, {}});
+  step_output out = run(*r, {1, {}, {seq(1, 0, prompt, {0, {4, 5}}, true)}, {}});
   const token_id first = out.sampled.at(0).token;
   swap(*r, swap_direction::out, {{4, 6}, {5, 1}});
   // Blocks 4 and 5 are reused meanwhile.
-  run(*r, {2, {}, {seq(2, 0, tokens(32, 77), {5, 4}, true)}, {}});
+  run(*r, {2, {}, {seq(2, 0, tokens(32, 77), {0, {5, 4}}, true)}, {}});
   swap(*r, swap_direction::in, {{6, 20}, {1, 13}});
-  out = run(*r, {3, {}, {seq(1, 30, {first}, {20, 13}, true)}, {}});
+  // The runner still holds 1's old table {4, 5}: the plan starts it over.
+  out = run(*r, {3, {}, {seq(1, 30, {first}, {0, {20, 13}}, true)}, {}});
   auto history = prompt;
   history.push_back(first);
   EXPECT_THAT(out.sampled, ::testing::SizeIs(1));
   EXPECT_EQ(out.sampled.at(0).token, greedy_alone(history, 1)[0]);
   EXPECT_EQ(greedy_alone(prompt, 2), (std::vector<int32_t>{first, out.sampled.at(0).token}));
+}
+
+TEST(model_runner, keeps_each_tables_blocks_between_steps) {
+  auto r = make_runner();
+  const auto prompt = tokens(15, 5);
+  auto history = prompt;
+  step_output out = run(*r, {1, {}, {seq(1, 0, prompt, {0, {9}}, true)}, {}});
+  history.push_back(out.sampled.at(0).token);
+  // Position 15 fills block 9; 16 and 17 go into block 2, added by the step
+  // that first writes it.
+  const std::vector<table_delta> changes = {{1, {}}, {1, {2}}, {2, {}}};
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const auto pos = int32_t(history.size()) - 1;
+    out = run(*r, {2 + i, {}, {seq(1, pos, {history.back()}, changes[i], true)}, {}});
+    EXPECT_EQ(out.sampled.at(0).token, greedy_alone(history, 1)[0]) << "position " << pos;
+    history.push_back(out.sampled.at(0).token);
+  }
 }
 
 TEST(model_runner, a_plan_of_copies_only_answers_with_no_tokens) {

@@ -18,6 +18,7 @@
 namespace kvactor {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
@@ -234,6 +235,49 @@ TEST_F(runtime, forced_preemptions_keep_outputs_exact) {
   for (auto& [id, prompt] : sent)
     EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(expected_output(prompt, 40)));
   EXPECT_GE(figures().preemptions, 1);
+  expect_idle();
+}
+
+// The block tables the executor rebuilds from the plans' changes, after a
+// swap-in and after a recompute: exact block ids (free blocks are handed out
+// from the front of the free list, released ones join its back).
+TEST_F(runtime, a_swap_in_starts_the_executors_table_over) {
+  start(16, 16);
+  runner_->pause();
+  const auto prompt = tokens(6, 20);
+  auto a = generate(request_of(prompt, 4));
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(runner_->wait_arrived(1)); // the prefill, held
+  caf::anon_send(rt_, preempt_atom::value, a.id, true); // swapped out at the next step
+  runner_->resume();
+  auto done = events_->wait_done(a.id);
+  EXPECT_THAT(done.tokens, ElementsAreArray(expected_output(prompt, 4)));
+  EXPECT_EQ(done.preemptions, 1);
+  // Prefilled into 0 and 1; swapped out (both go to the back of the free
+  // list), swapped in into 2 and 3; position 8 adds block 4.
+  EXPECT_THAT(runner_->tables_of(a.id),
+              ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3), ElementsAre(2, 3, 4)));
+  expect_idle();
+}
+
+TEST_F(runtime, a_recompute_starts_the_executors_table_over) {
+  start(16, 0);
+  runner_->pause();
+  const auto pa = tokens(6, 20), pb = tokens(6, 40);
+  auto a = generate(request_of(pa, 4));
+  ASSERT_TRUE(runner_->wait_arrived(1)); // a's prefill, held
+  auto b = generate(request_of(pb, 3));
+  runner_->allow(1);
+  ASSERT_TRUE(runner_->wait_arrived(2)); // a's decode and b's prefill, held
+  caf::anon_send(rt_, preempt_atom::value, b.id, false); // recomputed at the next step
+  runner_->resume();
+  EXPECT_THAT(events_->wait_done(a.id).tokens, ElementsAreArray(expected_output(pa, 4)));
+  EXPECT_THAT(events_->wait_done(b.id).tokens, ElementsAreArray(expected_output(pb, 3)));
+  // a: blocks 0 and 1, then 5 for position 8. b: blocks 2 and 3; released
+  // with 6 tokens computed (block 2 cached, 3 to the back of the free list)
+  // and prefilled again in the same step from the cached block 2 and a new 4.
+  EXPECT_THAT(runner_->tables_of(a.id), ElementsAre(ElementsAre(0, 1), ElementsAre(0, 1, 5)));
+  EXPECT_THAT(runner_->tables_of(b.id), ElementsAre(ElementsAre(2, 3), ElementsAre(2, 4)));
   expect_idle();
 }
 

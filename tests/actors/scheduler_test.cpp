@@ -22,7 +22,9 @@ constexpr int32_t bs = 4;
 // Plays the block manager, swap and executor actors, synchronously and in
 // the order their messages would arrive. The "model" samples a token that
 // depends only on the tokens so far, so any schedule must yield the same
-// outputs; swaps complete when the test says so (or at once).
+// outputs; swaps complete when the test says so (or at once). Like an
+// executor it keeps each sequence's block table from the plans' changes, and
+// checks at each step that it equals the ledger's.
 class driver {
 public:
   driver(int32_t num_blocks, int32_t num_host_blocks, scheduler_config config)
@@ -70,10 +72,20 @@ public:
     return p;
   }
 
-  step_output execute(const step_plan& plan) const {
+  step_output execute(const step_plan& plan) {
+    for (seq_id id : plan.released)
+      tables_.erase(id);
     step_output out{plan.step_id, {}};
     for (const auto& s : plan.seqs) {
-      EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(s.block_table.size()) * bs);
+      auto& table = tables_[s.id];
+      if (size_t(s.blocks.num_kept) > table.size()) {
+        ADD_FAILURE() << "sequence " << s.id << ": a change keeps " << s.blocks.num_kept
+                      << " blocks of a table of " << table.size();
+        continue;
+      }
+      s.blocks.apply_to(table);
+      EXPECT_EQ(table, ledger_.blocks_of(s.id)) << "sequence " << s.id;
+      EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(table.size()) * bs);
       if (s.sample)
         out.sampled.push_back({s.id, next_token(tokens_.at(s.id))});
     }
@@ -159,6 +171,8 @@ public:
     return {t.begin() + ptrdiff_t(prompt_len), t.end()};
   }
 
+  // The block table the executor holds for a sequence.
+  const std::vector<block_id>& executor_table(seq_id id) { return tables_[id]; }
   scheduler& sched() { return sched_; }
   const block_manager& blocks() const { return ledger_.blocks(); }
   swap_space& host() { return host_; }
@@ -172,6 +186,7 @@ private:
   std::map<seq_id, std::vector<token_id>> tokens_;
   std::map<seq_id, sequence_update> finished_;
   std::vector<std::pair<scheduler_command, std::vector<block_id>>> pending_swaps_;
+  std::map<seq_id, std::vector<block_id>> tables_; // the executor's
   uint64_t next_arrival_ = 0;
 };
 
@@ -244,6 +259,24 @@ TEST(scheduler, runs_higher_priority_first) {
   auto plan = d.step();
   ASSERT_EQ(plan.seqs.size(), 1u);
   EXPECT_EQ(plan.seqs[0].id, 2u);
+}
+
+TEST(scheduler, orders_by_priority_then_running_preempted_new_then_arrival) {
+  driver d(32, 0, config(64));
+  d.add(1, token_run(4), 8);
+  d.add(2, token_run(4, 100), 8);
+  d.step(); // both running
+  d.add(3, token_run(4, 200), 8);
+  d.add(4, token_run(4, 300), 8, 5);
+  d.add(5, token_run(4, 400), 8);
+  d.sched().force_preemption(2, preemption_mode::recompute);
+  auto plan = d.step();
+  std::vector<seq_id> ids;
+  for (const auto& s : plan.seqs)
+    ids.push_back(s.id);
+  EXPECT_THAT(ids, ElementsAre(4, 1, 2, 3, 5));
+  d.run_until_idle();
+  d.expect_idle_and_sound();
 }
 
 TEST(scheduler, refuses_a_request_that_can_never_fit) {
@@ -409,6 +442,73 @@ TEST(scheduler, swap_out_frees_device_blocks_only_when_the_copy_completes) {
   EXPECT_EQ(d.sched().find(1)->status(), sequence_status::running);
   EXPECT_EQ(d.host().num_used_blocks(), 0);
   d.hold_swaps = false;
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 9), reference(token_run(9), 4));
+  d.expect_idle_and_sound();
+}
+
+// Plans carry each sequence's block table as a change (table_delta.hpp).
+TEST(scheduler, plans_carry_only_the_blocks_a_step_adds) {
+  driver d(32, 0, config(64));
+  d.add(1, token_run(6), 4);
+  d.add(2, token_run(3, 50), 4);
+  std::vector<table_delta> changes_of_1, changes_of_2;
+  for (int i = 0; i < 4; ++i) {
+    auto plan = d.step();
+    ASSERT_EQ(plan.seqs.size(), 2u);
+    changes_of_1.push_back(plan.seqs[0].blocks);
+    changes_of_2.push_back(plan.seqs[1].blocks);
+  }
+  // 1 computes positions 0-5, 6, 7, 8: a new table, then block 4 for
+  // position 8; 2 computes 0-2, 3, 4, 5: block 3 for position 4.
+  EXPECT_THAT(changes_of_1, ElementsAre(table_delta{0, {0, 1}}, table_delta{2, {}},
+                                        table_delta{2, {}}, table_delta{2, {4}}));
+  EXPECT_THAT(changes_of_2, ElementsAre(table_delta{0, {2}}, table_delta{1, {}},
+                                        table_delta{1, {3}}, table_delta{2, {}}));
+  EXPECT_THAT(d.executor_table(1), ElementsAre(0, 1, 4));
+  EXPECT_THAT(d.executor_table(2), ElementsAre(2, 3));
+  d.run_until_idle();
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, a_swap_in_starts_the_executors_table_over) {
+  driver d(16, 16, config(64));
+  d.add(1, token_run(6), 4);
+  d.step(); // blocks 0, 1
+  d.sched().force_preemption(1, preemption_mode::swap);
+  EXPECT_TRUE(d.step().seqs.empty()); // swapped out: 1 and 0 go to the back of the free list
+  EXPECT_TRUE(d.step().seqs.empty()); // swapped in, into blocks 2 and 3
+  auto plan = d.step();
+  ASSERT_EQ(plan.seqs.size(), 1u);
+  EXPECT_EQ(plan.seqs[0].start, 6);
+  EXPECT_EQ(plan.seqs[0].blocks, (table_delta{0, {2, 3}}));
+  EXPECT_THAT(d.executor_table(1), ElementsAre(2, 3));
+  plan = d.step(); // position 7
+  EXPECT_EQ(plan.seqs[0].blocks, (table_delta{2, {}}));
+  plan = d.step(); // position 8 opens a block
+  EXPECT_EQ(plan.seqs[0].blocks, (table_delta{2, {4}}));
+  EXPECT_THAT(d.executor_table(1), ElementsAre(2, 3, 4));
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 6), reference(token_run(6), 4));
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, a_recompute_starts_the_executors_table_over_from_the_prefix_cache) {
+  driver d(16, 0, config(64, preemption_mode::recompute));
+  d.add(1, token_run(9), 4);
+  d.step(); // positions 0-8 in blocks 0, 1, 2
+  d.step(); // position 9
+  EXPECT_THAT(d.executor_table(1), ElementsAre(0, 1, 2));
+  d.sched().force_preemption(1, preemption_mode::recompute);
+  // Released with 10 tokens computed: blocks 0 and 1 are cached, 2 goes to
+  // the back of the free list. In the same step the recompute takes 0 and 1
+  // from the cache and block 3 for positions 8-10.
+  auto plan = d.step();
+  ASSERT_EQ(plan.seqs.size(), 1u);
+  EXPECT_EQ(plan.seqs[0].start, 8);
+  EXPECT_EQ(plan.seqs[0].tokens.size(), 3u);
+  EXPECT_EQ(plan.seqs[0].blocks, (table_delta{0, {0, 1, 3}}));
+  EXPECT_THAT(d.executor_table(1), ElementsAre(0, 1, 3));
   d.run_until_idle();
   EXPECT_EQ(d.output(1, 9), reference(token_run(9), 4));
   d.expect_idle_and_sound();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <ostream>
 #include <vector>
 
 namespace kvactor::testing {
@@ -47,3 +48,15 @@ inline std::optional<std::vector<block_copy>> prefill(block_manager& mgr, sequen
 }
 
 } // namespace kvactor::testing
+
+namespace kvactor {
+
+// gtest prints table deltas in failures as "{keep 2, add [4]}".
+inline void PrintTo(const table_delta& d, std::ostream* os) {
+  *os << "{keep " << d.num_kept << ", add [";
+  for (size_t i = 0; i < d.added.size(); ++i)
+    *os << (i ? ", " : "") << d.added[i];
+  *os << "]}";
+}
+
+} // namespace kvactor

@@ -5,6 +5,12 @@
 // cached before `start`, plus the plan's tokens), so a scheduler that sent
 // wrong tokens, positions or lost a sequence's progress would change the
 // outputs.
+//
+// Like the model runner it keeps each sequence's block table from the plans'
+// changes, and checks every step's tables: each change applies to the table
+// it keeps, each table covers the step's positions with distinct blocks of
+// the device pool, and a block a sequence writes is in no other table of the
+// step. Every table a sequence had is logged (tables_of).
 
 #include "actors/step_runner.hpp"
 
@@ -16,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace kvactor::testing {
 
@@ -46,27 +53,54 @@ public:
   // cancel reliably lands mid-generation.
   void set_step_time(std::chrono::milliseconds t) { step_time_ = t; }
 
-  // While paused, steps wait (to let a test queue up requests first).
+  // While paused, steps wait (to let a test queue up requests first);
+  // allow(n) lets n more through.
   void pause() {
     std::lock_guard lock(gate_mutex_);
     paused_ = true;
+    permits_ = 0;
   }
   void resume() {
     std::lock_guard lock(gate_mutex_);
     paused_ = false;
     gate_.notify_all();
   }
+  void allow(int n) {
+    std::lock_guard lock(gate_mutex_);
+    permits_ += n;
+    gate_.notify_all();
+  }
+  // Waits (up to 10 s) until the n-th step has reached the gate.
+  bool wait_arrived(int64_t n) {
+    std::unique_lock lock(gate_mutex_);
+    return gate_.wait_for(lock, std::chrono::seconds(10), [&] { return num_arrived_ >= n; });
+  }
+
+  // The block tables a sequence has had, in order: one entry per step that
+  // changed its table or started it over.
+  std::vector<std::vector<block_id>> tables_of(seq_id id) const {
+    std::lock_guard lock(log_mutex_);
+    auto i = table_log_.find(id);
+    return i == table_log_.end() ? std::vector<std::vector<block_id>>{} : i->second;
+  }
 
   void run(step_plan plan, std::function<void(step_output)> done) override {
     compute_queue_.push([this, plan = std::move(plan), done = std::move(done)] {
       {
         std::unique_lock lock(gate_mutex_);
-        gate_.wait(lock, [&] { return !paused_; });
+        ++num_arrived_;
+        gate_.notify_all();
+        gate_.wait(lock, [&] { return !paused_ || permits_ > 0; });
+        if (paused_)
+          --permits_;
       }
       std::this_thread::sleep_for(step_time_.load());
       step_output out{plan.step_id, {}};
-      for (seq_id id : plan.released)
+      for (seq_id id : plan.released) {
         history_.erase(id);
+        tables_.erase(id);
+      }
+      apply_tables(plan);
       for (const auto& s : plan.seqs) {
         auto& h = history_[s.id];
         if (static_cast<int32_t>(h.size()) < s.start)
@@ -89,6 +123,45 @@ public:
   int32_t block_size() const override { return block_size_; }
 
 private:
+  // Applies the plan's table changes and checks the step's tables.
+  void apply_tables(const step_plan& plan) {
+    for (const auto& s : plan.seqs) {
+      auto& table = tables_[s.id];
+      if (s.blocks.num_kept < 0 || size_t(s.blocks.num_kept) > table.size())
+        throw std::logic_error("a table change keeps blocks the executor's table does not have");
+      const bool changed = s.blocks.resets() || !s.blocks.added.empty() ||
+                           size_t(s.blocks.num_kept) < table.size();
+      s.blocks.apply_to(table);
+      const int64_t end = s.start + int64_t(s.tokens.size());
+      if (int64_t(table.size()) * block_size_ < end)
+        throw std::logic_error("a block table too short for the step");
+      if (changed) {
+        std::lock_guard lock(log_mutex_);
+        table_log_[s.id].push_back(table);
+      }
+    }
+    // Holders per block over the step's tables; a table holds a block once.
+    holders_.assign(size_t(num_device_blocks_), 0);
+    seen_in_.assign(size_t(num_device_blocks_), 0);
+    for (const auto& s : plan.seqs)
+      for (block_id b : tables_[s.id]) {
+        if (b < 0 || b >= num_device_blocks_)
+          throw std::logic_error("a block outside the device pool");
+        if (seen_in_[size_t(b)] == s.id)
+          throw std::logic_error("a block twice in one table");
+        seen_in_[size_t(b)] = s.id;
+        ++holders_[size_t(b)];
+      }
+    for (const auto& s : plan.seqs) {
+      const auto& table = tables_[s.id];
+      const int32_t first = s.start / block_size_;
+      const int32_t last = (s.start + int32_t(s.tokens.size()) - 1) / block_size_;
+      for (int32_t i = first; i <= last; ++i)
+        if (holders_[size_t(table[size_t(i)])] != 1)
+          throw std::logic_error("a block written by one sequence is in another's table");
+    }
+  }
+
   class queue {
   public:
     void push(std::function<void()> job) {
@@ -129,7 +202,14 @@ private:
   std::mutex gate_mutex_;
   std::condition_variable gate_;
   bool paused_ = false;
+  int permits_ = 0;         // steps allowed through while paused
+  int64_t num_arrived_ = 0; // steps that reached the gate
   std::map<seq_id, std::vector<token_id>> history_; // compute thread only
+  std::map<seq_id, std::vector<block_id>> tables_;  // compute thread only
+  std::vector<int32_t> holders_;                    // compute thread only
+  std::vector<seq_id> seen_in_;                     // compute thread only
+  mutable std::mutex log_mutex_;
+  std::map<seq_id, std::vector<std::vector<block_id>>> table_log_;
   queue compute_queue_, swap_queue_;
   std::thread compute_, swaps_;
 };
