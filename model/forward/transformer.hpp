@@ -12,9 +12,14 @@
 // Scratch activations are allocated once for `forward_limits` and reused by
 // every step (stream order keeps steps apart).
 //
-// Numerics: fp32 activations, fp32 KV cache, fp32 accumulation in BLAS.
-// Matrices are fp32, or bf16 kept as in the checkpoint and widened exactly
-// per panel before sgemm (layers::linear): the same results either way.
+// Numerics: fp32 activations, fp32 KV cache, fp32 accumulation. Matrices
+// are fp32, or bf16 kept as in the checkpoint and widened exactly: the same
+// results either way. Batch-invariant on CPUs with AVX-512: a sequence's K/V
+// and logits are bit-identical whatever else is in the step, however its
+// prompt is chunked, and whether a token is decoded or recomputed in a
+// prefill — every product sums in one fixed order (layers::linear), and every
+// other op works row by row (attention per query token, over the keys in
+// block order) — see model/README.md.
 // NOTE: Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in cblas.h but its
 // libopenblas.so does not export it (checked with nm), and sbgemm would take
 // bf16 activations anyway (lossy).
