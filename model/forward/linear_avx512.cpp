@@ -70,18 +70,6 @@ inline void load_block(const T* w, std::int64_t k, std::int64_t rows, std::int64
   for (int t = 0; t < 16; ++t) r[t] = t < rows ? load16(w + t * k + c, mask) : _mm512_setzero_ps();
 }
 
-// NOTE: 16 rows are read side by side, one line each per block; the hardware
-// prefetchers do not keep up with that many streams from memory (m = 1 read
-// W at ~60% of sgemv's rate without this).
-constexpr std::int64_t prefetch_bytes = 512;
-
-template <class T>
-inline void prefetch_block(const T* w, std::int64_t k, std::int64_t rows, std::int64_t c) {
-  if ((c + 16) * static_cast<std::int64_t>(sizeof(T)) + prefetch_bytes > k * static_cast<std::int64_t>(sizeof(T))) return;
-  for (int t = 0; t < 16; ++t)
-    if (t < rows) _mm_prefetch(reinterpret_cast<const char*>(w + t * k + c) + prefetch_bytes, _MM_HINT_T0);
-}
-
 // y[i, 0 .. nj) (16 outputs per vector of acc, lanes past nj dropped).
 template <int M, int V>
 inline void store_rows(const __m512 (&acc)[M][V], float* y, std::int64_t ldy, std::int64_t nj, bool accumulate) {
@@ -113,7 +101,6 @@ void small_tile(const float* x, std::int64_t ldx, const T* w, std::int64_t k, st
       if (rows <= 0) break;
       __m512 r[16];
       load_block(w + 16 * b * k, k, rows, c, mask, r);
-      prefetch_block(w + 16 * b * k, k, rows, c);
       transpose16(r);  // r[t]: W[16 b + lane, c + t]
       if (kn == 16) {
 #pragma GCC unroll 16
