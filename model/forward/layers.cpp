@@ -18,7 +18,7 @@ void gotoblas_dynamic_quit(void) __attribute__((weak));
 }
 
 #include "kernels/assert.hpp"
-#include "model/forward/linear_bf16.hpp"
+#include "model/forward/linear_kernels.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -163,18 +163,28 @@ void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::i
   KVACTOR_ASSERT(w.type == dtype::f32 || w.type == dtype::bf16, "the CPU forward pass takes fp32 or bf16 matrices");
   const std::int64_t n = w.rows();
   const std::int64_t k = w.cols();
-  const float beta = accumulate ? 1.0f : 0.0f;
   // NOTE: columns in multiples of 16 rows of W; a part per pool thread keeps
-  // each thread streaming its own slice of the weight once per call.
+  // each thread streaming its own slice of the weight once per call. Every
+  // output is computed whole by one thread, so the split changes no sum.
   const split s(n, pool.num_threads(), 16);
   auto part = [&](std::int64_t i) {
     const std::int64_t b = s.begin(i), e = s.end(i);
-    if (w.type == dtype::f32) {
-      sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);
+    if (has_fixed_order_products()) {
+      // The packed panel of W; grows once per thread, never shrinks.
+      thread_local std::vector<float> scratch;
+      if (m > fixed_order_small_rows)
+        scratch.resize(std::max<std::size_t>(scratch.size(), static_cast<std::size_t>(fixed_order_panel_rows * k)));
+      if (w.type == dtype::f32)
+        fixed_order_product(x, ldx, m, w.f32() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
+      else
+        fixed_order_product(x, ldx, m, w.bf16() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
       return;
     }
-    if (m <= fused_bf16_max_rows && has_fused_bf16()) {
-      fused_bf16_product(x, ldx, m, w.bf16() + b * k, e - b, k, beta, y + b, ldy);
+    // Without AVX-512: OpenBLAS, whose summation order depends on m (not
+    // batch-invariant; see model/README.md).
+    const float beta = accumulate ? 1.0f : 0.0f;
+    if (w.type == dtype::f32) {
+      sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);
       return;
     }
     // NOTE: bf16 weights stay bf16 in memory (half the bytes a decode step

@@ -29,8 +29,11 @@ void rms_norm(kernels::thread_pool& pool, const float* x, std::int64_t ldx, floa
 void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t num_tokens,
                     std::int64_t num_heads, std::int64_t head_dim, const float* weight, float eps);
 
-/// y = x W^T (accumulate: y += x W^T) through OpenBLAS sgemm, the columns of
-/// y split over the pool. W is fp32, or bf16 widened exactly panel by panel.
+/// y = x W^T (accumulate: y += x W^T), the columns of y split over the pool.
+/// On CPUs with AVX-512 every output is one fixed fused multiply-add chain
+/// over k (linear_kernels.hpp): a row's result does not depend on m or on
+/// the other rows, and bf16 W (widened exactly) gives the fp32 results bit
+/// for bit. Elsewhere OpenBLAS, whose order depends on m.
 // x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
 void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
             float* y, std::int64_t ldy, bool accumulate);

@@ -15,6 +15,11 @@
 //                    and cuBLAS on the compute stream, device-resident weights
 // Both compute in fp32 (activations, KV cache, accumulation), so they agree
 // within fp32 rounding.
+// The CPU pass is batch-invariant on CPUs with AVX-512: a sequence's K/V
+// and logits are bit-identical whatever else is in the step, however its
+// prompt is chunked, and whether a token is decoded or recomputed in a
+// prefill — every product sums in one fixed order (layers::linear), every
+// other op works row by row — see model/README.md.
 
 #include <atomic>
 #include <cstdint>

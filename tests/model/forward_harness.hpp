@@ -6,14 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <tuple>
 #include <limits>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dense_reference.hpp"
@@ -124,15 +125,16 @@ public:
   }
 
   // One step: for each (seq, n) the next n uncached tokens. A sequence whose
-  // step reaches its last token samples. Returns [num sampled, vocab].
-  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work) {
+  // step reaches its last token samples (every chunk samples with
+  // sample_every_chunk). Returns [num sampled, vocab].
+  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work, bool sample_every_chunk = false) {
     std::vector<sequence_chunk> chunks;
     for (auto& [s, n] : work) {
       const int32_t end = s->num_cached + n;
       KVACTOR_ASSERT(end <= static_cast<int32_t>(s->tokens.size()), "step past the tokens");
       while (static_cast<int32_t>(s->table.size()) * block_size < end) s->table.push_back(take_block());
       chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
-                        s->table, end == static_cast<int32_t>(s->tokens.size())});
+                        s->table, sample_every_chunk || end == static_cast<int32_t>(s->tokens.size())});
     }
     last_batch_ = forward_batch::build(chunks, block_size);
     auto logits = tf_->run(last_batch_);
@@ -144,6 +146,19 @@ public:
 
   // The batch of the last step (emulated_forward_test replays it).
   const forward_batch& last_batch() const { return last_batch_; }
+  // K (which 0) or V (which 1) of layer `layer` for positions [0, num_cached)
+  // of `s`, position after position: [num_cached, num_kv_heads, head_dim].
+  std::vector<float> cached_rows(const paged_seq& s, int32_t layer, int which) const {
+    const kernels::kv_cache_shape& shape = cache_.view.shape;
+    const int64_t row = int64_t{shape.num_kv_heads} * shape.head_dim;
+    std::vector<float> out(size_t(s.num_cached * row));
+    for (int32_t p = 0; p < s.num_cached; ++p) {
+      const auto* block = static_cast<const float*>(cache_.view.block(layer, which, s.table[size_t(p / block_size)]));
+      std::copy_n(block + (p % block_size) * row, row, out.begin() + p * row);
+    }
+    return out;
+  }
+
   kernels::device& dev() { return *dev_; }
   const kernels::kv_cache_view& cache() const { return cache_.view; }
   int64_t vocab() const { return m_.config.vocab_size; }
