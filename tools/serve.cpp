@@ -12,6 +12,7 @@
 
 #include "model/tiny/tiny_model.hpp"
 #include "net/server.hpp"
+#include "tools/runtime_calls.hpp"
 
 #include <boost/asio/signal_set.hpp>
 
@@ -78,13 +79,7 @@ std::string default_model() {
   return dir.string();
 }
 
-// The message of an error from spawn_runtime (which carries one string).
-std::string error_text(caf::actor_system& sys, const caf::error& e) {
-  const auto& ctx = e.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return sys.render(e);
-}
+using kvactor::tools::error_text;
 
 int serve(caf::actor_system& sys, const serve_config& cfg) {
   if (cfg.port < 0 || cfg.port > 65535) {

@@ -92,14 +92,6 @@ private:
 
 } // namespace
 
-std::optional<runtime_figures> figures_of(caf::actor_system& sys, runtime_actor runtime) {
-  std::optional<runtime_figures> out;
-  caf::scoped_actor self{sys};
-  self->request(runtime, 10s, figures_atom::value)
-    .receive([&](const runtime_figures& f) { out = f; }, [](const caf::error&) {});
-  return out;
-}
-
 std::optional<end_state> wait_idle(caf::actor_system& sys, runtime_actor runtime) {
   std::optional<runtime_figures> f;
   const auto deadline = clock::now() + 5s;

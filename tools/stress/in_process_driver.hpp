@@ -4,6 +4,7 @@
 // forced preemptions every K steps (alternating swap and recompute) — and
 // reads the runtime's figures once it is idle.
 
+#include "tools/runtime_calls.hpp"
 #include "tools/stress/checker.hpp"
 #include "tools/stress/fault_plan.hpp"
 #include "tools/stress/progress.hpp"
@@ -13,6 +14,8 @@
 #include <optional>
 
 namespace kvactor::stress {
+
+using tools::figures_of;
 
 struct drive_options {
   int32_t preempt_every = 0;
@@ -26,9 +29,6 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
                                           const std::vector<request_faults>& plan,
                                           const drive_options& options, record_book& book,
                                           progress& bar);
-
-// The runtime's figures; nullopt if it did not answer.
-std::optional<runtime_figures> figures_of(caf::actor_system& sys, runtime_actor runtime);
 
 // Polls the figures until the runtime is idle (or a few seconds passed).
 std::optional<end_state> wait_idle(caf::actor_system& sys, runtime_actor runtime);

@@ -1,29 +1,14 @@
 #include "tools/stress/runs.hpp"
 
 #include "net/server.hpp"
+#include "tools/runtime_calls.hpp"
 #include "tools/stress/in_process_driver.hpp"
 #include "tools/stress/tcp_driver.hpp"
 
 namespace kvactor::stress {
 
-namespace {
-
-std::string error_text(caf::actor_system& sys, const caf::error& e) {
-  const auto& ctx = e.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return sys.render(e);
-}
-
-bool shutdown(caf::actor_system& sys, runtime_actor runtime) {
-  bool ok = false;
-  caf::scoped_actor self{sys};
-  self->request(runtime, std::chrono::seconds(60), shutdown_atom::value)
-    .receive([&](bool b) { ok = b; }, [](const caf::error&) {});
-  return ok;
-}
-
-} // namespace
+using tools::error_text;
+using tools::shutdown;
 
 engine_config engine_of(const stress_config& cfg, const std::string& model_dir, bool roomy) {
   engine_config e;

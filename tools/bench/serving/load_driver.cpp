@@ -3,6 +3,7 @@
 #include "net/server.hpp"
 #include "tools/bench/serving/request_tracker.hpp"
 #include "tools/bench/serving/tcp_driver.hpp"
+#include "tools/runtime_calls.hpp"
 
 #include <atomic>
 #include <thread>
@@ -13,6 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
+using tools::figures_of;
 
 // NOTE: the tracker is not the first parameter: CAF takes a leading pointer for `self`.
 sink_actor::behavior_type sink_fn(size_t index, std::shared_ptr<request_tracker> t) {
@@ -59,14 +61,6 @@ std::optional<std::string> send_over_loopback(caf::actor_system& sys, runtime_ac
   server.stop_accepting();
   server.stop();
   return err;
-}
-
-std::optional<runtime_figures> figures_of(caf::actor_system& sys, runtime_actor runtime) {
-  std::optional<runtime_figures> out;
-  caf::scoped_actor self{sys};
-  self->request(runtime, 10s, figures_atom::value)
-    .receive([&](const runtime_figures& f) { out = f; }, [](const caf::error&) {});
-  return out;
 }
 
 // Polls the figures until stopped.

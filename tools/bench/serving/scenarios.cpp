@@ -1,5 +1,7 @@
 #include "tools/bench/serving/scenarios.hpp"
 
+#include "tools/runtime_calls.hpp"
+
 #include <algorithm>
 #include <functional>
 
@@ -7,20 +9,8 @@ namespace kvactor::bench {
 
 namespace {
 
-std::string error_text(caf::actor_system& sys, const caf::error& e) {
-  const auto& ctx = e.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return sys.render(e);
-}
-
-bool shutdown(caf::actor_system& sys, runtime_actor runtime) {
-  bool ok = false;
-  caf::scoped_actor self{sys};
-  self->request(runtime, std::chrono::seconds(60), shutdown_atom::value)
-    .receive([&](bool b) { ok = b; }, [](const caf::error&) {});
-  return ok;
-}
+using tools::error_text;
+using tools::shutdown;
 
 // The KV pool that holds `tokens` tokens.
 int64_t kv_bytes(const bench_settings& s, int64_t tokens) {
