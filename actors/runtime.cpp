@@ -41,7 +41,9 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     {{"swap", preemption_mode::swap}, {"recompute", preemption_mode::recompute}});
   auto batching = choose<batching_mode>(
     "batching", config.batching,
-    {{"continuous", batching_mode::continuous}, {"static", batching_mode::fixed}});
+    {{"continuous", batching_mode::continuous},
+     {"static", batching_mode::fixed},
+     {"padded", batching_mode::padded}});
   auto reservation = choose<kv_reservation>(
     "kv_reservation", config.kv_reservation,
     {{"paged", kv_reservation::paged}, {"contiguous", kv_reservation::contiguous}});

@@ -46,6 +46,8 @@ std::vector<sequence_update> scheduler::abort(seq_id id, finish_reason why) {
   if (i == entries_.end())
     return {};
   entry& e = i->second;
+  if (e.padding())
+    return {}; // its request has ended already
   if (e.in_step || e.swap == swap_state::out || e.swap == swap_state::in) {
     if (e.abort_pending == finish_reason::none)
       e.abort_pending = why;
@@ -64,17 +66,19 @@ std::tuple<int32_t, uint64_t, seq_id> scheduler::arrival_key(const entry* e) {
 
 std::vector<scheduler::entry*> scheduler::scheduling_order() {
   // Priority first; within it running sequences, then preempted ones, then
-  // new arrivals; FIFO within each.
+  // new arrivals; FIFO within each. Padding rows (padded batching) last of
+  // all, so that they are the first to go when memory runs short.
   // NOTE: by_arrival_ holds the part of that order that never changes; one
   // pass over each priority's entries splits them by rank, no sort.
   std::vector<entry*> order;
   order.reserve(by_arrival_.size());
-  std::vector<entry*> preempted, arrived;
+  std::vector<entry*> preempted, arrived, padding;
   for (auto e = by_arrival_.begin(); e != by_arrival_.end(); ++e) {
     if ((*e)->abort_pending == finish_reason::none &&
         ((*e)->swap == swap_state::none || (*e)->swap == swap_state::resting)) {
       const sequence& seq = (*e)->seq;
-      (seq.status() == sequence_status::running ? order
+      ((*e)->padding()                          ? padding
+       : seq.status() == sequence_status::running ? order
        : seq.num_preemptions() > 0              ? preempted
                                                 : arrived)
         .push_back(*e);
@@ -86,6 +90,7 @@ std::vector<scheduler::entry*> scheduler::scheduling_order() {
       arrived.clear();
     }
   }
+  order.insert(order.end(), padding.begin(), padding.end());
   return order;
 }
 
@@ -111,8 +116,9 @@ scheduler::planning scheduler::begin_step() {
   for (auto& [id, e] : entries_)
     e.preempted_this_step = false;
 
+  end_padding_rows();
   st.order = scheduling_order();
-  if (config_.batching == batching_mode::fixed && num_in_batch_ == 0)
+  if (config_.batching != batching_mode::continuous && num_in_batch_ == 0)
     open_batch(st.order);
   std::vector<entry*> candidates;
   candidates.reserve(st.order.size());
@@ -214,8 +220,40 @@ void scheduler::open_batch(const std::vector<entry*>& order) {
   }
 }
 
+sequence_update scheduler::end_in_batch(entry& e, finish_reason why) {
+  // NOTE: the batch's last live sequence ends for real; the padding rows
+  // go at the next step's start (end_padding_rows), outside this step's
+  // bookkeeping.
+  if (config_.batching != batching_mode::padded || num_in_batch_ - num_padding_ == 1)
+    return finish(e, why);
+  e.padded_end = why;
+  ++num_padding_;
+  return {e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
+}
+
+void scheduler::drop_padding(entry& e) {
+  // Its blocks go back now (as for a recompute); it ends at the next step.
+  commands_.push_back({scheduler_command::release, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  e.seq.table().clear();
+  e.seq.reset_computed();
+  e.seq.set_status(sequence_status::waiting);
+  e.preempted_this_step = true;
+}
+
+void scheduler::end_padding_rows() {
+  if (num_padding_ == 0)
+    return;
+  const bool batch_over = num_in_batch_ == num_padding_;
+  std::vector<entry*> ending;
+  for (auto& [id, e] : entries_)
+    if (e.padding() && (batch_over || e.seq.status() == sequence_status::waiting))
+      ending.push_back(&e);
+  for (entry* e : ending)
+    finish(*e, e->padded_end); // nobody receives this update
+}
+
 bool scheduler::admissible(const entry& e, int32_t& num_reserving) const {
-  if (config_.batching == batching_mode::fixed && !e.in_batch)
+  if (config_.batching != batching_mode::continuous && !e.in_batch)
     return false;
   if (config_.reservation == kv_reservation::contiguous && e.num_reserved_blocks == 0) {
     const int32_t need = reservation_blocks(e.seq, e.params);
@@ -249,6 +287,10 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
   KVACTOR_ASSERT(e.seq.status() == sequence_status::running && !e.in_step &&
                    e.swap == swap_state::none,
                  "preempting a sequence that is not resting in the running set");
+  if (e.padding()) {
+    drop_padding(e);
+    return;
+  }
   e.seq.count_preemption();
   ++num_preemptions_;
   e.preempted_this_step = true;
@@ -314,11 +356,16 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     KVACTOR_ASSERT(sampled != out.sampled.end(), "no token sampled for a sequence that samples");
     next_sampled = size_t(sampled - out.sampled.begin()) + 1;
     e.seq.append_token(sampled->token);
+    if (e.padding()) { // its token goes nowhere
+      if (e.seq.num_tokens() >= config_.max_model_len && config_.max_model_len > 0)
+        drop_padding(e);
+      continue;
+    }
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
-      u = finish(e, finish_reason::eos);
+      u = end_in_batch(e, finish_reason::eos);
     else if (e.seq.num_output_tokens() >= e.params.max_tokens)
-      u = finish(e, finish_reason::max_tokens);
+      u = end_in_batch(e, finish_reason::max_tokens);
     u.token = sampled->token;
     updates.push_back(u);
   }
@@ -367,6 +414,7 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   commands_.push_back({scheduler_command::forget, e.seq.id(), 0, e.seq.num_computed_tokens()});
   num_reserved_blocks_ -= e.num_reserved_blocks;
   num_in_batch_ -= e.in_batch;
+  num_padding_ -= e.padding();
   e.seq.table().clear();
   e.seq.finish(why);
   sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};

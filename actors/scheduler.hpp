@@ -25,11 +25,14 @@
 // priority. An abort while a step or a swap holds the sequence takes effect
 // when that work completes, and its late token is dropped.
 //
-// Two modes exist to measure what continuous batching and paging buy:
-// fixed (static) batching admits a batch of up to max_num_seqs sequences
-// only when the last batch has ended; contiguous reservation admits a
-// sequence only while the device pool can hold max_model_len slots for it
-// and every other admitted sequence.
+// Modes exist to measure what continuous batching and paging buy: fixed
+// (static) batching admits a batch of up to max_num_seqs sequences only when
+// the last batch has ended; padded batching does too, and keeps each ended
+// sequence computing in its batch as a padding row (its request has its end;
+// the row's tokens go nowhere) until the batch's last end, when memory runs
+// short (a padding row is the first to go) or at max_model_len; contiguous
+// reservation admits a sequence only while the device pool can hold
+// max_model_len slots for it and every other admitted sequence.
 
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
@@ -122,7 +125,10 @@ private:
     int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache
     int32_t num_host_blocks = 0;   // held in the host pool while swapped
-    bool in_batch = false;         // fixed batching: a member of the current batch
+    bool in_batch = false;         // fixed or padded batching: a member of the current batch
+    finish_reason padded_end = finish_reason::none; // padded batching: its request's end
+                                   // (sent); the row computes on as padding until the batch ends
+    bool padding() const { return padded_end != finish_reason::none; }
     int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
   };
 
@@ -154,6 +160,9 @@ private:
   planning ask(std::vector<entry*> candidates);
   entry* pick_victim(const entry& current) const;
   void open_batch(const std::vector<entry*>& order);
+  sequence_update end_in_batch(entry& e, finish_reason why);
+  void drop_padding(entry& e);
+  void end_padding_rows();
   bool admissible(const entry& e, int32_t& num_reserving) const;
   int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
@@ -175,6 +184,7 @@ private:
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
   int32_t num_in_batch_ = 0;
+  int32_t num_padding_ = 0; // padding rows among num_in_batch_
   int32_t num_reserved_blocks_ = 0;
 };
 

@@ -16,6 +16,9 @@ enum class batching_mode : uint8_t {
   continuous, // whenever a step has room
   fixed,      // static batching: a batch of up to max_num_seqs starts together
               // and runs to its last end before the next is admitted
+  padded,     // static batching as a fixed-shape engine runs it: a sequence
+              // that ends stays in its batch as a padding row, computing
+              // tokens that nobody receives, until the batch's last end
 };
 
 // How much KV memory a sequence holds.

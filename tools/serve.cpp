@@ -4,7 +4,7 @@
 //                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=16]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
-//                 [--batching=continuous|static] [--kv-reservation=paged|contiguous]
+//                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]
 //                 [--no-prefix-caching]
 // Options come through CAF's configuration (also caf-application.ini).
 // Without --model it serves the default tiny model, written on first run.
@@ -57,7 +57,9 @@ struct serve_config : caf::actor_system_config {
       .add(preemption, "preemption", "swap or recompute")
       .add(threads, "threads", "CPU device threads (0: all cores)")
       .add(max_model_len, "max-model-len", "longest prompt + output (0: the model's context)")
-      .add(batching, "batching", "continuous, or static (a batch runs to its end)")
+      .add(batching, "batching",
+           "continuous, static (a batch runs to its end) or padded (static, ended rows "
+           "compute on)")
       .add(kv_reservation, "kv-reservation",
            "paged, or contiguous (max-model-len slots per request from admission)")
       .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content");

@@ -108,8 +108,9 @@ struct engine_config {
   int32_t max_num_seqs = 64;
   int32_t max_waiting = 1024;          // more waiting requests are refused: overloaded
   std::string preemption = "swap";     // swap or recompute
-  std::string batching = "continuous"; // continuous, or static: a batch runs to its end
-                                       // before the next is admitted
+  std::string batching = "continuous"; // continuous; static: a batch runs to its end
+                                       // before the next is admitted; padded: static,
+                                       // and ended rows compute on until the batch ends
   std::string kv_reservation = "paged"; // paged, or contiguous: every request holds
                                         // max context slots from admission on
   bool prefix_caching = true;

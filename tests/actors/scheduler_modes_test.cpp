@@ -1,5 +1,5 @@
-// The scheduler's modes for comparisons: static batching, contiguous
-// reservation, prefix caching off.
+// The scheduler's modes for comparisons: static and padded batching,
+// contiguous reservation, prefix caching off.
 
 #include "scheduler_driver.hpp"
 
@@ -50,6 +50,56 @@ TEST(scheduler, static_batching_admits_the_next_batch_only_after_the_last_end) {
   c.add(3, token_run(5, 80), 2);
   const auto lc = run_and_record(c);
   EXPECT_EQ(lc.first.at(3), lc.last.at(1) + 1); // in 1's place at once
+}
+
+TEST(scheduler, padded_batching_keeps_ended_rows_computing_until_the_batch_ends) {
+  auto cfg = config(64);
+  cfg.max_num_seqs = 2;
+  cfg.batching = batching_mode::padded;
+  driver d(32, 0, cfg);
+  d.add(1, token_run(5), 2);
+  d.add(2, token_run(5, 40), 6);
+  d.add(3, token_run(5, 80), 2);
+  std::map<seq_id, std::vector<int>> steps; // the steps each sequence computed in
+  std::map<seq_id, int> ended;
+  for (int step = 0; step < 100 && d.sched().has_work(); ++step) {
+    for (const auto& s : d.step().seqs)
+      steps[s.id].push_back(step);
+    for (const auto& [id, u] : d.finished())
+      ended.emplace(id, step);
+    if (ended.contains(1) && !ended.contains(2))
+      EXPECT_THAT(d.abort(1), ::testing::IsEmpty()); // its request has ended
+  }
+  ASSERT_EQ(ended.size(), 3u);
+  EXPECT_EQ(ended.at(1), 1); // prefill, then one decode: its end is sent at once
+  EXPECT_LT(ended.at(1), ended.at(2));
+  EXPECT_EQ(steps.at(1).back(), ended.at(2)); // a padding row until the batch's last end
+  EXPECT_EQ(steps.at(1).size(), steps.at(2).size());
+  EXPECT_EQ(steps.at(3).front(), ended.at(2) + 1);
+  EXPECT_EQ(d.output(1, 5), reference(token_run(5), 2)); // no padding token reached it
+  EXPECT_EQ(d.output(2, 5), reference(token_run(5, 40), 6));
+  EXPECT_EQ(d.output(3, 5), reference(token_run(5, 80), 2));
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, padded_batching_drops_a_padding_row_before_preempting_a_live_one) {
+  auto cfg = config(64);
+  cfg.batching = batching_mode::padded;
+  driver d(5, 4, cfg);
+  d.add(1, token_run(4), 1);
+  d.add(2, token_run(4, 40), 12);
+  // Step 0 prefills both and ends 1; from step 1 it pads, a block each per 4
+  // steps: at step 5 both need a third block and the pool has 5.
+  std::vector<step_plan> plans;
+  for (int step = 0; step < 6; ++step)
+    plans.push_back(d.step());
+  EXPECT_EQ(plans[4].seqs.size(), 2u);
+  ASSERT_EQ(plans[5].seqs.size(), 1u);
+  EXPECT_EQ(plans[5].seqs[0].id, 2);
+  d.run_until_idle();
+  EXPECT_EQ(d.sched().num_preemptions(), 0);
+  EXPECT_EQ(d.output(2, 4), reference(token_run(4, 40), 12));
+  d.expect_idle_and_sound();
 }
 
 TEST(scheduler, contiguous_reservation_admits_by_max_model_len) {

@@ -2,7 +2,7 @@
 // runtime's overhead, measured on in-process runtimes, with side-by-side
 // comparisons that each end in a ratio.
 //
-//   kvactor-bench [--compare=all|none|continuous,paged,prefix,preemption]
+//   kvactor-bench [--compare=all|none|continuous,padded,paged,prefix,preemption]
 //                 [--sweep=1,4,16,64|none] [--no-overhead] [--quick]
 //                 [--transport=in-process|tcp] [--model=DIR] [--out=DIR] [--seed=1] ...
 // (--help lists every option.) Writes DIR/bench.json and DIR/bench.png.
@@ -40,7 +40,7 @@ struct bench_config : caf::actor_system_config {
   bench_config() {
     kvactor::add_message_types(*this);
     opt_group{custom_options_, "global"}
-      .add(compare, "compare", "all, none, or a list of continuous,paged,prefix,preemption")
+      .add(compare, "compare", "all, none, or a list of continuous,padded,paged,prefix,preemption")
       .add(sweep, "sweep", "concurrency levels of the mixed workload (none: no sweep)")
       .add(no_overhead, "no-overhead", "skip the overhead run (64 decoding sequences)")
       .add(quick, "quick", "small workloads: checks that everything runs, measures little")

@@ -48,14 +48,16 @@ std::variant<comparison, std::string> side_by_side(caf::actor_system& sys, std::
 
 double throughput(const run_metrics& m) { return m.tokens_per_s; }
 
-std::variant<comparison, std::string> continuous_vs_static(caf::actor_system& sys,
-                                                           const bench_settings& s) {
+// `batching`: static (a batch's ended sequences leave it) or padded (they
+// compute on until the batch ends, as in an engine of fixed batch shape).
+std::variant<comparison, std::string> continuous_vs(caf::actor_system& sys, const bench_settings& s,
+                                                    const std::string& batching) {
   run_spec a{"continuous", s.engine, mixed(s, 128, 16), s.load};
   run_spec b = a;
-  b.label = "static";
-  b.engine.batching = "static";
-  return side_by_side(sys, "continuous vs static batching", "output tokens/s", throughput, 2,
-                      a, b);
+  b.label = batching;
+  b.engine.batching = batching;
+  return side_by_side(sys, "continuous vs " + batching + " batching", "output tokens/s",
+                      throughput, 2, a, b);
 }
 
 std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys,
@@ -114,14 +116,17 @@ run_result run_one(caf::actor_system& sys, const run_spec& spec) {
 }
 
 const std::vector<std::string>& comparison_names() {
-  static const std::vector<std::string> names{"continuous", "paged", "prefix", "preemption"};
+  static const std::vector<std::string> names{"continuous", "padded", "paged", "prefix",
+                                              "preemption"};
   return names;
 }
 
 std::variant<comparison, std::string> compare(caf::actor_system& sys, const std::string& name,
                                               const bench_settings& s) {
   if (name == "continuous")
-    return continuous_vs_static(sys, s);
+    return continuous_vs(sys, s, "static");
+  if (name == "padded")
+    return continuous_vs(sys, s, "padded");
   if (name == "paged")
     return paged_vs_contiguous(sys, s);
   if (name == "prefix")

@@ -47,7 +47,7 @@ using run_result = std::variant<run_report, std::string>;
 
 run_result run_one(caf::actor_system& sys, const run_spec& spec);
 
-// The comparisons by name: continuous, paged, prefix, preemption.
+// The comparisons by name: continuous, padded, paged, prefix, preemption.
 const std::vector<std::string>& comparison_names();
 std::variant<comparison, std::string> compare(caf::actor_system& sys, const std::string& name,
                                               const bench_settings& s);
