@@ -34,6 +34,10 @@ caf::expected<T> choose(const char* field, const std::string& name,
 
 } // namespace
 
+int32_t default_block_size(const std::string& device) {
+  return device == "cpu" ? 8 : 16;
+}
+
 caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_config& config) {
   scheduler_config sched;
   auto preemption = choose<preemption_mode>(
@@ -75,7 +79,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.device = config.device;
   options.kv_cache_bytes = config.kv_cache_bytes;
   options.swap_bytes = config.swap_bytes;
-  options.block_size = config.block_size;
+  options.block_size = config.block_size != 0 ? config.block_size : default_block_size(config.device);
   options.max_num_batched_tokens = config.max_num_batched_tokens;
   options.max_num_seqs = config.max_num_seqs;
   options.num_threads = config.num_threads;

@@ -1,7 +1,7 @@
 // kvactor-serve: the runtime behind the TCP line protocol.
 //
 //   kvactor-serve [--host=127.0.0.1] [--port=7878] [--model=DIR] [--device=cpu|cuda]
-//                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=16]
+//                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=0]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
 //                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]
@@ -29,7 +29,7 @@ struct serve_config : caf::actor_system_config {
   std::string device = "cpu";
   int64_t kv_cache_mib = 256;
   int64_t swap_mib = 256;
-  int32_t block_size = 16;
+  int32_t block_size = 0;
   int32_t max_batched_tokens = 512;
   int32_t max_seqs = 64;
   int32_t max_waiting = 1024;
@@ -50,7 +50,7 @@ struct serve_config : caf::actor_system_config {
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB")
       .add(swap_mib, "swap-mib", "pinned host memory for swapped-out sequences, MiB")
-      .add(block_size, "block-size", "tokens per KV block")
+      .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step (chunked prefill budget)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_waiting, "max-waiting", "waiting requests before new ones are refused")

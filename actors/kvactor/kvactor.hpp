@@ -102,7 +102,8 @@ struct engine_config {
   std::string device = "cpu";          // cpu, cuda, cuda:N
   int64_t kv_cache_bytes = 256 << 20;  // device KV pool
   int64_t swap_bytes = 256 << 20;      // pinned host pool for swapped-out sequences
-  int32_t block_size = 16;
+  int32_t block_size = 0;              // tokens per KV block; 0: the device's default
+                                       // (8 on the CPU, 16 on CUDA)
   int32_t max_model_len = 0;           // longest prompt + output; 0: the model's context
   int32_t max_num_batched_tokens = 512;
   int32_t max_num_seqs = 64;
@@ -116,6 +117,12 @@ struct engine_config {
   bool prefix_caching = true;
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
 };
+
+// The block size a device serves best, what block_size 0 picks: 8 tokens on
+// the CPU, where smaller blocks cost its attention kernel nothing measurable
+// and halve the slots that each sequence's last, partly filled block leaves
+// unused (tools/bench/README.md); 16 on CUDA.
+int32_t default_block_size(const std::string& device);
 
 using generate_atom = caf::atom_constant<caf::atom("generate")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;

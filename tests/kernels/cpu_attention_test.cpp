@@ -64,7 +64,7 @@ std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
 
 INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
-                                            ::testing::Values(64, 128), ::testing::Values(16, 32),
+                                            ::testing::Values(64, 128), ::testing::Values(8, 16, 32),
                                             ::testing::Values(1, 4),
                                             ::testing::Values(cpu::isa::generic, cpu::isa::avx512,
                                                               cpu::isa::avx512_bf16)),

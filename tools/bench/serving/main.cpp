@@ -30,7 +30,7 @@ struct bench_config : caf::actor_system_config {
   int64_t seed = 1;
   std::string device = "cpu";
   int32_t threads = 0;
-  int32_t block_size = 16;
+  int32_t block_size = 0;
   int64_t kv_cache_mib = 256;
   int32_t max_seqs = 64;
   int32_t max_batched_tokens = 512;
@@ -49,7 +49,7 @@ struct bench_config : caf::actor_system_config {
       .add(seed, "seed", "workload seed")
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(threads, "threads", "CPU device threads (0: all cores)")
-      .add(block_size, "block-size", "tokens per KV block")
+      .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
@@ -134,7 +134,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.model_dir = *dir;
   s.engine.device = cfg.device;
   s.engine.num_threads = cfg.threads;
-  s.engine.block_size = cfg.block_size;
+  s.engine.block_size = cfg.block_size != 0 ? cfg.block_size : kvactor::default_block_size(cfg.device);
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;

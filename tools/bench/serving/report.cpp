@@ -31,6 +31,7 @@ json_writer run_json(const run_report& r) {
     .field("kv_reservation", e.kv_reservation)
     .field("prefix_caching", e.prefix_caching)
     .field("preemption", e.preemption)
+    .field("block_size", e.block_size)
     .field("kv_cache_bytes", e.kv_cache_bytes)
     .field("max_num_seqs", e.max_num_seqs)
     .field("max_num_batched_tokens", e.max_num_batched_tokens)
