@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iostream>
 #include <random>
 #include <thread>
 
@@ -12,8 +13,14 @@ namespace {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-// NOTE: the book is not the first parameter: CAF takes a leading pointer for `self`.
-sink_actor::behavior_type sink_fn(int32_t index, record_book* book, int32_t cancel_at,
+clock::duration seconds(double s) {
+  return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
+}
+
+// NOTE: the book is not the first parameter: CAF takes a leading pointer for
+// `self`. Sinks share the book: after a stalled run the runtime's shutdown
+// still sends them the ends of the requests left.
+sink_actor::behavior_type sink_fn(int32_t index, std::shared_ptr<record_book> book, int32_t cancel_at,
                                   runtime_actor runtime) {
   return {
     [=](const token_event& e) {
@@ -110,18 +117,19 @@ std::optional<end_state> wait_idle(caf::actor_system& sys, runtime_actor runtime
 std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor runtime,
                                           const std::vector<stress_request>& workload,
                                           const std::vector<request_faults>& plan,
-                                          const drive_options& options, record_book& book,
+                                          const drive_options& options,
+                                          const std::shared_ptr<record_book>& shared_book,
                                           progress& bar) {
+  record_book& book = *shared_book;
   std::vector<std::atomic<request_id>> ids(workload.size());
   {
     preempter forcing(sys, runtime, options.preempt_every, book, ids, bar);
     caf::scoped_actor self{sys};
     const auto start = clock::now();
     for (const auto& r : workload) {
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<clock::duration>(
-                                                     std::chrono::duration<double>(r.arrival_s)));
+      std::this_thread::sleep_until(start + seconds(r.arrival_s));
       const request_faults& f = plan[static_cast<size_t>(r.index)];
-      auto sink = sys.spawn(sink_fn, r.index, &book, f.cancel_at, runtime);
+      auto sink = sys.spawn(sink_fn, r.index, shared_book, f.cancel_at, runtime);
       book.sent(r.index);
       self->request(runtime, caf::infinite, generate_atom::value, r.request, sink_actor{sink})
         .receive(
@@ -139,8 +147,16 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
           },
           [&](const caf::error& e) { book.error(r.index, sys.render(e)); });
     }
-    book.wait_all_resolved(clock::now() + std::chrono::duration_cast<clock::duration>(
-                                             std::chrono::duration<double>(options.timeout_s)));
+    const auto waited = book.wait_all_resolved(clock::now() + seconds(options.timeout_s),
+                                               seconds(options.stall_s));
+    if (waited == record_book::wait_result::stalled)
+      std::cerr << "kvactor-stress: no request had an event for " << options.stall_s
+                << " s: the runtime stopped making progress";
+    else if (waited == record_book::wait_result::timed_out)
+      std::cerr << "kvactor-stress: the timeout of " << options.timeout_s << " s passed";
+    if (waited != record_book::wait_result::resolved)
+      std::cerr << " with " << workload.size() - size_t(book.num_resolved()) << " of "
+                << workload.size() << " requests unresolved\n";
   }
   return wait_idle(sys, runtime);
 }

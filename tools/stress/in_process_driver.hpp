@@ -9,6 +9,8 @@
 #include "tools/stress/fault_plan.hpp"
 #include "tools/stress/progress.hpp"
 #include "tools/stress/record_book.hpp"
+
+#include <memory>
 #include "tools/stress/workload.hpp"
 
 #include <optional>
@@ -20,6 +22,7 @@ using tools::figures_of;
 struct drive_options {
   int32_t preempt_every = 0;
   double timeout_s = 600; // for every request to end
+  double stall_s = 60;    // without any event: the runtime stalled, stop waiting
 };
 
 // Runs the workload to its end; the figures after idle (nullopt if the
@@ -27,7 +30,8 @@ struct drive_options {
 std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor runtime,
                                           const std::vector<stress_request>& workload,
                                           const std::vector<request_faults>& plan,
-                                          const drive_options& options, record_book& book,
+                                          const drive_options& options,
+                                          const std::shared_ptr<record_book>& book,
                                           progress& bar);
 
 // Polls the figures until the runtime is idle (or a few seconds passed).

@@ -1,5 +1,7 @@
 #include "tools/stress/record_book.hpp"
 
+#include <algorithm>
+
 namespace kvactor::stress {
 
 void record_book::note_resolved(request_record& r, bool was_resolved) {
@@ -19,6 +21,7 @@ void record_book::accepted(int32_t index) {
   // NOTE: not an event after the end when it comes late: in-process the
   // admission reply and the sink's events travel on different channels.
   records_.at(static_cast<size_t>(index)).accepted = true;
+  note_event();
 }
 
 void record_book::token(int32_t index, int32_t token_index, int32_t token) {
@@ -30,6 +33,7 @@ void record_book::token(int32_t index, int32_t token_index, int32_t token) {
     ++r.num_index_gaps;
   r.tokens.push_back(token);
   ++num_tokens_;
+  note_event();
 }
 
 void record_book::done(int32_t index, const done_event& done) {
@@ -43,6 +47,7 @@ void record_book::done(int32_t index, const done_event& done) {
   r.done_tokens = done.tokens;
   r.preemptions = done.preemptions;
   num_preemptions_ += done.preemptions;
+  note_event();
   note_resolved(r, was);
 }
 
@@ -54,6 +59,7 @@ void record_book::error(int32_t index, const std::string& code) {
     ++r.num_events_after_end;
   ++r.num_errors;
   r.error_code = code;
+  note_event();
   note_resolved(r, was);
 }
 
@@ -86,11 +92,19 @@ bool record_book::resolved(int32_t index) {
   return records_.at(static_cast<size_t>(index)).resolved();
 }
 
-bool record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline) {
+record_book::wait_result record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline,
+                                                        std::chrono::steady_clock::duration stall) {
   std::unique_lock lock(mutex_);
-  return cv_.wait_until(lock, deadline, [&] {
-    return num_resolved_.load() == static_cast<int64_t>(records_.size());
-  });
+  last_event_ = std::chrono::steady_clock::now(); // the sends before were events too
+  while (num_resolved_.load() != static_cast<int64_t>(records_.size())) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return wait_result::timed_out;
+    if (now - last_event_ >= stall)
+      return wait_result::stalled;
+    cv_.wait_until(lock, std::min(deadline, last_event_ + stall));
+  }
+  return wait_result::resolved;
 }
 
 std::vector<request_record> record_book::records() {

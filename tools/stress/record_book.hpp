@@ -47,8 +47,12 @@ public:
   // Marks the request disconnected unless it has ended; true if it was live.
   bool disconnect(int32_t index);
 
-  // Waits until every request is resolved; false at the deadline.
-  bool wait_all_resolved(std::chrono::steady_clock::time_point deadline);
+  enum class wait_result { resolved, timed_out, stalled };
+  // Waits until every request is resolved, until the deadline, or until no
+  // request has had an event (admission, token, end) for `stall`: a runtime
+  // that stopped making progress.
+  wait_result wait_all_resolved(std::chrono::steady_clock::time_point deadline,
+                                std::chrono::steady_clock::duration stall);
 
   int64_t num_resolved() const { return num_resolved_.load(); }
   int64_t num_tokens() const { return num_tokens_.load(); }
@@ -62,10 +66,12 @@ public:
 
 private:
   void note_resolved(request_record& r, bool was_resolved);
+  void note_event() { last_event_ = std::chrono::steady_clock::now(); } // under mutex_
 
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<request_record> records_;
+  std::chrono::steady_clock::time_point last_event_ = std::chrono::steady_clock::now();
   std::atomic<int64_t> num_resolved_{0}, num_tokens_{0}, num_cancels_{0}, num_preemptions_{0};
 };
 

@@ -35,13 +35,15 @@ run_reference(caf::actor_system& sys, const stress_config& cfg, const std::strin
   for (auto& r : at_once)
     r.arrival_s = 0;
   std::vector<request_faults> none(workload.size());
-  record_book book(workload.size());
+  auto shared_book = std::make_shared<record_book>(workload.size());
+  record_book& book = *shared_book;
   drive_options options;
   options.timeout_s = cfg.timeout_s;
+  options.stall_s = cfg.stall_s;
   std::optional<end_state> end;
   {
     progress bar(book, static_cast<int64_t>(workload.size()), "reference", !cfg.quiet);
-    end = drive_in_process(sys, *runtime, at_once, none, options, book, bar);
+    end = drive_in_process(sys, *runtime, at_once, none, options, shared_book, bar);
   }
   shutdown(sys, *runtime);
   reference_run out;
@@ -58,7 +60,8 @@ std::variant<run_outcome, std::string>
 run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
                  const std::vector<stress_request>& workload,
                  const std::vector<request_faults>& plan) {
-  record_book book(workload.size());
+  auto shared_book = std::make_shared<record_book>(workload.size());
+  record_book& book = *shared_book;
   run_outcome out;
   const bool external = cfg.mode == "tcp" && cfg.port != 0;
   std::optional<runtime_actor> runtime;
@@ -72,8 +75,9 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     drive_options options;
     options.preempt_every = cfg.preempt_every;
     options.timeout_s = cfg.timeout_s;
+    options.stall_s = cfg.stall_s;
     progress bar(book, static_cast<int64_t>(workload.size()), "stress", !cfg.quiet);
-    out.end = drive_in_process(sys, *runtime, workload, plan, options, book, bar);
+    out.end = drive_in_process(sys, *runtime, workload, plan, options, shared_book, bar);
   } else {
     tcp_options options;
     options.host = cfg.host;

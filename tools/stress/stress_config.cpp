@@ -28,6 +28,7 @@ stress_config::stress_config() {
     .add(host, "host", "server address (tcp)")
     .add(port, "port", "server port (tcp; 0: start a server in this process)")
     .add(timeout_s, "timeout-s", "seconds for every request to end")
+    .add(stall_s, "stall-s", "in-process: seconds without any event before the run counts as stalled")
     .add(quiet, "quiet", "no progress line");
 }
 
