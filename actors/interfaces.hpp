@@ -33,7 +33,9 @@ using scheduler_actor = runtime_actor::extend<
   // swap-in copied (with the new table), swap-in refused for lack of blocks.
   caf::reacts_to<swapped_atom, seq_id>,
   caf::reacts_to<swap_in_atom, seq_id, std::vector<block_id>>,
-  caf::reacts_to<denied_atom, seq_id>>;
+  caf::reacts_to<denied_atom, seq_id>,
+  // Its own timer: a static batch's window for arrivals has passed.
+  caf::reacts_to<window_atom>>;
 
 /// The device block pool and prefix cache (kv_ledger).
 using block_manager_actor = caf::typed_actor<

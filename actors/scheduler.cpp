@@ -252,6 +252,13 @@ void scheduler::end_padding_rows() {
     finish(*e, e->padded_end); // nobody receives this update
 }
 
+bool scheduler::would_open_a_partial_batch() const {
+  if (config_.batching == batching_mode::continuous || num_in_batch_ > 0)
+    return false;
+  const int32_t n = num_waiting();
+  return n > 0 && n < config_.max_num_seqs;
+}
+
 bool scheduler::admissible(const entry& e, int32_t& num_reserving) const {
   if (config_.batching != batching_mode::continuous && !e.in_batch)
     return false;

@@ -92,6 +92,11 @@ public:
   planning on_reservation(const reservation_result& r);
   std::vector<sequence_update> update_from_output(const step_output& out);
   bool step_in_flight() const { return step_.has_value(); }
+  // Fixed or padded batching: the next step would open a batch that is not
+  // full. The scheduler actor then waits a short window for more arrivals
+  // first, as a static batcher does (else the first batch of a burst holds
+  // only the requests that came before its first step).
+  bool would_open_a_partial_batch() const;
 
   // Commands issued since the last call, to run in order.
   std::vector<scheduler_command> take_commands();

@@ -14,6 +14,12 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+// NOTE: how long a static batch waits for arrivals before it opens short of
+// full: a burst sent at once arrives within a few milliseconds.
+constexpr auto batch_window_length = std::chrono::milliseconds(20);
+
+enum class batch_window : uint8_t { closed, waiting, passed };
+
 double seconds_since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
 }
@@ -34,6 +40,7 @@ struct scheduler_actor_state {
   std::unordered_map<seq_id, request_actor> requests;
   request_id next_id = 1;
   bool planning = false;
+  batch_window window = batch_window::closed;
   int64_t num_finished = 0;
   int64_t num_aborted = 0;
   int64_t num_tokens = 0;
@@ -117,9 +124,16 @@ void continue_planning(self_ptr self, scheduler::planning p) {
 // Plans the next step unless one is being planned or run.
 void kick(self_ptr self) {
   auto& st = self->state;
-  if (st.planning || st.sched->step_in_flight()) {
+  if (st.planning || st.sched->step_in_flight())
+    return;
+  if (st.sched->would_open_a_partial_batch() && st.window != batch_window::passed && !st.shutdown) {
+    if (st.window == batch_window::closed) {
+      st.window = batch_window::waiting;
+      self->delayed_send(self, batch_window_length, window_atom::value);
+    }
     return;
   }
+  st.window = batch_window::closed;
   st.planning = true;
   st.timing.step_start = clock::now();
   continue_planning(self, st.sched->begin_step());
@@ -234,6 +248,12 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       maybe_finish_shutdown(self);
     },
     [=](denied_atom, seq_id id) { self->state.sched->swap_in_denied(id); },
+    [=](window_atom) {
+      auto& st = self->state;
+      if (st.window == batch_window::waiting) // else a full batch opened meanwhile
+        st.window = batch_window::passed;
+      kick(self);
+    },
   };
 }
 

@@ -52,6 +52,24 @@ TEST(scheduler, static_batching_admits_the_next_batch_only_after_the_last_end) {
   EXPECT_EQ(lc.first.at(3), lc.last.at(1) + 1); // in 1's place at once
 }
 
+TEST(scheduler, a_static_batch_short_of_full_is_flagged_before_it_opens) {
+  auto cfg = config(64);
+  cfg.max_num_seqs = 2;
+  for (auto mode : {batching_mode::fixed, batching_mode::padded, batching_mode::continuous}) {
+    cfg.batching = mode;
+    driver d(32, 0, cfg);
+    EXPECT_FALSE(d.sched().would_open_a_partial_batch()); // nothing waits
+    d.add(1, token_run(5), 2);
+    EXPECT_EQ(d.sched().would_open_a_partial_batch(), mode != batching_mode::continuous);
+    d.add(2, token_run(5, 40), 2);
+    EXPECT_FALSE(d.sched().would_open_a_partial_batch()); // full
+    d.step();
+    d.add(3, token_run(5, 80), 2);
+    EXPECT_FALSE(d.sched().would_open_a_partial_batch()); // a batch runs
+    d.run_until_idle();
+  }
+}
+
 TEST(scheduler, padded_batching_keeps_ended_rows_computing_until_the_batch_ends) {
   auto cfg = config(64);
   cfg.max_num_seqs = 2;
@@ -67,8 +85,9 @@ TEST(scheduler, padded_batching_keeps_ended_rows_computing_until_the_batch_ends)
       steps[s.id].push_back(step);
     for (const auto& [id, u] : d.finished())
       ended.emplace(id, step);
-    if (ended.contains(1) && !ended.contains(2))
+    if (ended.contains(1) && !ended.contains(2)) {
       EXPECT_THAT(d.abort(1), ::testing::IsEmpty()); // its request has ended
+    }
   }
   ASSERT_EQ(ended.size(), 3u);
   EXPECT_EQ(ended.at(1), 1); // prefill, then one decode: its end is sent at once
