@@ -1,7 +1,8 @@
 # KVACTOR_SANITIZE=address builds everything with AddressSanitizer and
 # UndefinedBehaviorSanitizer, =thread with ThreadSanitizer (tools/test --asan,
-# tools/test --tsan; separate build folders). CAF, Boost's compiled parts and
-# OpenBLAS stay uninstrumented Debian libraries.
+# tools/test --tsan; separate build folders). Boost's compiled parts and
+# OpenBLAS stay uninstrumented Debian libraries; tools/test --tsan points the
+# CAF paths (cmake/caf.cmake) at a CAF built with TSan (tools/sanitizers/build-caf).
 set(KVACTOR_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (ASan+UBSan) or thread (TSan)")
 set_property(CACHE KVACTOR_SANITIZE PROPERTY STRINGS "" address thread)
 if(KVACTOR_SANITIZE STREQUAL "address")
