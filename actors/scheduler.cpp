@@ -253,8 +253,8 @@ void scheduler::end_padding_rows() {
 }
 
 bool scheduler::would_open_a_partial_batch() const {
-  if (config_.batching == batching_mode::continuous || num_in_batch_ > 0)
-    return false;
+  if (config_.batching == batching_mode::continuous || num_in_batch_ > num_padding_)
+    return false; // padding rows alone: the batch is over
   const int32_t n = num_waiting();
   return n > 0 && n < config_.max_num_seqs;
 }

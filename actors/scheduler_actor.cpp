@@ -16,7 +16,7 @@ using clock = std::chrono::steady_clock;
 
 // NOTE: how long a static batch waits for arrivals before it opens short of
 // full; a burst of requests sent at once reaches the scheduler over some
-// milliseconds (20 ms let in only 50 of 128 on a loaded 2-core machine).
+// milliseconds, each through its own request actor.
 constexpr auto batch_window_length = std::chrono::milliseconds(50);
 
 enum class batch_window : uint8_t { closed, waiting, passed };

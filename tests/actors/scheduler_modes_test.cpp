@@ -88,6 +88,9 @@ TEST(scheduler, padded_batching_keeps_ended_rows_computing_until_the_batch_ends)
     if (ended.contains(1) && !ended.contains(2)) {
       EXPECT_THAT(d.abort(1), ::testing::IsEmpty()); // its request has ended
     }
+    if (ended.contains(2) && !steps.contains(3)) { // only the padding row is left
+      EXPECT_TRUE(d.sched().would_open_a_partial_batch());
+    }
   }
   ASSERT_EQ(ended.size(), 3u);
   EXPECT_EQ(ended.at(1), 1); // prefill, then one decode: its end is sent at once
