@@ -228,16 +228,19 @@ sequence_update scheduler::end_in_batch(entry& e, finish_reason why) {
     return finish(e, why);
   e.padded_end = why;
   ++num_padding_;
-  return {e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
+  return end_update(e, why);
 }
 
 void scheduler::drop_padding(entry& e) {
-  // Its blocks go back now (as for a recompute); it ends at the next step.
+  release_to_waiting(e); // as for a recompute; it ends at the next step
+  e.preempted_this_step = true;
+}
+
+void scheduler::release_to_waiting(entry& e) {
   commands_.push_back({scheduler_command::release, e.seq.id(), 0, e.seq.num_computed_tokens()});
   e.seq.table().clear();
   e.seq.reset_computed();
   e.seq.set_status(sequence_status::waiting);
-  e.preempted_this_step = true;
 }
 
 void scheduler::end_padding_rows() {
@@ -312,10 +315,7 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
       step_->pending_free += n;
     return;
   }
-  commands_.push_back({scheduler_command::release, e.seq.id(), 0, e.seq.num_computed_tokens()});
-  e.seq.table().clear();
-  e.seq.reset_computed();
-  e.seq.set_status(sequence_status::waiting);
+  release_to_waiting(e);
 }
 
 scheduler::planning scheduler::finish_planning() {
@@ -424,13 +424,17 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   num_padding_ -= e.padding();
   e.seq.table().clear();
   e.seq.finish(why);
-  sequence_update u{e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
+  sequence_update u = end_update(e, why);
   released_.push_back(e.seq.id());
   auto at = std::ranges::lower_bound(by_arrival_, arrival_key(&e), {}, arrival_key);
   KVACTOR_ASSERT(at != by_arrival_.end() && *at == &e, "an entry missing from the arrival order");
   by_arrival_.erase(at);
   entries_.erase(e.seq.id());
   return u;
+}
+
+sequence_update scheduler::end_update(const entry& e, finish_reason why) {
+  return {e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
 }
 
 bool scheduler::is_eos(const entry& e, token_id t) const {

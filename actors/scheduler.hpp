@@ -167,12 +167,14 @@ private:
   void open_batch(const std::vector<entry*>& order);
   sequence_update end_in_batch(entry& e, finish_reason why);
   void drop_padding(entry& e);
+  void release_to_waiting(entry& e); // frees its blocks and progress (recompute)
   void end_padding_rows();
   bool admissible(const entry& e, int32_t& num_reserving) const;
   int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
   planning finish_planning();
   sequence_update finish(entry& e, finish_reason why);
+  static sequence_update end_update(const entry& e, finish_reason why);
   bool is_eos(const entry& e, token_id t) const;
   int32_t num_with_status(sequence_status s) const;
 
