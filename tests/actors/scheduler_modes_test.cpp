@@ -27,14 +27,21 @@ lifetimes run_and_record(driver& d) {
   return l;
 }
 
-TEST(scheduler, static_batching_admits_the_next_batch_only_after_the_last_end) {
+// Batches of two; of the three sequences 1 ends first, 2 last, and 3 waits
+// for a place.
+driver three_in_batches_of_two(batching_mode mode) {
   auto cfg = config(64);
   cfg.max_num_seqs = 2;
-  cfg.batching = batching_mode::fixed;
+  cfg.batching = mode;
   driver d(32, 0, cfg);
   d.add(1, token_run(5), 2);
   d.add(2, token_run(5, 40), 6);
   d.add(3, token_run(5, 80), 2);
+  return d;
+}
+
+TEST(scheduler, static_batching_admits_the_next_batch_only_after_the_last_end) {
+  driver d = three_in_batches_of_two(batching_mode::fixed);
   const auto l = run_and_record(d);
   EXPECT_EQ(l.first.at(1), 0);
   EXPECT_EQ(l.first.at(2), 0);
@@ -43,11 +50,7 @@ TEST(scheduler, static_batching_admits_the_next_batch_only_after_the_last_end) {
   EXPECT_EQ(d.output(2, 5), reference(token_run(5, 40), 6));
   d.expect_idle_and_sound();
 
-  cfg.batching = batching_mode::continuous;
-  driver c(32, 0, cfg);
-  c.add(1, token_run(5), 2);
-  c.add(2, token_run(5, 40), 6);
-  c.add(3, token_run(5, 80), 2);
+  driver c = three_in_batches_of_two(batching_mode::continuous);
   const auto lc = run_and_record(c);
   EXPECT_EQ(lc.first.at(3), lc.last.at(1) + 1); // in 1's place at once
 }
@@ -71,13 +74,7 @@ TEST(scheduler, a_static_batch_short_of_full_is_flagged_before_it_opens) {
 }
 
 TEST(scheduler, padded_batching_keeps_ended_rows_computing_until_the_batch_ends) {
-  auto cfg = config(64);
-  cfg.max_num_seqs = 2;
-  cfg.batching = batching_mode::padded;
-  driver d(32, 0, cfg);
-  d.add(1, token_run(5), 2);
-  d.add(2, token_run(5, 40), 6);
-  d.add(3, token_run(5, 80), 2);
+  driver d = three_in_batches_of_two(batching_mode::padded);
   std::map<seq_id, std::vector<int>> steps; // the steps each sequence computed in
   std::map<seq_id, int> ended;
   for (int step = 0; step < 100 && d.sched().has_work(); ++step) {
