@@ -350,8 +350,8 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
   for (const auto& s : in_flight) {
     entry& e = *s.e;
     e.in_step = false;
-    if (e.abort_pending != finish_reason::none) { // its late token is dropped
-      updates.push_back(finish(e, e.abort_pending));
+    if (auto ended = settle(e)) { // its late token is dropped
+      updates.push_back(*ended);
       continue;
     }
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
@@ -388,9 +388,7 @@ std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out completion for a sequence not swapping out");
   e.swap = swap_state::resting;
   e.seq.table().clear(); // the device blocks are free now
-  if (e.abort_pending != finish_reason::none)
-    return {finish(e, e.abort_pending)};
-  return {};
+  return settled(e);
 }
 
 std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<block_id> table) {
@@ -400,15 +398,27 @@ std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<
   e.swap = swap_state::none;
   e.seq.table().assign(table);
   e.seq.set_status(sequence_status::running);
-  if (e.abort_pending != finish_reason::none)
-    return {finish(e, e.abort_pending)};
-  return {};
+  return settled(e);
 }
 
-void scheduler::swap_in_denied(seq_id id) {
+std::vector<sequence_update> scheduler::swap_in_denied(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in denial for a sequence not swapping in");
-  e.swap = swap_state::resting;
+  e.swap = swap_state::resting; // asked for again at a later step
+  return settled(e);
+}
+
+std::optional<sequence_update> scheduler::settle(entry& e) {
+  if (e.abort_pending == finish_reason::none || e.in_step || e.swap == swap_state::out ||
+      e.swap == swap_state::in)
+    return std::nullopt;
+  return finish(e, e.abort_pending);
+}
+
+std::vector<sequence_update> scheduler::settled(entry& e) {
+  if (auto ended = settle(e))
+    return {*ended};
+  return {};
 }
 
 sequence_update scheduler::finish(entry& e, finish_reason why) {

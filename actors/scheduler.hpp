@@ -23,7 +23,7 @@
 // swap actor reports the copy done; meanwhile a sequence they would serve
 // waits a step. Preempted sequences resume ahead of new arrivals of the same
 // priority. An abort while a step or a swap holds the sequence takes effect
-// when that work completes, and its late token is dropped.
+// when that work completes (or is refused), and its late token is dropped.
 //
 // Modes exist to measure what continuous batching and paging buy: fixed
 // (static) batching admits a batch of up to max_num_seqs sequences only when
@@ -100,10 +100,11 @@ public:
 
   // Commands issued since the last call, to run in order.
   std::vector<scheduler_command> take_commands();
-  // The swap actor's reports.
+  // The swap actor's reports. Each ends the sequence (its final update) when
+  // an abort came while the swap held it.
   std::vector<sequence_update> complete_swap_out(seq_id id);
   std::vector<sequence_update> complete_swap_in(seq_id id, std::vector<block_id> table);
-  void swap_in_denied(seq_id id);
+  std::vector<sequence_update> swap_in_denied(seq_id id);
 
   int32_t num_waiting() const;
   int32_t num_running() const;
@@ -173,6 +174,11 @@ private:
   int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
   planning finish_planning();
+  // NOTE: every report that ends work holding a sequence (step output,
+  // swap-out done, swap-in done or refused) goes through settle: once nothing
+  // holds it, an abort that came meanwhile ends it, exactly once.
+  std::optional<sequence_update> settle(entry& e);
+  std::vector<sequence_update> settled(entry& e); // settle's update, as a list
   sequence_update finish(entry& e, finish_reason why);
   static sequence_update end_update(const entry& e, finish_reason why);
   bool is_eos(const entry& e, token_id t) const;

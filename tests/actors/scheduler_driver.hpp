@@ -100,7 +100,8 @@ public:
     return updates;
   }
 
-  // Completes the swaps ordered so far; returns the updates they caused.
+  // Completes (or refuses) the swaps ordered so far; returns the updates they
+  // caused.
   std::vector<sequence_update> complete_swaps() {
     std::vector<sequence_update> all;
     for (auto& [cmd, table] : std::exchange(pending_swaps_, {})) {
@@ -108,9 +109,11 @@ public:
       if (cmd.kind == scheduler_command::swap_out) {
         ledger_.release_swapped(cmd.id);
         updates = sched_.complete_swap_out(cmd.id);
+      } else if (!table) {
+        updates = sched_.swap_in_denied(cmd.id);
       } else {
         host_.release(cmd.id);
-        updates = sched_.complete_swap_in(cmd.id, table);
+        updates = sched_.complete_swap_in(cmd.id, *table);
       }
       run_commands();
       apply(updates);
@@ -127,14 +130,17 @@ public:
         case scheduler_command::drop_host: host_.release(cmd.id); break;
         case scheduler_command::swap_out:
           ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
-          pending_swaps_.push_back({cmd, {}});
+          pending_swaps_.push_back({cmd, std::vector<block_id>{}});
           break;
         case scheduler_command::swap_in:
+          // NOTE: a refusal is held like a completion: in the runtime it
+          // travels back through the swap actor, and aborts can come first.
           if (auto table = ledger_.allocate_for_swap_in(cmd.id, cmd.num_blocks)) {
             host_.swap_in(cmd.id, *table);
-            pending_swaps_.push_back({cmd, *table});
+            pending_swaps_.push_back({cmd, std::move(table)});
           } else {
-            sched_.swap_in_denied(cmd.id);
+            ++num_swap_ins_denied;
+            pending_swaps_.push_back({cmd, std::nullopt});
           }
           break;
       }
@@ -163,6 +169,7 @@ public:
     EXPECT_EQ(blocks().pool().num_used_blocks(), 0);
     EXPECT_EQ(host_.num_free_blocks(), host_.num_blocks());
     EXPECT_EQ(sched_.num_host_blocks_used(), 0);
+    EXPECT_EQ(sched_.num_sequences(), 0);
     EXPECT_THAT(ledger_.check_invariants(), ::testing::IsEmpty());
     EXPECT_THAT(check_invariants(host_), ::testing::IsEmpty());
   }
@@ -179,6 +186,7 @@ public:
   swap_space& host() { return host_; }
   std::map<seq_id, sequence_update>& finished() { return finished_; }
   bool hold_swaps = false;
+  int32_t num_swap_ins_denied = 0;
 
 private:
   kv_ledger ledger_;
@@ -186,7 +194,8 @@ private:
   scheduler sched_;
   std::map<seq_id, std::vector<token_id>> tokens_;
   std::map<seq_id, sequence_update> finished_;
-  std::vector<std::pair<scheduler_command, std::vector<block_id>>> pending_swaps_;
+  // Swaps ordered and not yet reported; a swap-in's table, or none if refused.
+  std::vector<std::pair<scheduler_command, std::optional<std::vector<block_id>>>> pending_swaps_;
   std::map<seq_id, std::vector<block_id>> tables_; // the executor's
   uint64_t next_arrival_ = 0;
 };

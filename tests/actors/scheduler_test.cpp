@@ -313,6 +313,32 @@ TEST(scheduler, abort_during_swaps_waits_for_the_copy) {
   d.expect_idle_and_sound();
 }
 
+// The order a loaded runtime produced: a swap-in is ordered, the request is
+// cancelled, then the block manager's refusal of the swap-in arrives. The
+// sequence must end then, not rest in host memory with its abort pending.
+TEST(scheduler, abort_during_a_refused_swap_in_ends_at_the_refusal) {
+  driver d(4, 8, config(64));
+  d.add(1, token_run(4), 8);
+  d.add(2, token_run(4, 100), 8);
+  d.step(); // one block each
+  d.hold_swaps = true;
+  d.sched().force_preemption(1, preemption_mode::swap);
+  d.step(); // 1 swaps out; 2 takes a second block
+  d.complete_swaps();
+  d.add(3, token_run(8, 200), 4);
+  d.step(); // 3 takes the last two blocks; 1's swap-in is ordered and refused
+  ASSERT_EQ(d.num_swap_ins_denied, 1);
+  EXPECT_TRUE(d.abort(1).empty()); // the refusal is still on its way
+  auto done = d.complete_swaps();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].id, 1);
+  EXPECT_EQ(done[0].finished, finish_reason::aborted);
+  EXPECT_EQ(d.host().num_free_blocks(), d.host().num_blocks());
+  d.hold_swaps = false;
+  d.run_until_idle();
+  d.expect_idle_and_sound();
+}
+
 TEST(scheduler, eos_ends_a_sequence_unless_ignored) {
   auto prompt = token_run(6);
   auto expected = reference(prompt, 5);
