@@ -2,19 +2,24 @@
 // The spawn functions of kvactor's actors (used by spawn_runtime and tests).
 
 #include "actors/interfaces.hpp"
+#include "actors/jitter.hpp"
 #include "actors/request_state.hpp"
 #include "actors/step_runner.hpp"
 #include "model/tokenizer/tokenizer.hpp"
 
+#include <chrono>
 #include <memory>
 
 namespace kvactor {
 
-executor_actor spawn_executor(caf::actor_system& sys, std::shared_ptr<step_runner> runner);
+// `delays` (jitter.hpp): how late each step's and swap's completion is
+// reported; a swap actor's refused swap-ins are late by its own stream.
+executor_actor spawn_executor(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
+                              jitter_options delays = {});
 block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
                                         int32_t block_size, bool prefix_caching = true);
 swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
-                      executor_actor executor);
+                      executor_actor executor, jitter_options delays = {});
 
 // What the scheduler needs to spawn request actors.
 struct request_context {
@@ -44,6 +49,15 @@ request_actor spawn_request(caf::actor_system& sys, request_id id, generate_requ
 // engine_config).
 runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
                             request_context requests, scheduler_config config,
-                            int32_t max_waiting);
+                            int32_t max_waiting, jitter_options delays = {});
+
+// Sends at once, or `delay` later (a jitter fault).
+template <class Dest, class... Ts>
+void send_after(std::chrono::milliseconds delay, const Dest& dest, Ts&&... xs) {
+  if (delay.count() == 0)
+    caf::anon_send(dest, std::forward<Ts>(xs)...);
+  else
+    caf::delayed_anon_send(dest, delay, std::forward<Ts>(xs)...);
+}
 
 } // namespace kvactor

@@ -109,6 +109,12 @@ std::optional<std::vector<block_id>> kv_ledger::allocate_for_swap_in(seq_id id,
   return std::vector<block_id>(table.begin(), table.end());
 }
 
+pool_figures kv_ledger::figures() const {
+  pool_figures f = blocks_.figures();
+  f.num_sequences = num_sequences();
+  return f;
+}
+
 std::vector<std::string> kv_ledger::check_invariants() const {
   std::vector<const block_table*> tables;
   for (const auto& [id, rec] : seqs_)

@@ -75,7 +75,7 @@ public:
 
   const block_manager& blocks() const { return blocks_; }
   int32_t num_sequences() const { return static_cast<int32_t>(seqs_.size()); }
-  pool_figures figures() const { return blocks_.figures(); }
+  pool_figures figures() const;
   // Pool invariants against every table the ledger holds.
   std::vector<std::string> check_invariants() const;
 

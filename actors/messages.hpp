@@ -36,6 +36,7 @@ struct submission {
 struct host_figures {
   int32_t num_blocks = 0;
   int32_t num_free_blocks = 0;
+  int32_t num_sequences = 0; // holding host blocks
   std::vector<std::string> broken_invariants;
 };
 
@@ -120,13 +121,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool_figures& x) {
   return f(caf::meta::type_name("kvactor.pool_figures"), x.num_blocks, x.num_free_blocks,
            x.num_cached_blocks, x.num_used_blocks, x.num_used_slots, x.num_allocated_slots,
-           x.num_block_refs, x.num_prefix_queries, x.num_prefix_hits, x.num_evictions);
+           x.num_block_refs, x.num_prefix_queries, x.num_prefix_hits, x.num_evictions,
+           x.num_sequences);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, host_figures& x) {
   return f(caf::meta::type_name("kvactor.host_figures"), x.num_blocks, x.num_free_blocks,
-           x.broken_invariants);
+           x.num_sequences, x.broken_invariants);
 }
 
 namespace model {

@@ -19,6 +19,7 @@ struct pool_figures {
   int64_t num_prefix_queries = 0;
   int64_t num_prefix_hits = 0;
   int64_t num_evictions = 0;
+  int32_t num_sequences = 0;     // with a block table (the ledger's)
 
   // Used slots over allocated slots (1 when nothing is allocated).
   double kv_utilisation() const;

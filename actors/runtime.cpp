@@ -63,6 +63,9 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   sched.prefix_caching = config.prefix_caching;
   if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0 || config.max_waiting <= 0)
     return invalid("engine config: max_num_batched_tokens, max_num_seqs and max_waiting must be positive");
+  if (config.fault_jitter_ms < 0)
+    return invalid("engine config: fault_jitter_ms " + std::to_string(config.fault_jitter_ms) +
+                   " is negative");
   sched.max_num_batched_tokens = config.max_num_batched_tokens;
   sched.max_num_seqs = config.max_num_seqs;
 
@@ -98,7 +101,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   requests.limits.max_context = config.max_model_len > 0 ? config.max_model_len : context;
   sched.max_model_len = requests.limits.max_context;
   return spawn_runtime(sys, std::move(runner.value()), std::move(requests), std::move(sched),
-                       config.max_waiting);
+                       config.max_waiting, {config.fault_jitter_ms, config.fault_seed});
 }
 
 } // namespace kvactor

@@ -42,6 +42,7 @@ struct scheduler_actor_state {
   request_id next_id = 1;
   bool planning = false;
   batch_window window = batch_window::closed;
+  int64_t num_submitted = 0;
   int64_t num_finished = 0;
   int64_t num_aborted = 0;
   int64_t num_tokens = 0;
@@ -146,8 +147,25 @@ void end(self_ptr self, seq_id id, finish_reason why) {
   maybe_finish_shutdown(self);
 }
 
+// What an idle runtime must hold: no sequence in the block manager's ledger
+// or in the host pool. Only when the scheduler was idle when the figures
+// were asked for and admitted nothing since: its ends' forget and drop_host
+// commands went out before the question, and no sequence came after.
+std::vector<std::string> idle_leftovers(const pool_figures& pool, const host_figures& host) {
+  std::vector<std::string> broken;
+  if (pool.num_sequences > 0)
+    broken.push_back("idle runtime: the block manager still tracks " +
+                     std::to_string(pool.num_sequences) + " sequences");
+  if (host.num_sequences > 0)
+    broken.push_back("idle runtime: the host pool still holds blocks of " +
+                     std::to_string(host.num_sequences) + " sequences");
+  return broken;
+}
+
 void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
   const auto& parts = *self->state.parts;
+  const bool idle = !self->state.sched->has_work();
+  const int64_t submitted = self->state.num_submitted;
   self->request(parts.blocks, caf::infinite, figures_atom::value)
     .then([=](const pool_figures& pool, const std::vector<std::string>& broken) mutable {
       self->request(self->state.parts->swap, caf::infinite, figures_atom::value)
@@ -180,6 +198,9 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.broken_invariants = broken;
           f.broken_invariants.insert(f.broken_invariants.end(), host.broken_invariants.begin(),
                                      host.broken_invariants.end());
+          if (idle && st.num_submitted == submitted)
+            for (auto& b : idle_leftovers(pool, host))
+              f.broken_invariants.push_back(std::move(b));
           rp.deliver(std::move(f));
         });
     });
@@ -210,6 +231,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       if (auto err = st.sched->add(std::move(seq), s.params))
         return {s.id, n, "prompt_too_long", *err};
       st.requests.emplace(s.id, std::move(ra));
+      ++st.num_submitted;
       kick(self);
       return {s.id, n, {}, {}};
     },
@@ -248,7 +270,12 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       kick(self);
       maybe_finish_shutdown(self);
     },
-    [=](denied_atom, seq_id id) { self->state.sched->swap_in_denied(id); },
+    // NOTE: no kick: a refused swap-in waits for blocks that a step or a
+    // swap in flight will free, and their completions kick.
+    [=](denied_atom, seq_id id) {
+      dispatch(self, self->state.sched->swap_in_denied(id));
+      maybe_finish_shutdown(self);
+    },
     [=](window_atom) {
       auto& st = self->state;
       if (st.window == batch_window::waiting) // else a full batch opened meanwhile
@@ -266,7 +293,7 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, scheduler_parts parts) {
 
 runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
                             request_context requests, scheduler_config config,
-                            int32_t max_waiting) {
+                            int32_t max_waiting, jitter_options delays) {
   scheduler_parts parts;
   parts.config = std::move(config);
   parts.num_device_blocks = runner->num_device_blocks();
@@ -274,10 +301,12 @@ runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner>
   parts.block_size = runner->block_size();
   parts.max_waiting = max_waiting;
   parts.requests = std::move(requests);
-  parts.executor = spawn_executor(sys, runner);
+  parts.executor = spawn_executor(sys, runner, delays);
   parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size,
                                      parts.config.prefix_caching);
-  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor);
+  // NOTE: a stream of its own, so the swap actor's draws do not shift the executor's.
+  delays.seed = ~delays.seed;
+  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor, delays);
   return spawn_scheduler(sys, std::move(parts));
 }
 

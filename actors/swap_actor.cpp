@@ -14,12 +14,14 @@ namespace {
 struct swap_state {
   swap_state() = default;
   std::optional<swap_space> space;
+  jitter delays; // of refused swap-ins (the executor delays the copies' ends)
 };
 
 swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
                                   int32_t num_host_blocks, block_manager_actor blocks,
-                                  executor_actor executor) {
+                                  executor_actor executor, jitter_options delays) {
   self->state.space.emplace(num_host_blocks);
+  self->state.delays = jitter(delays);
   auto& space = *self->state.space;
   auto swap_out = [=, &space](seq_id id, scheduler_actor sched) {
     self->request(blocks, caf::infinite, blocks_atom::value, id)
@@ -37,7 +39,7 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
     self->request(blocks, caf::infinite, swap_in_atom::value, id, num_blocks)
       .then([=, &space](bool ok, const std::vector<block_id>& table) {
         if (!ok) {
-          self->send(sched, denied_atom::value, id);
+          send_after(self->state.delays.next(), sched, denied_atom::value, id);
           return;
         }
         auto copies = space.swap_in(id, table);
@@ -59,7 +61,8 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
       }
     },
     [&space](figures_atom) {
-      return host_figures{space.num_blocks(), space.num_free_blocks(), check_invariants(space)};
+      return host_figures{space.num_blocks(), space.num_free_blocks(), space.num_sequences(),
+                          check_invariants(space)};
     },
   };
 }
@@ -67,8 +70,8 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
 } // namespace
 
 swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
-                      executor_actor executor) {
-  return sys.spawn(swap_fn, num_host_blocks, std::move(blocks), std::move(executor));
+                      executor_actor executor, jitter_options delays) {
+  return sys.spawn(swap_fn, num_host_blocks, std::move(blocks), std::move(executor), delays);
 }
 
 } // namespace kvactor

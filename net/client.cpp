@@ -4,6 +4,8 @@
 
 #include <simdjson.h>
 
+#include <sys/socket.h>
+
 namespace kvactor::net {
 
 namespace asio = boost::asio;
@@ -132,6 +134,12 @@ std::optional<server_event> client::read_event() {
 void client::set_receive_buffer(int32_t bytes) {
   boost::system::error_code ignored;
   socket_.set_option(asio::socket_base::receive_buffer_size(bytes), ignored);
+}
+
+void client::interrupt() {
+  // NOTE: the system call, not socket_.shutdown(): an asio socket is not
+  // safe to use from two threads at once; the descriptor is.
+  ::shutdown(socket_.native_handle(), SHUT_RDWR);
 }
 
 void client::close() {

@@ -46,6 +46,10 @@ public:
   // The next event; nullopt at EOF, on an error or on a line that is not one.
   std::optional<server_event> read_event();
   void close();
+  // Ends a read_line blocked in another thread (it returns nullopt) by
+  // shutting the connection down both ways; the one call that is safe from
+  // any thread.
+  void interrupt();
   // SO_RCVBUF in bytes (a small one makes a slow reader).
   void set_receive_buffer(int32_t bytes);
 

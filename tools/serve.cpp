@@ -39,6 +39,7 @@ struct serve_config : caf::actor_system_config {
   std::string batching = "continuous";
   std::string kv_reservation = "paged";
   bool no_prefix_caching = false;
+  int32_t fault_jitter_ms = 0;
 
   serve_config() {
     kvactor::add_message_types(*this);
@@ -62,7 +63,9 @@ struct serve_config : caf::actor_system_config {
            "compute on)")
       .add(kv_reservation, "kv-reservation",
            "paged, or contiguous (max-model-len slots per request from admission)")
-      .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content");
+      .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content")
+      .add(fault_jitter_ms, "fault-jitter-ms",
+           "testing fault: report step and swap completions up to N ms late (0: off)");
   }
 };
 
@@ -105,6 +108,7 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   engine.batching = cfg.batching;
   engine.kv_reservation = cfg.kv_reservation;
   engine.prefix_caching = !cfg.no_prefix_caching;
+  engine.fault_jitter_ms = cfg.fault_jitter_ms;
   auto runtime = kvactor::spawn_runtime(sys, engine);
   if (!runtime) {
     std::cerr << "kvactor-serve: " << error_text(sys, runtime.error()) << "\n";

@@ -116,6 +116,11 @@ struct engine_config {
                                         // max context slots from admission on
   bool prefix_caching = true;
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
+  // A fault for stress runs: each step's and swap's completion, and each
+  // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms
+  // late. 0: off.
+  int32_t fault_jitter_ms = 0;
+  uint64_t fault_seed = 1;
 };
 
 // The block size a device serves best, what block_size 0 picks: 8 tokens on

@@ -57,10 +57,11 @@ std::vector<int32_t> tokens(int n, int32_t first) {
 class runtime : public ::testing::Test {
 protected:
   void start(int32_t device_blocks, int32_t host_blocks, scheduler_config config = {},
-             int32_t max_waiting = 1024) {
+             int32_t max_waiting = 1024, jitter_options delays = {}) {
     tok_ = tiny_tokenizer();
     runner_ = std::make_shared<test_runner>(device_blocks, host_blocks, 4, vocab);
-    rt_ = spawn_runtime(sys_, runner_, {tok_, {vocab, 4096}}, std::move(config), max_waiting);
+    rt_ = spawn_runtime(sys_, runner_, {tok_, {vocab, 4096}}, std::move(config), max_waiting,
+                        delays);
     sink_ = sys_.spawn(sink_fn, events_);
   }
 
@@ -201,6 +202,34 @@ TEST_P(runtime_preemption, keeps_outputs_identical_under_memory_pressure) {
 
 INSTANTIATE_TEST_SUITE_P(modes, runtime_preemption,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute));
+
+// Completions of steps and swaps that come late, as on a loaded machine,
+// with preemptions and cancels at every moment: every request ends once,
+// the ones not cancelled exactly, and the idle runtime holds nothing.
+TEST_F(runtime, late_completions_keep_outputs_exact_and_pools_clean) {
+  start(16, 32, {}, 1024, {.max_ms = 3, .seed = 5});
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 12; ++i) {
+    auto prompt = tokens(9, 100 * i + 3);
+    auto a = generate(request_of(prompt, 24)); // four at a time fill the device pool
+    ASSERT_TRUE(a.ok());
+    sent.emplace_back(a.id, prompt);
+    if (i % 3 == 1)
+      caf::anon_send(rt_, preempt_atom::value, request_id{0}, true);
+    if (i % 4 == 2)
+      caf::anon_send(rt_, cancel_atom::value, sent[size_t(i) / 2].first);
+  }
+  for (int i = 0; i < 12; ++i) {
+    auto done = events_->wait_done(sent[size_t(i)].first);
+    if (done.finish_reason != "aborted")
+      EXPECT_THAT(done.tokens, ElementsAreArray(expected_output(sent[size_t(i)].second, 24)));
+  }
+  EXPECT_GT(figures().preemptions, 0);
+  expect_idle();
+  std::lock_guard lock(events_->mutex);
+  for (auto& [id, prompt] : sent)
+    EXPECT_EQ(events_->dones[id].size(), 1u) << "request " << id;
+}
 
 // The slow tests: 1 ms per step and up to 800 tokens, so a cancel sent at
 // once lands mid-generation by a wide margin.

@@ -52,6 +52,18 @@ TEST(record_book, waiting_stops_when_no_event_comes_for_the_stall_period) {
   EXPECT_EQ(book.num_resolved(), 0);
 }
 
+TEST(record_book, waiting_stops_when_the_driver_abandons_it) {
+  record_book book(1);
+  book.sent(0);
+  std::thread driver([&] {
+    std::this_thread::sleep_for(20ms);
+    book.abandon();
+  });
+  EXPECT_EQ(book.wait_all_resolved(clock::now() + 600s, 600s), wait_result::abandoned);
+  driver.join();
+  EXPECT_EQ(book.wait_all_resolved(clock::now() + 600s, 600s), wait_result::abandoned); // for good
+}
+
 TEST(record_book, waiting_stops_at_the_deadline) {
   record_book book(1);
   book.sent(0);

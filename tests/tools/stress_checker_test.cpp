@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace kvactor::stress {
 namespace {
 
@@ -60,6 +62,30 @@ TEST(stress_fault_plan, cancels_about_the_asked_fraction) {
     num_cancels += f.cancel_at != no_fault ? 1 : 0;
   EXPECT_GT(num_cancels, 200);
   EXPECT_LT(num_cancels, 400);
+}
+
+TEST(stress_fault_plan, jitter_delays_each_cancel_and_leaves_the_other_faults_alone) {
+  workload_options o;
+  o.num_requests = 500;
+  const auto workload = make_workload(o);
+  fault_options f{.seed = 5, .cancel_fraction = 0.3, .disconnect_fraction = 0.1,
+                  .malformed_fraction = 0.1};
+  const auto plain = make_fault_plan(workload, f);
+  f.jitter_ms = 7;
+  const auto jittered = make_fault_plan(workload, f);
+  ASSERT_EQ(plain.size(), jittered.size());
+  std::set<int32_t> delays;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(plain[i].cancel_at, jittered[i].cancel_at);
+    EXPECT_EQ(plain[i].disconnect_at, jittered[i].disconnect_at);
+    EXPECT_EQ(plain[i].malformed_before, jittered[i].malformed_before);
+    EXPECT_EQ(plain[i].cancel_delay_ms, 0);
+    if (jittered[i].cancel_at == no_fault)
+      EXPECT_EQ(jittered[i].cancel_delay_ms, 0);
+    else
+      delays.insert(jittered[i].cancel_delay_ms);
+  }
+  EXPECT_EQ(delays, (std::set<int32_t>{0, 1, 2, 3, 4, 5, 6, 7})); // every delay in 0..7 ms
 }
 
 TEST(stress_checker, a_clean_run_passes_with_its_counts) {

@@ -24,6 +24,11 @@ std::vector<request_faults> make_fault_plan(const std::vector<stress_request>& w
     }
     f.malformed_before = unit(rng) < o.malformed_fraction;
   }
+  // NOTE: drawn after the rest, so that jitter leaves the other faults as they were.
+  if (o.jitter_ms > 0)
+    for (request_faults& f : plan)
+      if (f.cancel_at != no_fault)
+        f.cancel_delay_ms = std::uniform_int_distribution<int32_t>(0, o.jitter_ms)(rng);
   return plan;
 }
 

@@ -1,5 +1,7 @@
 #include "tools/stress/in_process_driver.hpp"
 
+#include "actors/actors.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -20,14 +22,16 @@ clock::duration seconds(double s) {
 // NOTE: the book is not the first parameter: CAF takes a leading pointer for
 // `self`. Sinks share the book: after a stalled run the runtime's shutdown
 // still sends them the ends of the requests left.
-sink_actor::behavior_type sink_fn(int32_t index, std::shared_ptr<record_book> book, int32_t cancel_at,
-                                  runtime_actor runtime) {
+sink_actor::behavior_type sink_fn(int32_t index, std::shared_ptr<record_book> book,
+                                  request_faults faults, runtime_actor runtime) {
+  const int32_t cancel_at = faults.cancel_at;
+  const std::chrono::milliseconds cancel_delay(faults.cancel_delay_ms);
   return {
     [=](const token_event& e) {
       book->token(index, e.index, e.token);
       if (cancel_at >= 0 && e.index == cancel_at) {
         book->cancel_sent(index);
-        caf::anon_send(runtime, cancel_atom::value, e.id);
+        send_after(cancel_delay, runtime, cancel_atom::value, e.id);
       }
     },
     [=](const done_event& e) {
@@ -36,7 +40,7 @@ sink_actor::behavior_type sink_fn(int32_t index, std::shared_ptr<record_book> bo
       // the runtime must ignore it.
       if (cancel_at >= 0 && cancel_at >= e.completion_tokens) {
         book->cancel_sent(index);
-        caf::anon_send(runtime, cancel_atom::value, e.id);
+        send_after(cancel_delay, runtime, cancel_atom::value, e.id);
       }
     },
   };
@@ -129,7 +133,7 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
     for (const auto& r : workload) {
       std::this_thread::sleep_until(start + seconds(r.arrival_s));
       const request_faults& f = plan[static_cast<size_t>(r.index)];
-      auto sink = sys.spawn(sink_fn, r.index, shared_book, f.cancel_at, runtime);
+      auto sink = sys.spawn(sink_fn, r.index, shared_book, f, runtime);
       book.sent(r.index);
       self->request(runtime, caf::infinite, generate_atom::value, r.request, sink_actor{sink})
         .receive(
@@ -142,21 +146,15 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
             book.accepted(r.index);
             if (f.cancel_at == cancel_at_once) {
               book.cancel_sent(r.index);
-              self->send(runtime, cancel_atom::value, a.id);
+              send_after(std::chrono::milliseconds(f.cancel_delay_ms), runtime,
+                         cancel_atom::value, a.id);
             }
           },
           [&](const caf::error& e) { book.error(r.index, sys.render(e)); });
     }
     const auto waited = book.wait_all_resolved(clock::now() + seconds(options.timeout_s),
                                                seconds(options.stall_s));
-    if (waited == record_book::wait_result::stalled)
-      std::cerr << "kvactor-stress: no request had an event for " << options.stall_s
-                << " s: the runtime stopped making progress";
-    else if (waited == record_book::wait_result::timed_out)
-      std::cerr << "kvactor-stress: the timeout of " << options.timeout_s << " s passed";
-    if (waited != record_book::wait_result::resolved)
-      std::cerr << " with " << workload.size() - size_t(book.num_resolved()) << " of "
-                << workload.size() << " requests unresolved\n";
+    report_unresolved(waited, options.timeout_s, options.stall_s, book);
   }
   return wait_idle(sys, runtime);
 }

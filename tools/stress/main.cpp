@@ -6,7 +6,8 @@
 //   kvactor-stress [--mode=in-process|tcp] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
 //                  [--malformed-fraction=F] [--connections=4] [--host=H --port=P]
-//                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--quiet] ...
+//                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
+//                  [--stall-s=60] [--quiet] ...
 // (--help lists every option.)
 
 #include "tools/stress/checker.hpp"
@@ -25,8 +26,8 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
     std::cerr << "kvactor-stress: --mode must be in-process or tcp\n";
     return 2;
   }
-  if (cfg.requests < 0 || cfg.port < 0 || cfg.port > 65535) {
-    std::cerr << "kvactor-stress: --requests must be >= 0 and --port in [0, 65535]\n";
+  if (cfg.requests < 0 || cfg.port < 0 || cfg.port > 65535 || cfg.jitter_ms < 0) {
+    std::cerr << "kvactor-stress: --requests and --jitter-ms must be >= 0 and --port in [0, 65535]\n";
     return 2;
   }
   std::optional<small_model> generated;
@@ -54,6 +55,7 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
   f.preempt_every = cfg.preempt_every;
   f.disconnect_fraction = cfg.mode == "tcp" ? cfg.disconnect_fraction : 0;
   f.malformed_fraction = cfg.mode == "tcp" ? cfg.malformed_fraction : 0;
+  f.jitter_ms = cfg.jitter_ms;
   const auto plan = make_fault_plan(workload, f);
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -1,6 +1,7 @@
 #include "tools/stress/record_book.hpp"
 
 #include <algorithm>
+#include <iostream>
 
 namespace kvactor::stress {
 
@@ -97,6 +98,8 @@ record_book::wait_result record_book::wait_all_resolved(std::chrono::steady_cloc
   std::unique_lock lock(mutex_);
   last_event_ = std::chrono::steady_clock::now(); // the sends before were events too
   while (num_resolved_.load() != static_cast<int64_t>(records_.size())) {
+    if (abandoned_)
+      return wait_result::abandoned;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline)
       return wait_result::timed_out;
@@ -107,9 +110,32 @@ record_book::wait_result record_book::wait_all_resolved(std::chrono::steady_cloc
   return wait_result::resolved;
 }
 
+void record_book::abandon() {
+  std::lock_guard lock(mutex_);
+  abandoned_ = true;
+  cv_.notify_all();
+}
+
 std::vector<request_record> record_book::records() {
   std::lock_guard lock(mutex_);
   return records_;
+}
+
+void report_unresolved(record_book::wait_result waited, double timeout_s, double stall_s,
+                       record_book& book) {
+  using wait_result = record_book::wait_result;
+  if (waited == wait_result::resolved)
+    return;
+  std::cerr << "kvactor-stress: ";
+  if (waited == wait_result::stalled)
+    std::cerr << "no request had an event for " << stall_s
+              << " s: the runtime stopped making progress";
+  else if (waited == wait_result::timed_out)
+    std::cerr << "the timeout of " << timeout_s << " s passed";
+  else
+    std::cerr << "every connection ended";
+  std::cerr << " with " << book.num_requests() - size_t(book.num_resolved()) << " of "
+            << book.num_requests() << " requests unresolved\n";
 }
 
 } // namespace kvactor::stress

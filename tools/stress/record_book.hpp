@@ -47,13 +47,17 @@ public:
   // Marks the request disconnected unless it has ended; true if it was live.
   bool disconnect(int32_t index);
 
-  enum class wait_result { resolved, timed_out, stalled };
-  // Waits until every request is resolved, until the deadline, or until no
-  // request has had an event (admission, token, end) for `stall`: a runtime
-  // that stopped making progress.
+  enum class wait_result { resolved, timed_out, stalled, abandoned };
+  // Waits until every request is resolved, until the deadline, until no
+  // request has had an event (admission, token, end) for `stall` (a runtime
+  // that stopped making progress), or until abandon() is called.
   wait_result wait_all_resolved(std::chrono::steady_clock::time_point deadline,
                                 std::chrono::steady_clock::duration stall);
+  // The driver can learn nothing more (its connections are gone): wakes
+  // wait_all_resolved, for good.
+  void abandon();
 
+  size_t num_requests() const { return records_.size(); }
   int64_t num_resolved() const { return num_resolved_.load(); }
   int64_t num_tokens() const { return num_tokens_.load(); }
   int64_t num_cancels() const { return num_cancels_.load(); }
@@ -72,7 +76,13 @@ private:
   std::condition_variable cv_;
   std::vector<request_record> records_;
   std::chrono::steady_clock::time_point last_event_ = std::chrono::steady_clock::now();
+  bool abandoned_ = false;
   std::atomic<int64_t> num_resolved_{0}, num_tokens_{0}, num_cancels_{0}, num_preemptions_{0};
 };
+
+// Says on stderr why a wait ended with requests unresolved (nothing when
+// every request was resolved).
+void report_unresolved(record_book::wait_result waited, double timeout_s, double stall_s,
+                       record_book& book);
 
 } // namespace kvactor::stress

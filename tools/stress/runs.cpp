@@ -22,6 +22,10 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
   e.max_waiting = roomy ? std::max(1, cfg.requests) : 1024;
   e.preemption = cfg.preemption;
   e.num_threads = cfg.threads;
+  if (!roomy) { // the reference run is undisturbed
+    e.fault_jitter_ms = cfg.jitter_ms;
+    e.fault_seed = static_cast<uint64_t>(cfg.seed);
+  }
   return e;
 }
 
@@ -83,6 +87,7 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     options.host = cfg.host;
     options.num_connections = cfg.connections;
     options.timeout_s = cfg.timeout_s;
+    options.stall_s = cfg.stall_s;
     std::unique_ptr<net::server> server;
     if (external) {
       options.port = static_cast<uint16_t>(cfg.port);

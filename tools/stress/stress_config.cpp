@@ -28,7 +28,8 @@ stress_config::stress_config() {
     .add(host, "host", "server address (tcp)")
     .add(port, "port", "server port (tcp; 0: start a server in this process)")
     .add(timeout_s, "timeout-s", "seconds for every request to end")
-    .add(stall_s, "stall-s", "in-process: seconds without any event before the run counts as stalled")
+    .add(stall_s, "stall-s", "seconds without any event before the run counts as stalled")
+    .add(jitter_ms, "jitter-ms", "delay step and swap completions and cancels by a seeded random 0..N ms (0: off)")
     .add(quiet, "quiet", "no progress line");
 }
 

@@ -29,7 +29,8 @@ struct stress_config : caf::actor_system_config {
   std::string host = "127.0.0.1";
   int32_t port = 0;                  // tcp: 0 starts a server in this process
   double timeout_s = 600;
-  double stall_s = 60;               // in-process: stop waiting after this long without an event
+  double stall_s = 60;               // stop waiting after this long without an event
+  int32_t jitter_ms = 0;             // completions and cancels up to this late (seeded); 0: off
   bool quiet = false;
 
   stress_config();

@@ -7,10 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <thread>
-#include <unordered_map>
 
 namespace kvactor::stress {
 
@@ -51,7 +52,14 @@ int32_t index_of(const std::string& id, size_t num_requests) {
   return static_cast<int32_t>(v);
 }
 
-// One connection: the requests it carries, the client it currently uses.
+clock::duration seconds(double s) {
+  return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
+}
+
+// One connection: the requests it carries, the client it currently uses. Its
+// writer thread sends the requests at their arrival times and the cancels
+// that jitter delays; its reader thread reads the events, answers them with
+// cancels and drops the connection at the planned tokens.
 class connection {
 public:
   connection(const tcp_options& options, std::vector<const stress_request*> requests,
@@ -69,9 +77,23 @@ public:
   }
 
   void run(clock::time_point start) {
-    std::thread reader([this] { read(); });
+    std::thread reader([this] {
+      read();
+      std::lock_guard lock(mutex_);
+      reader_done_ = true;
+      wake_.notify_all();
+    });
     write(start);
     reader.join();
+  }
+
+  // Ends both threads: the run is over (stalled or timed out).
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    if (client_)
+      client_->interrupt();
+    wake_.notify_all();
   }
 
   int64_t num_malformed_sent = 0;
@@ -79,31 +101,69 @@ public:
   int64_t num_disconnects = 0;
 
 private:
+  struct delayed_cancel {
+    clock::time_point due;
+    std::string line;
+    bool operator>(const delayed_cancel& o) const { return due > o.due; }
+  };
+
   bool send(const std::string& line) {
     std::lock_guard lock(mutex_);
     return client_ && client_->send(line);
   }
 
+  void cancel(int32_t index) {
+    std::lock_guard lock(mutex_);
+    cancel_locked(index);
+  }
+
+  // Sends a cancel now, or has the writer send it after the plan's jitter
+  // delay. Under mutex_.
+  void cancel_locked(int32_t index) {
+    book_.cancel_sent(index);
+    const int32_t delay_ms = plan_[static_cast<size_t>(index)].cancel_delay_ms;
+    if (delay_ms > 0) {
+      cancels_.push({clock::now() + std::chrono::milliseconds(delay_ms), net::cancel_line(id_of(index))});
+      wake_.notify_all();
+    } else if (client_) {
+      client_->send(net::cancel_line(id_of(index)));
+    }
+  }
+
   void write(clock::time_point start) {
-    for (const stress_request* r : requests_) {
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<clock::duration>(
-                                                     std::chrono::duration<double>(r->arrival_s)));
-      const request_faults& f = plan_[static_cast<size_t>(r->index)];
-      std::lock_guard lock(mutex_);
-      if (!client_)
-        return; // NOTE: a reconnect failed; the rest show up as never sent
-      if (f.malformed_before) {
-        client_->send(malformed_lines[r->index % std::size(malformed_lines)]);
-        ++num_malformed_sent;
-      }
-      book_.sent(r->index);
-      live_.push_back(r->index);
-      client_->send(net::generate_line(id_of(r->index), r->request));
-      if (f.cancel_at == cancel_at_once) {
-        book_.cancel_sent(r->index);
-        client_->send(net::cancel_line(id_of(r->index)));
+    size_t next = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      const auto arrival = next < requests_.size() ? start + seconds(requests_[next]->arrival_s)
+                                                   : clock::time_point::max();
+      const auto due = std::min(arrival, cancels_.empty() ? clock::time_point::max()
+                                                          : cancels_.top().due);
+      if (stopped_ || !client_ || (due == clock::time_point::max() && reader_done_))
+        return; // NOTE: after a failed reconnect the rest show up as never sent
+      if (due == clock::time_point::max())
+        wake_.wait(lock);
+      else if (clock::now() < due)
+        wake_.wait_until(lock, due);
+      else if (due == arrival)
+        send_request(*requests_[next++]);
+      else {
+        client_->send(cancels_.top().line);
+        cancels_.pop();
       }
     }
+  }
+
+  void send_request(const stress_request& r) { // under mutex_
+    const request_faults& f = plan_[static_cast<size_t>(r.index)];
+    if (f.malformed_before) {
+      client_->send(malformed_lines[r.index % std::size(malformed_lines)]);
+      ++num_malformed_sent;
+    }
+    book_.sent(r.index);
+    live_.push_back(r.index);
+    client_->send(net::generate_line(id_of(r.index), r.request));
+    if (f.cancel_at == cancel_at_once)
+      cancel_locked(r.index);
   }
 
   // Drops the connection and opens a new one; the requests still live on the
@@ -116,27 +176,30 @@ private:
       book_.disconnect(i);
     live_.clear();
     ++num_disconnects;
-    auto c = net::client::connect(options_.host, options_.port);
-    if (auto* ok = std::get_if<std::unique_ptr<net::client>>(&c))
-      client_ = std::move(*ok);
+    if (!stopped_)
+      if (auto c = net::client::connect(options_.host, options_.port);
+          auto* ok = std::get_if<std::unique_ptr<net::client>>(&c))
+        client_ = std::move(*ok);
     reader_client_ = client_.get();
+    wake_.notify_all();
   }
 
   void read() {
     size_t num_resolved = 0;
-    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                             std::chrono::duration<double>(options_.timeout_s));
-    while (num_resolved < requests_.size() && clock::now() < deadline) {
+    while (num_resolved < requests_.size()) {
       net::client* c = nullptr;
       {
         std::lock_guard lock(mutex_);
+        if (stopped_)
+          return;
         c = reader_client_;
       }
       if (!c)
         return;
       auto line = c->read_line();
       if (!line)
-        return; // NOTE: the server went away; unresolved requests show up as missing
+        return; // NOTE: the server went away or the run was stopped; unresolved
+                // requests show up as missing
       auto ev = net::parse_event(*line);
       if (!ev)
         continue;
@@ -152,10 +215,8 @@ private:
       } else if (ev->event == "token") {
         const auto token_index = static_cast<int32_t>(ev->index);
         book_.token(index, token_index, static_cast<int32_t>(ev->token));
-        if (f.cancel_at >= 0 && token_index == f.cancel_at) {
-          book_.cancel_sent(index);
-          send(net::cancel_line(ev->id));
-        }
+        if (f.cancel_at >= 0 && token_index == f.cancel_at)
+          cancel(index);
         if (f.disconnect_at >= 0 && token_index == f.disconnect_at && still_live(index)) {
           reconnect();
           num_resolved = count_resolved();
@@ -168,10 +229,8 @@ private:
         d.preemptions = static_cast<int32_t>(ev->preemptions);
         book_.done(index, d);
         forget(index);
-        if (f.cancel_at >= 0 && f.cancel_at >= d.completion_tokens) {
-          book_.cancel_sent(index); // after the end: answered with unknown_id
-          send(net::cancel_line(ev->id));
-        }
+        if (f.cancel_at >= 0 && f.cancel_at >= d.completion_tokens)
+          cancel(index); // after the end: answered with unknown_id
         num_resolved = count_resolved();
       } else if (ev->event == "error") {
         // NOTE: unknown_id answers a cancel that came after the end; it does
@@ -206,10 +265,14 @@ private:
   record_book& book_;
   size_t num_requests_;
   std::mutex mutex_;
+  std::condition_variable wake_; // the writer's: a cancel queued, the reader done, stop
   std::unique_ptr<net::client> client_;
   net::client* reader_client_ = nullptr;
   std::vector<std::unique_ptr<net::client>> retired_;
   std::vector<int32_t> live_; // sent on the current client, not ended
+  std::priority_queue<delayed_cancel, std::vector<delayed_cancel>, std::greater<>> cancels_;
+  bool reader_done_ = false;
+  bool stopped_ = false;
 };
 
 } // namespace
@@ -257,8 +320,33 @@ std::optional<end_state> parse_stats(std::string_view line) {
 
 namespace {
 
+// Interrupts a client's blocking reads at a deadline, unless destroyed first.
+class read_deadline {
+public:
+  read_deadline(net::client& c, clock::time_point at)
+    : thread_([this, &c, at] {
+        std::unique_lock lock(mutex_);
+        if (!cv_.wait_until(lock, at, [this] { return done_; }))
+          c.interrupt();
+      }) {}
+  ~read_deadline() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_; // last: it uses the members above
+};
+
 // Asks for stats on a fresh connection until the server is idle (or a few
-// seconds passed).
+// seconds passed: a server that does not answer stats counts as not idle).
 std::optional<end_state> stats_when_idle(const tcp_options& options) {
   auto c = net::client::connect(options.host, options.port);
   auto* client = std::get_if<std::unique_ptr<net::client>>(&c);
@@ -266,6 +354,7 @@ std::optional<end_state> stats_when_idle(const tcp_options& options) {
     return std::nullopt;
   std::optional<end_state> s;
   const auto deadline = clock::now() + 5s;
+  read_deadline interrupt(**client, deadline + 1s);
   do {
     if (!(*client)->send("{\"op\":\"stats\"}\n"))
       return std::nullopt;
@@ -298,9 +387,20 @@ std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_reques
       return *err;
   }
   const auto start = clock::now();
+  std::atomic<int32_t> num_running{num_connections};
   std::vector<std::thread> threads;
   for (auto& c : connections)
-    threads.emplace_back([&c, start] { c->run(start); });
+    threads.emplace_back([&c, &num_running, &book, start] {
+      c->run(start);
+      if (--num_running == 0)
+        book.abandon(); // nothing more can come
+    });
+  const auto waited = book.wait_all_resolved(start + seconds(options.timeout_s),
+                                             seconds(options.stall_s));
+  report_unresolved(waited, options.timeout_s, options.stall_s, book);
+  if (waited != record_book::wait_result::resolved)
+    for (auto& c : connections)
+      c->stop();
   for (auto& t : threads)
     t.join();
   tcp_outcome out;

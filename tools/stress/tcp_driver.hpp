@@ -21,7 +21,8 @@ struct tcp_options {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   int32_t num_connections = 4;
-  double timeout_s = 600;
+  double timeout_s = 600; // for every request to end
+  double stall_s = 60;    // without any event: the runtime stalled, stop waiting
 };
 
 struct tcp_outcome {
