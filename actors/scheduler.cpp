@@ -48,7 +48,7 @@ std::vector<sequence_update> scheduler::abort(seq_id id, finish_reason why) {
   entry& e = i->second;
   if (e.padding())
     return {}; // its request has ended already
-  if (e.in_step || e.swap == swap_state::out || e.swap == swap_state::in) {
+  if (held(e)) {
     if (e.abort_pending == finish_reason::none)
       e.abort_pending = why;
     return {};
@@ -409,8 +409,7 @@ std::vector<sequence_update> scheduler::swap_in_denied(seq_id id) {
 }
 
 std::optional<sequence_update> scheduler::settle(entry& e) {
-  if (e.abort_pending == finish_reason::none || e.in_step || e.swap == swap_state::out ||
-      e.swap == swap_state::in)
+  if (e.abort_pending == finish_reason::none || held(e))
     return std::nullopt;
   return finish(e, e.abort_pending);
 }
@@ -422,8 +421,7 @@ std::vector<sequence_update> scheduler::settled(entry& e) {
 }
 
 sequence_update scheduler::finish(entry& e, finish_reason why) {
-  KVACTOR_ASSERT(!e.in_step && (e.swap == swap_state::none || e.swap == swap_state::resting),
-                 "finishing a sequence that in-flight work still holds");
+  KVACTOR_ASSERT(!held(e), "finishing a sequence that in-flight work still holds");
   if (e.swap == swap_state::resting) {
     commands_.push_back({scheduler_command::drop_host, e.seq.id(), e.num_host_blocks});
     host_used_ -= e.num_host_blocks;

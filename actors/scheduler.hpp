@@ -137,6 +137,10 @@ private:
     bool padding() const { return padded_end != finish_reason::none; }
     int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
   };
+  // In-flight work holds the sequence: a step, or a swap either way.
+  static bool held(const entry& e) {
+    return e.in_step || e.swap == swap_state::out || e.swap == swap_state::in;
+  }
 
   // A sequence of the step in flight, as applying the output needs it.
   // NOTE: entries in a step are never erased before its output (an abort
