@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <iostream>
 #include <random>
 #include <thread>
 
