@@ -221,8 +221,9 @@ TEST_F(runtime, late_completions_keep_outputs_exact_and_pools_clean) {
   }
   for (int i = 0; i < 12; ++i) {
     auto done = events_->wait_done(sent[size_t(i)].first);
-    if (done.finish_reason != "aborted")
+    if (done.finish_reason != "aborted") {
       EXPECT_THAT(done.tokens, ElementsAreArray(expected_output(sent[size_t(i)].second, 24)));
+    }
   }
   EXPECT_GT(figures().preemptions, 0);
   expect_idle();

@@ -80,10 +80,11 @@ TEST(stress_fault_plan, jitter_delays_each_cancel_and_leaves_the_other_faults_al
     EXPECT_EQ(plain[i].disconnect_at, jittered[i].disconnect_at);
     EXPECT_EQ(plain[i].malformed_before, jittered[i].malformed_before);
     EXPECT_EQ(plain[i].cancel_delay_ms, 0);
-    if (jittered[i].cancel_at == no_fault)
+    if (jittered[i].cancel_at == no_fault) {
       EXPECT_EQ(jittered[i].cancel_delay_ms, 0);
-    else
+    } else {
       delays.insert(jittered[i].cancel_delay_ms);
+    }
   }
   EXPECT_EQ(delays, (std::set<int32_t>{0, 1, 2, 3, 4, 5, 6, 7})); // every delay in 0..7 ms
 }
