@@ -270,10 +270,12 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       kick(self);
       maybe_finish_shutdown(self);
     },
-    // NOTE: no kick: a refused swap-in waits for blocks that a step or a
-    // swap in flight will free, and their completions kick.
+    // NOTE: a kick, as for every completion: the work that held the blocks
+    // may have completed before the refusal came, and then nothing else
+    // would ask for the swap-in again.
     [=](denied_atom, seq_id id) {
       dispatch(self, self->state.sched->swap_in_denied(id));
+      kick(self);
       maybe_finish_shutdown(self);
     },
     [=](window_atom) {

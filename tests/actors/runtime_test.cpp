@@ -210,7 +210,7 @@ TEST_F(runtime, late_completions_keep_outputs_exact_and_pools_clean) {
   start(16, 32, {}, 1024, {.max_ms = 3, .seed = 5});
   std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
   for (int i = 0; i < 12; ++i) {
-    auto prompt = tokens(9, 100 * i + 3);
+    auto prompt = tokens(9, 40 * i + 3);
     auto a = generate(request_of(prompt, 24)); // four at a time fill the device pool
     ASSERT_TRUE(a.ok());
     sent.emplace_back(a.id, prompt);
