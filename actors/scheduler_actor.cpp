@@ -4,6 +4,7 @@
 // cancels and swap reports are handled while the executor computes.
 
 #include "actors/actors.hpp"
+#include "actors/serving_metrics.hpp"
 
 #include <chrono>
 #include <unordered_map>
@@ -48,6 +49,7 @@ struct scheduler_actor_state {
   int64_t num_tokens = 0;
   int64_t num_steps = 0;
   step_timing timing;
+  serving_metrics metrics;
   std::optional<caf::typed_response_promise<bool>> shutdown;
 };
 
@@ -65,14 +67,20 @@ void run_commands(self_ptr self) {
 
 void dispatch(self_ptr self, const std::vector<sequence_update>& updates) {
   auto& st = self->state;
+  const auto now = clock::now();
   for (const auto& u : updates) {
     auto i = st.requests.find(u.id);
     if (i == st.requests.end())
       continue;
     self->send(i->second, u);
-    st.num_tokens += u.token != no_token;
+    if (u.token != no_token) {
+      ++st.num_tokens;
+      st.metrics.produced(u.id, now);
+    }
     if (u.finished != finish_reason::none) {
-      ++(u.finished == finish_reason::aborted ? st.num_aborted : st.num_finished);
+      const bool aborted = u.finished == finish_reason::aborted;
+      ++(aborted ? st.num_aborted : st.num_finished);
+      st.metrics.ended(u.id, aborted, now);
       st.requests.erase(i);
     }
   }
@@ -97,7 +105,9 @@ void on_output(self_ptr self, const step_output& out) {
   auto& st = self->state;
   ++st.num_steps;
   dispatch(self, st.sched->update_from_output(out));
-  st.timing.busy_seconds += seconds_since(st.timing.step_start);
+  const double step_seconds = seconds_since(st.timing.step_start);
+  st.timing.busy_seconds += step_seconds;
+  st.metrics.stepped(step_seconds);
   st.timing.forward_seconds += out.forward_seconds;
   st.timing.peak_running = std::max(st.timing.peak_running, st.sched->num_running());
   kick(self);
@@ -119,6 +129,9 @@ void continue_planning(self_ptr self, scheduler::planning p) {
     return;
   }
   st.timing.planning_seconds += seconds_since(st.timing.step_start);
+  const auto now = clock::now();
+  for (const auto& s : p.plan->seqs)
+    st.metrics.scheduled(s.id, now);
   self->request(st.parts->executor, caf::infinite, std::move(*p.plan))
     .then([=](const step_output& out) { on_output(self, out); });
 }
@@ -195,6 +208,9 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.busy_seconds = st.timing.busy_seconds;
           f.planning_seconds = st.timing.planning_seconds;
           f.forward_seconds = st.timing.forward_seconds;
+          f.prefix_queries = pool.num_prefix_queries;
+          f.prefix_hits = pool.num_prefix_hits;
+          st.metrics.fill(f);
           f.broken_invariants = broken;
           f.broken_invariants.insert(f.broken_invariants.end(), host.broken_invariants.begin(),
                                      host.broken_invariants.end());
@@ -231,6 +247,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       if (auto err = st.sched->add(std::move(seq), s.params))
         return {s.id, n, "prompt_too_long", *err};
       st.requests.emplace(s.id, std::move(ra));
+      st.metrics.admitted(s.id, n, clock::now());
       ++st.num_submitted;
       kick(self);
       return {s.id, n, {}, {}};

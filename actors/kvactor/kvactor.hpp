@@ -69,6 +69,17 @@ struct done_event {
   int32_t preemptions = 0;
 };
 
+// A distribution as Prometheus exposes one: how many observations fell at
+// or below each bound (not cumulative: counts[i] holds those in
+// (bounds[i-1], bounds[i]], the last count those above every bound), their
+// sum and their number. Seconds, for the runtime's latencies.
+struct histogram {
+  std::vector<double> bounds; // ascending
+  std::vector<int64_t> counts; // bounds.size() + 1
+  double sum = 0;
+  int64_t count = 0;
+};
+
 struct runtime_figures {
   int32_t device_blocks_total = 0;
   int32_t device_blocks_free = 0;
@@ -95,6 +106,16 @@ struct runtime_figures {
   double planning_seconds = 0;
   double forward_seconds = 0;
   std::vector<std::string> broken_invariants; // empty when the pools are sound
+  // Counters since the start, and latency distributions in seconds, for
+  // monitoring (the HTTP front's /metrics).
+  int64_t prompt_tokens = 0;  // of admitted requests
+  int64_t prefix_queries = 0; // full prompt blocks looked up in the prefix cache ...
+  int64_t prefix_hits = 0;    // ... and found there
+  histogram time_to_first_token; // admission to first token
+  histogram inter_token_latency; // between a request's consecutive tokens
+  histogram e2e_latency;         // admission to the end, of requests not aborted
+  histogram queue_time;          // admission to first scheduled
+  histogram step_time;           // one step's wall time in the scheduler's loop
 };
 
 struct engine_config {
@@ -177,13 +198,20 @@ typename Inspector::result_type inspect(Inspector& f, done_event& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, histogram& x) {
+  return f(caf::meta::type_name("kvactor.histogram"), x.bounds, x.counts, x.sum, x.count);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
   return f(caf::meta::type_name("kvactor.runtime_figures"), x.device_blocks_total,
            x.device_blocks_free, x.device_blocks_cached, x.device_blocks_used,
            x.host_blocks_total, x.host_blocks_free, x.running, x.waiting, x.swapped,
            x.requests_finished, x.requests_aborted, x.prefix_hit_rate, x.kv_utilisation,
            x.preemptions, x.tokens_generated, x.steps, x.peak_running, x.busy_seconds,
-           x.planning_seconds, x.forward_seconds, x.broken_invariants);
+           x.planning_seconds, x.forward_seconds, x.broken_invariants, x.prompt_tokens,
+           x.prefix_queries, x.prefix_hits, x.time_to_first_token, x.inter_token_latency,
+           x.e2e_latency, x.queue_time, x.step_time);
 }
 
 // Announces kvactor's message types to the host's configuration.
