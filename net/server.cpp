@@ -7,8 +7,8 @@ namespace kvactor::net {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-server::server(caf::actor_system& sys, runtime_actor runtime, server_options options)
-  : sys_(sys), runtime_(std::move(runtime)), options_(options), acceptor_(io_) {
+server::server(connection_factory make, int32_t num_io_threads)
+  : make_(std::move(make)), num_io_threads_(num_io_threads), acceptor_(io_) {
 }
 
 server::~server() {
@@ -27,7 +27,7 @@ std::variant<uint16_t, std::string> server::listen(const std::string& host, uint
     return "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message();
   const uint16_t bound = acceptor_.local_endpoint().port();
   accept();
-  for (int32_t i = 0; i < std::max(1, options_.num_io_threads); ++i)
+  for (int32_t i = 0; i < std::max(1, num_io_threads_); ++i)
     threads_.emplace_back([this] { io_.run(); });
   return bound;
 }
@@ -38,13 +38,13 @@ void server::accept() {
     if (ec)
       return; // the acceptor was closed
     socket.set_option(tcp::no_delay(true), ec);
-    auto s = std::make_shared<session>(std::move(socket), sys_, runtime_, options_.session);
+    auto c = make_(std::move(socket));
     {
       std::lock_guard lock(mutex_);
-      std::erase_if(sessions_, [](const auto& w) { return w.expired(); });
-      sessions_.push_back(s);
+      std::erase_if(connections_, [](const auto& w) { return w.expired(); });
+      connections_.push_back(c);
     }
-    asio::post(s->executor(), [s] { s->run(); });
+    asio::post(c->executor(), [c] { c->run(); });
     accept();
   });
 }
@@ -61,20 +61,20 @@ void server::stop() {
     return;
   stopped_ = true;
   stop_accepting();
-  std::vector<std::shared_ptr<session>> live;
+  std::vector<std::shared_ptr<connection>> live;
   {
     std::lock_guard lock(mutex_);
-    for (auto& w : sessions_)
-      if (auto s = w.lock())
-        live.push_back(std::move(s));
+    for (auto& w : connections_)
+      if (auto c = w.lock())
+        live.push_back(std::move(c));
   }
-  for (auto& s : live)
-    asio::post(s->executor(), [s] { s->drain(); });
+  for (auto& c : live)
+    asio::post(c->executor(), [c] { c->drain(); });
   live.clear();
-  // A session ends once its requests are done and its last line is written.
+  // A connection ends once its requests are done and its last bytes written.
   // NOTE: a client that neither reads nor lets its requests end would keep
   // the server up: after a grace period the io threads are stopped anyway.
-  for (int i = 0; i < 100 && num_sessions() > 0; ++i)
+  for (int i = 0; i < 100 && num_connections() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   io_.stop();
   for (auto& t : threads_)
@@ -82,9 +82,9 @@ void server::stop() {
   threads_.clear();
 }
 
-int32_t server::num_sessions() {
+int32_t server::num_connections() {
   std::lock_guard lock(mutex_);
-  return static_cast<int32_t>(std::ranges::count_if(sessions_, [](const auto& w) { return !w.expired(); }));
+  return static_cast<int32_t>(std::ranges::count_if(connections_, [](const auto& w) { return !w.expired(); }));
 }
 
 } // namespace kvactor::net

@@ -1,17 +1,21 @@
 #pragma once
 // server: the Asio side of kvactor-serve — an io_context on its own threads,
 // a listener that accepts connections (each socket on its own strand) and the
-// sessions it started.
+// connections it started, of one protocol: the line protocol's sessions or
+// the HTTP front's.
 //
-//   server s(sys, runtime, {});
+//   server s(line_protocol(sys, runtime));
 //   auto port = s.listen("127.0.0.1", 7878);   // port 0: an ephemeral one
 //   ... on SIGINT: s.stop_accepting(); shut the runtime down (live requests
-//   end as aborted and their done lines go out); s.stop();
+//   end as aborted and their last lines go out); s.stop();
 
-#include "net/session.hpp"
+// NOTE: <utility> before Asio: Boost 1.74's awaitable.hpp uses std::exchange
+// without including it, which C++20 with g++ 12 does not forgive.
+#include <utility>
 
 #include <boost/asio.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,14 +25,23 @@
 
 namespace kvactor::net {
 
-struct server_options {
-  session_options session;
-  int32_t num_io_threads = 1;
+// One accepted socket's protocol. Each call runs on the socket's strand.
+class connection {
+public:
+  virtual ~connection() = default;
+  virtual void run() = 0;
+  // The server is stopping: close once the live requests have ended and
+  // their last bytes are written.
+  virtual void drain() = 0;
+  virtual boost::asio::any_io_executor executor() = 0;
 };
+
+using connection_factory =
+  std::function<std::shared_ptr<connection>(boost::asio::ip::tcp::socket)>;
 
 class server {
 public:
-  server(caf::actor_system& sys, runtime_actor runtime, server_options options = {});
+  explicit server(connection_factory make, int32_t num_io_threads = 1);
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
@@ -36,20 +49,19 @@ public:
   // Binds and starts accepting; the bound port, or an error message.
   std::variant<uint16_t, std::string> listen(const std::string& host, uint16_t port);
   void stop_accepting();
-  // Flushes and closes every session, then stops the io threads.
+  // Drains every connection (a grace period of 5 s), then stops the io threads.
   void stop();
-  int32_t num_sessions();
+  int32_t num_connections();
 
 private:
   void accept();
 
-  caf::actor_system& sys_;
-  runtime_actor runtime_;
-  server_options options_;
+  connection_factory make_;
+  int32_t num_io_threads_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::mutex mutex_;
-  std::vector<std::weak_ptr<session>> sessions_;
+  std::vector<std::weak_ptr<connection>> connections_;
   std::vector<std::thread> threads_;
   bool stopped_ = false;
 };

@@ -8,7 +8,8 @@ namespace asio = boost::asio;
 
 session::session(asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
                  session_options options)
-  : socket_(std::move(socket)), sys_(sys), runtime_(std::move(runtime)), options_(options) {
+  : socket_(std::move(socket)), sys_(sys), runtime_(std::move(runtime)), options_(options),
+    out_(options.max_output_bytes) {
 }
 
 session::~session() {
@@ -110,18 +111,15 @@ void session::deliver(std::string line) {
     close_after_flush();
     return;
   }
-  out_bytes_ += line.size();
-  if (out_bytes_ > options_.max_output_bytes) {
+  if (!out_.push(std::move(line))) {
     close(); // a client that does not read loses its connection
     return;
   }
-  out_.push_back(std::move(line));
-  if (!writing_)
+  if (out_.ready())
     write();
 }
 
 void session::write() {
-  writing_ = true;
   asio::async_write(socket_, asio::buffer(out_.front()),
                     [self = shared_from_this()](boost::system::error_code ec, size_t n) {
                       self->on_write(ec, n);
@@ -129,16 +127,14 @@ void session::write() {
 }
 
 void session::on_write(boost::system::error_code ec, size_t) {
-  writing_ = false;
+  out_.pop();
   if (closed_)
     return;
   if (ec) {
     close();
     return;
   }
-  out_bytes_ -= out_.front().size();
-  out_.pop_front();
-  if (!out_.empty())
+  if (out_.ready())
     write();
   else if (closing_)
     close();
@@ -151,7 +147,7 @@ void session::drain() {
 
 void session::close_after_flush() {
   closing_ = true;
-  if (!writing_ && out_.empty())
+  if (out_.empty())
     close();
 }
 
@@ -165,6 +161,13 @@ void session::close() {
   out_.clear();
   if (bridge_)
     caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
+}
+
+connection_factory line_protocol(caf::actor_system& sys, runtime_actor runtime,
+                                 session_options options) {
+  return [&sys, runtime = std::move(runtime), options](asio::ip::tcp::socket socket) {
+    return std::make_shared<session>(std::move(socket), sys, runtime, options);
+  };
 }
 
 } // namespace kvactor::net

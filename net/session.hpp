@@ -9,6 +9,8 @@
 
 #include "net/bridge.hpp"
 #include "net/line_protocol.hpp"
+#include "net/outbox.hpp"
+#include "net/server.hpp"
 
 #include <boost/asio.hpp>
 
@@ -25,20 +27,20 @@ struct session_options {
   int32_t socket_send_buffer = 0; // SO_SNDBUF in bytes; 0: the system's default
 };
 
-class session : public std::enable_shared_from_this<session> {
+class session : public connection, public std::enable_shared_from_this<session> {
 public:
   session(boost::asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
           session_options options);
-  ~session();
+  ~session() override;
 
-  void run();
+  void run() override;
   // Queues a line for the client (on the strand).
   void deliver(std::string line);
   // Closes once no request of the connection is live and every queued line
   // is written (on the strand).
-  void drain();
+  void drain() override;
   void close();
-  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
+  boost::asio::any_io_executor executor() override { return socket_.get_executor(); }
 
 private:
   void read();
@@ -58,11 +60,13 @@ private:
   std::array<char, 16384> chunk_;
   std::string line_;
   bool discarding_ = false; // inside a line that is too long
-  std::deque<std::string> out_;
-  size_t out_bytes_ = 0;
-  bool writing_ = false;
+  outbox out_;
   bool closing_ = false;
   bool closed_ = false;
 };
+
+// The line protocol's connections, for a server.
+connection_factory line_protocol(caf::actor_system& sys, runtime_actor runtime,
+                                 session_options options = {});
 
 } // namespace kvactor::net

@@ -1,6 +1,8 @@
-// kvactor-serve: the runtime behind the TCP line protocol.
+// kvactor-serve: the runtime behind the TCP line protocol and, when given a
+// port, the OpenAI-compatible HTTP front.
 //
-//   kvactor-serve [--host=127.0.0.1] [--port=7878] [--model=DIR] [--device=cpu|cuda]
+//   kvactor-serve [--host=127.0.0.1] [--port=7878] [--http-port=0] [--served-model-name=NAME]
+//                 [--model=DIR] [--device=cpu|cuda]
 //                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=0]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
@@ -11,7 +13,8 @@
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
 
 #include "model/tiny/tiny_model.hpp"
-#include "net/server.hpp"
+#include "net/http_session.hpp"
+#include "net/session.hpp"
 #include "tools/runtime_calls.hpp"
 
 #include <boost/asio/signal_set.hpp>
@@ -25,6 +28,8 @@ namespace {
 struct serve_config : caf::actor_system_config {
   std::string host = "127.0.0.1";
   int32_t port = 7878;
+  int32_t http_port = 0;
+  std::string served_model_name;
   std::string model;
   std::string device = "cpu";
   int64_t kv_cache_mib = 256;
@@ -46,7 +51,10 @@ struct serve_config : caf::actor_system_config {
     kvactor::net::add_message_types(*this);
     opt_group{custom_options_, "global"}
       .add(host, "host", "address to listen on")
-      .add(port, "port", "TCP port (0: any free one)")
+      .add(port, "port", "TCP port of the line protocol (0: any free one)")
+      .add(http_port, "http-port", "TCP port of the OpenAI-compatible HTTP front (0: off)")
+      .add(served_model_name, "served-model-name",
+           "the model's name in the HTTP API (default: the model folder's name)")
       .add(model, "model", "Hugging Face model folder (default: the tiny model)")
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB")
@@ -86,9 +94,15 @@ std::string default_model() {
 
 using kvactor::tools::error_text;
 
+// The last component of a folder's path ("tiny" for "models/tiny/").
+std::string folder_name(const std::string& dir) {
+  auto p = std::filesystem::absolute(dir).lexically_normal();
+  return (p.has_filename() ? p : p.parent_path()).filename().string();
+}
+
 int serve(caf::actor_system& sys, const serve_config& cfg) {
-  if (cfg.port < 0 || cfg.port > 65535) {
-    std::cerr << "kvactor-serve: --port must be in [0, 65535]\n";
+  if (cfg.port < 0 || cfg.port > 65535 || cfg.http_port < 0 || cfg.http_port > 65535) {
+    std::cerr << "kvactor-serve: --port and --http-port must be in [0, 65535]\n";
     return 2;
   }
   kvactor::engine_config engine;
@@ -115,14 +129,26 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
     return 1;
   }
 
-  kvactor::net::server server(sys, *runtime);
+  kvactor::net::server server(kvactor::net::line_protocol(sys, *runtime));
+  auto front = std::make_shared<kvactor::net::http_front>(
+    sys, *runtime,
+    cfg.served_model_name.empty() ? folder_name(engine.model_dir) : cfg.served_model_name);
+  std::optional<kvactor::net::server> http;
   auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
-  if (auto* err = std::get_if<std::string>(&bound)) {
-    std::cerr << "kvactor-serve: " << *err << "\n";
-    caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
-    return 1;
-  }
+  std::variant<uint16_t, std::string> http_bound = uint16_t{0};
+  if (cfg.http_port > 0 && std::holds_alternative<uint16_t>(bound))
+    http_bound = http.emplace(kvactor::net::http_protocol(front))
+                   .listen(cfg.host, static_cast<uint16_t>(cfg.http_port));
+  for (const auto* b : {&bound, &http_bound})
+    if (auto* err = std::get_if<std::string>(b)) {
+      std::cerr << "kvactor-serve: " << *err << "\n";
+      caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
+      return 1;
+    }
   std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
+  if (http)
+    std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
+              << ", model '" << front->model_name << "'" << std::endl;
 
   boost::asio::io_context signals_io;
   boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
@@ -131,10 +157,16 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
 
   std::cerr << "kvactor-serve: shutting down\n";
   server.stop_accepting();
+  if (http) {
+    http->stop_accepting();
+    front->draining = true;
+  }
   caf::scoped_actor self{sys};
   self->request(*runtime, caf::infinite, kvactor::shutdown_atom::value)
     .receive([](bool) {}, [&](const caf::error& e) { std::cerr << sys.render(e) << "\n"; });
   server.stop();
+  if (http)
+    http->stop();
   return 0;
 }
 

@@ -1,12 +1,10 @@
 // The server over real loopback sockets, in front of the actors and a
 // stand-in model (tests/actors/test_runner.hpp).
 
-#include "net/server.hpp"
+#include "net/session.hpp"
 
-#include "actors/actors.hpp"
-#include "model/tiny/tiny_tokenizer.hpp"
 #include "net/client.hpp"
-#include "test_runner.hpp"
+#include "test_runtime.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,40 +23,21 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using kvactor::testing::test_runner;
 
-constexpr int32_t vocab = 512;
-
-struct test_config : caf::actor_system_config {
-  test_config() {
-    kvactor::add_message_types(*this);
-    kvactor::net::add_message_types(*this);
-  }
-};
+constexpr int32_t vocab = test_runtime::vocab;
+using test_runtime_ptr = std::unique_ptr<test_runtime>;
 
 std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t n) {
-  std::vector<int32_t> out;
-  for (int32_t i = 0; i < n; ++i) {
-    out.push_back(test_runner::next_token(history, vocab));
-    history.push_back(out.back());
-  }
-  return out;
+  return test_runtime::expected_output(std::move(history), n);
 }
 
 class server_test : public ::testing::Test {
 protected:
   void start(int32_t device_blocks = 256, int32_t max_waiting = 1024,
              session_options options = {}) {
-    model::tiny::tiny_options o;
-    o.vocab_size = vocab;
-    auto tok = model::tokenizer::build(model::tiny::make_tokenizer_spec(o), "tiny");
-    ASSERT_TRUE(tok.has_value());
-    runner_ = std::make_shared<test_runner>(device_blocks, 64, 4, vocab);
-    runtime_ = spawn_runtime(sys_, runner_,
-                             {std::make_shared<const model::tokenizer>(std::move(*tok)),
-                              {vocab, 8192}},
-                             {}, max_waiting);
-    server_options so;
-    so.session = options;
-    server_ = std::make_unique<server>(sys_, runtime_, so);
+    rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
+    runner_ = rt_->runner;
+    runtime_ = rt_->runtime;
+    server_ = std::make_unique<server>(line_protocol(sys_, runtime_, options));
     auto bound = server_->listen("127.0.0.1", 0);
     ASSERT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
     port_ = std::get<uint16_t>(bound);
@@ -72,11 +51,7 @@ protected:
     }
   }
 
-  void shutdown_runtime() {
-    caf::scoped_actor self{sys_};
-    self->request(runtime_, caf::infinite, shutdown_atom::value)
-      .receive([](bool) {}, [](const caf::error&) {});
-  }
+  void shutdown_runtime() { shutdown(sys_, runtime_); }
 
   std::unique_ptr<client> connect() {
     auto c = client::connect("127.0.0.1", port_);
@@ -128,6 +103,7 @@ protected:
 
   test_config cfg_;
   caf::actor_system sys_{cfg_};
+  test_runtime_ptr rt_;
   std::shared_ptr<test_runner> runner_;
   runtime_actor runtime_;
   std::unique_ptr<server> server_;

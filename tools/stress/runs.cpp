@@ -1,6 +1,6 @@
 #include "tools/stress/runs.hpp"
 
-#include "net/server.hpp"
+#include "net/session.hpp"
 #include "tools/runtime_calls.hpp"
 #include "tools/stress/in_process_driver.hpp"
 #include "tools/stress/tcp_driver.hpp"
@@ -92,7 +92,7 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     if (external) {
       options.port = static_cast<uint16_t>(cfg.port);
     } else {
-      server = std::make_unique<net::server>(sys, *runtime);
+      server = std::make_unique<net::server>(net::line_protocol(sys, *runtime));
       auto bound = server->listen(cfg.host, 0);
       if (auto* err = std::get_if<std::string>(&bound)) {
         shutdown(sys, *runtime);

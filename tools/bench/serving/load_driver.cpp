@@ -1,6 +1,6 @@
 #include "tools/bench/serving/load_driver.hpp"
 
-#include "net/server.hpp"
+#include "net/session.hpp"
 #include "tools/bench/serving/request_tracker.hpp"
 #include "tools/bench/serving/tcp_driver.hpp"
 #include "tools/runtime_calls.hpp"
@@ -52,7 +52,7 @@ void send_in_process(caf::actor_system& sys, runtime_actor runtime,
 std::optional<std::string> send_over_loopback(caf::actor_system& sys, runtime_actor runtime,
                                               const std::vector<bench_request>& requests,
                                               const load_options& options, request_tracker& t) {
-  net::server server(sys, runtime);
+  net::server server(net::line_protocol(sys, runtime));
   auto bound = server.listen("127.0.0.1", 0);
   if (auto* err = std::get_if<std::string>(&bound))
     return "server: " + *err;

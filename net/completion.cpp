@@ -1,0 +1,129 @@
+#include "net/completion.hpp"
+
+#include "net/json_writer.hpp"
+#include "net/openai_request.hpp"
+
+#include <cassert>
+
+namespace kvactor::net {
+
+std::string sse_event(std::string_view data) {
+  std::string out = "data: ";
+  out += data;
+  out += "\n\n";
+  return out;
+}
+
+completion::completion(completion_meta meta, size_t num_choices)
+  : meta_(std::move(meta)), choices_(num_choices) {
+}
+
+void completion::accepted(size_t index, request_id id) {
+  assert(index < choices_.size());
+  choices_[index].id = id;
+  index_of_[id] = index;
+}
+
+std::string completion::chunk(size_t index, std::string_view text,
+                              const char* finish_reason) const {
+  json_writer c;
+  c.field("index", static_cast<int64_t>(index)).field("text", text).null_field("logprobs");
+  if (finish_reason)
+    c.field("finish_reason", finish_reason);
+  else
+    c.null_field("finish_reason");
+  std::string choices = "[";
+  choices += c.str();
+  choices += "]";
+  json_writer w;
+  w.field("id", meta_.id)
+    .field("object", "text_completion")
+    .field("created", meta_.created)
+    .field("model", meta_.model)
+    .raw_field("choices", choices);
+  if (meta_.include_usage)
+    w.null_field("usage");
+  return sse_event(w.str());
+}
+
+std::string completion::on_token(const token_event& ev) {
+  auto i = index_of_.find(ev.id);
+  if (i == index_of_.end() || !meta_.stream || ev.text.empty())
+    return {};
+  choices_[i->second].num_streamed += ev.text.size();
+  return chunk(i->second, ev.text, nullptr);
+}
+
+std::string completion::on_done(const done_event& d) {
+  auto i = index_of_.find(d.id);
+  if (i == index_of_.end() || choices_[i->second].done)
+    return {};
+  auto& c = choices_[i->second];
+  c.done = true;
+  c.end = d;
+  ++num_done_;
+  if (!meta_.stream)
+    return {};
+  // NOTE: text held back while it could have begun a stop sequence is only
+  // in the done event; the last chunk carries it.
+  const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
+  const std::string reason(openai_finish_reason(d.finish_reason));
+  return chunk(i->second, rest, reason.c_str());
+}
+
+std::string completion::usage() const {
+  int64_t prompt = 0, generated = 0, cached = 0;
+  for (const auto& c : choices_) {
+    prompt += c.end.prompt_tokens;
+    generated += c.end.completion_tokens;
+    cached += c.end.cached_tokens;
+  }
+  json_writer details;
+  details.field("cached_tokens", cached);
+  return json_writer()
+    .field("prompt_tokens", prompt)
+    .field("completion_tokens", generated)
+    .field("total_tokens", prompt + generated)
+    .object("prompt_tokens_details", details)
+    .str();
+}
+
+std::string completion::finish() const {
+  assert(done());
+  if (meta_.stream) {
+    std::string out;
+    if (meta_.include_usage)
+      out = sse_event(json_writer()
+                        .field("id", meta_.id)
+                        .field("object", "text_completion")
+                        .field("created", meta_.created)
+                        .field("model", meta_.model)
+                        .raw_field("choices", "[]")
+                        .raw_field("usage", usage())
+                        .str());
+    return out + sse_event("[DONE]");
+  }
+  std::string choices = "[";
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const auto& end = choices_[i].end;
+    if (i > 0)
+      choices += ",";
+    choices += json_writer()
+                 .field("index", static_cast<int64_t>(i))
+                 .field("text", end.text)
+                 .null_field("logprobs")
+                 .field("finish_reason", openai_finish_reason(end.finish_reason))
+                 .str();
+  }
+  choices += "]";
+  return json_writer()
+    .field("id", meta_.id)
+    .field("object", "text_completion")
+    .field("created", meta_.created)
+    .field("model", meta_.model)
+    .raw_field("choices", choices)
+    .raw_field("usage", usage())
+    .str();
+}
+
+} // namespace kvactor::net

@@ -1,0 +1,56 @@
+#pragma once
+// completion: one /v1/completions answer built from the runtime's events —
+// the JSON body once every choice is done, or, streaming, one Server-Sent
+// Event per piece of text, a last chunk per choice with its finish reason,
+// the usage when asked for, and [DONE]. Pure.
+
+#include "kvactor/kvactor.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kvactor::net {
+
+struct completion_meta {
+  std::string id; // cmpl-…
+  int64_t created = 0; // Unix seconds
+  std::string model;
+  bool stream = false;
+  bool include_usage = false;
+};
+
+class completion {
+public:
+  completion(completion_meta meta, size_t num_choices);
+
+  // Choice `index` runs as the runtime's request `id`.
+  void accepted(size_t index, request_id id);
+  // What a stream sends for an event (empty when not streaming, or nothing
+  // to send); events of unknown requests are ignored.
+  std::string on_token(const token_event& ev);
+  std::string on_done(const done_event& d);
+  bool done() const { return num_done_ == choices_.size(); }
+  // Once done: the whole JSON body, or the stream's end (usage and [DONE]).
+  std::string finish() const;
+
+private:
+  struct choice {
+    request_id id = 0;
+    size_t num_streamed = 0; // bytes of text sent in chunks
+    bool done = false;
+    done_event end;
+  };
+  std::string chunk(size_t index, std::string_view text, const char* finish_reason) const;
+  std::string usage() const;
+
+  completion_meta meta_;
+  std::vector<choice> choices_;
+  std::unordered_map<request_id, size_t> index_of_;
+  size_t num_done_ = 0;
+};
+
+// One Server-Sent Event carrying `data`.
+std::string sse_event(std::string_view data);
+
+} // namespace kvactor::net

@@ -1,0 +1,319 @@
+#include "net/http_session.hpp"
+
+#include "net/completion_actor.hpp"
+#include "net/json_writer.hpp"
+#include "net/openai_request.hpp"
+#include "net/prometheus.hpp"
+
+#include <boost/beast/http/read.hpp>
+
+#include <cstdio>
+#include <random>
+
+namespace kvactor::net {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+reply_part error_reply(const api_error& e) {
+  return whole_reply(e.status, "application/json", format_api_error(e));
+}
+
+api_error server_error(int status, std::string message) {
+  return {status, std::move(message), "server_error", std::nullopt, std::nullopt};
+}
+
+uint64_t random_u64() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) | rd();
+}
+
+std::string completion_id() {
+  char id[32];
+  std::snprintf(id, sizeof id, "cmpl-%016llx", static_cast<unsigned long long>(random_u64()));
+  return id;
+}
+
+// The target without its query string.
+std::string_view path_of(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
+// Errors that end reading with the connection gone, rather than a request
+// to answer with an error.
+bool connection_gone(boost::system::error_code ec) {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+         ec.category() != http::make_error_code(http::error::end_of_stream).category();
+}
+
+std::string models_body(const http_front& front) {
+  const std::string model = json_writer()
+                              .field("id", front.model_name)
+                              .field("object", "model")
+                              .field("created", front.created)
+                              .field("owned_by", "kvactor")
+                              .str();
+  return json_writer().field("object", "list").raw_field("data", "[" + model + "]").str();
+}
+
+} // namespace
+
+http_session::http_session(asio::ip::tcp::socket socket, std::shared_ptr<http_front> front)
+  : socket_(std::move(socket)), front_(std::move(front)), timer_(socket_.get_executor()),
+    out_(front_->options.max_output_bytes) {
+}
+
+http_session::~http_session() {
+  if (live_)
+    caf::anon_send_exit(*live_, caf::exit_reason::user_shutdown);
+}
+
+void http_session::run() {
+  arm_timer();
+  read();
+}
+
+void http_session::read() {
+  reading_ = true;
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(front_->options.max_header_bytes));
+  parser_->body_limit(front_->options.max_body_bytes);
+  http::async_read_header(socket_, buffer_, *parser_,
+                          [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                            self->on_header(ec);
+                          });
+}
+
+void http_session::on_header(boost::system::error_code ec) {
+  if (closed_)
+    return;
+  if (ec || parser_->is_done()) {
+    on_read(ec);
+    return;
+  }
+  // NOTE: curl, among others, waits a second for "100 Continue" before it
+  // sends a body announced so; it is sent unless another response is being
+  // written (then the client sends the body after its wait).
+  if (boost::beast::iequals(parser_->get()[http::field::expect], "100-continue") && !busy_ &&
+      out_.empty() && out_.push("HTTP/1.1 100 Continue\r\n\r\n") && out_.ready())
+    write();
+  http::async_read(socket_, buffer_, *parser_,
+                   [self = shared_from_this()](boost::system::error_code read_ec, size_t) {
+                     self->on_read(read_ec);
+                   });
+}
+
+void http_session::on_read(boost::system::error_code ec) {
+  reading_ = false;
+  if (closed_)
+    return;
+  if (ec && connection_gone(ec)) {
+    close(); // a live request is cancelled with its completion actor
+    return;
+  }
+  if (ec) {
+    // No more reading: where the next request would start is unknown.
+    const int status = ec == http::error::body_limit     ? 413
+                       : ec == http::error::header_limit ? 431
+                                                         : 400;
+    const std::string what =
+      status == 413   ? "the body is over " + std::to_string(front_->options.max_body_bytes) + " bytes"
+      : status == 431 ? "the headers are over " + std::to_string(front_->options.max_header_bytes) + " bytes"
+                      : "malformed HTTP request: " + ec.message();
+    queued_.push_back({std::nullopt, error_reply({status, what})});
+  } else {
+    queued_.push_back({parser_->release(), std::nullopt});
+    if (queued_.size() < front_->options.max_pipelined && !draining_)
+      read();
+  }
+  timer_.cancel();
+  next();
+}
+
+void http_session::next() {
+  if (busy_ || queued_.empty() || closed_)
+    return;
+  arrival a = std::move(queued_.front());
+  queued_.pop_front();
+  busy_ = true;
+  if (a.error) {
+    keep_alive_ = false;
+    reply(std::move(*a.error));
+    return;
+  }
+  keep_alive_ = a.req->keep_alive() && !draining_;
+  answer(*a.req);
+}
+
+void http_session::answer(const request& req) {
+  const std::string_view path = path_of({req.target().data(), req.target().size()});
+  const bool get = req.method() == http::verb::get;
+  auto wrong_method = [&](std::string_view allowed) {
+    reply(error_reply({405, "use " + std::string(allowed) + " " + std::string(path)}));
+  };
+  if (path == "/v1/completions") {
+    if (req.method() != http::verb::post)
+      return wrong_method("POST");
+    complete(req);
+  } else if (path == "/v1/models") {
+    if (!get)
+      return wrong_method("GET");
+    reply(whole_reply(200, "application/json", models_body(*front_)));
+  } else if (path == "/health") {
+    if (!get)
+      return wrong_method("GET");
+    if (front_->draining)
+      return reply(error_reply(server_error(503, "the server is shutting down")));
+    ask_figures([](const runtime_figures&) { return whole_reply(200, "text/plain", ""); });
+  } else if (path == "/metrics") {
+    if (!get)
+      return wrong_method("GET");
+    ask_figures([model = front_->model_name](const runtime_figures& f) {
+      return whole_reply(200, std::string(prometheus_content_type), format_metrics(f, model));
+    });
+  } else {
+    reply(error_reply({404,
+                       "no route " + std::string(req.method_string().data(), req.method_string().size()) +
+                         " " + std::string(path),
+                       "invalid_request_error"}));
+  }
+}
+
+void http_session::complete(const request& req) {
+  if (front_->draining)
+    return reply(error_reply(server_error(503, "the server is shutting down")));
+  auto parsed = parse_completion_request(req.body(), random_u64());
+  if (auto* e = std::get_if<api_error>(&parsed))
+    return reply(error_reply(*e));
+  auto& c = std::get<completion_request>(parsed);
+  if (c.model && *c.model != front_->model_name)
+    return reply(error_reply({404,
+                              "the model '" + *c.model + "' does not exist; this server serves '" +
+                                front_->model_name + "'",
+                              "invalid_request_error", "model", "model_not_found"}));
+  completion_meta meta{completion_id(),
+                       std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count(),
+                       front_->model_name, c.stream, c.include_usage};
+  ++front_->num_requests;
+  std::weak_ptr<http_session> weak = shared_from_this();
+  // NOTE: the closure holds the session's weak pointer, no executor: the
+  // actor can outlive the io_context (see session.cpp).
+  live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
+                           [weak](reply_part part) {
+                             if (auto s = weak.lock())
+                               asio::post(s->executor(), [weak, part = std::move(part)]() mutable {
+                                 if (auto live = weak.lock())
+                                   live->reply(std::move(part));
+                               });
+                           });
+}
+
+void http_session::ask_figures(std::function<reply_part(const runtime_figures&)> on_figures) {
+  std::weak_ptr<http_session> weak = shared_from_this();
+  auto deliver = [weak](reply_part part) {
+    if (auto s = weak.lock())
+      asio::post(s->executor(), [weak, part = std::move(part)]() mutable {
+        if (auto live = weak.lock())
+          live->reply(std::move(part));
+      });
+  };
+  front_->sys.spawn([runtime = front_->runtime, on_figures, deliver](caf::event_based_actor* self) {
+    self->request(runtime, std::chrono::seconds(5), figures_atom::value)
+      .then([=](const runtime_figures& f) { deliver(on_figures(f)); },
+            [=](const caf::error& e) {
+              deliver(error_reply(server_error(503, "the runtime did not answer: " + to_string(e))));
+            });
+  });
+}
+
+void http_session::reply(reply_part part) {
+  if (closed_)
+    return;
+  const bool last = part.last;
+  if (!out_.push(wire_bytes(part, keep_alive_))) {
+    close(); // a client that does not read loses its connection
+    return;
+  }
+  if (out_.ready())
+    write();
+  if (!last)
+    return;
+  live_.reset(); // the completion actor has quit
+  busy_ = false;
+  if (!keep_alive_ || draining_) {
+    closing_ = true;
+    if (out_.empty())
+      close();
+    return;
+  }
+  if (!queued_.empty())
+    return next();
+  arm_timer();
+  if (!reading_)
+    read();
+}
+
+void http_session::arm_timer() {
+  timer_.expires_after(front_->options.request_timeout);
+  timer_.async_wait([weak = std::weak_ptr<http_session>(shared_from_this())](boost::system::error_code ec) {
+    auto s = weak.lock();
+    if (!ec && s && !s->busy_ && s->queued_.empty())
+      s->close(); // no whole request in time
+  });
+}
+
+void http_session::write() {
+  asio::async_write(socket_, asio::buffer(out_.front()),
+                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                      self->on_write(ec);
+                    });
+}
+
+void http_session::on_write(boost::system::error_code ec) {
+  out_.pop();
+  if (closed_)
+    return;
+  if (ec) {
+    close();
+    return;
+  }
+  if (out_.ready())
+    write();
+  else if (closing_ && out_.empty())
+    close();
+}
+
+void http_session::drain() {
+  draining_ = true;
+  if (closed_ || busy_)
+    return; // closes once the response under way is written
+  closing_ = true;
+  if (out_.empty())
+    close();
+}
+
+void http_session::close() {
+  if (closed_)
+    return;
+  closed_ = true;
+  timer_.cancel();
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  out_.clear();
+  if (live_)
+    caf::anon_send_exit(*live_, caf::exit_reason::user_shutdown);
+  live_.reset();
+}
+
+connection_factory http_protocol(std::shared_ptr<http_front> front) {
+  return [front = std::move(front)](asio::ip::tcp::socket socket) {
+    return std::make_shared<http_session>(std::move(socket), front);
+  };
+}
+
+} // namespace kvactor::net

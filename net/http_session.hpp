@@ -1,0 +1,105 @@
+#pragma once
+// http_session: one HTTP/1.1 connection of the OpenAI-compatible front.
+// Requests are parsed by Beast (header and body limits) and answered one at
+// a time, in order; the connection goes on reading while one is answered, so
+// pipelined requests queue (up to a limit) and a client that goes away is
+// seen at once: its live request is cancelled. Keep-alive, a timeout for a
+// request to arrive whole, and a bounded outbox as the line protocol has.
+// Every handler runs on the socket's strand.
+//
+//   POST /v1/completions   GET /v1/models   GET /health   GET /metrics
+
+#include "net/http_reply.hpp"
+#include "net/outbox.hpp"
+#include "net/server.hpp"
+
+#include "kvactor/kvactor.hpp"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace kvactor::net {
+
+struct http_options {
+  size_t max_body_bytes = size_t{1} << 20;   // larger bodies: 413
+  size_t max_header_bytes = size_t{16} << 10; // larger headers: 431
+  std::chrono::milliseconds request_timeout{60000}; // for a request to arrive whole once idle
+  size_t max_output_bytes = size_t{16} << 20;
+  size_t max_pipelined = 16; // requests read ahead of the one being answered
+};
+
+// What every HTTP connection of a server shares.
+struct http_front {
+  http_front(caf::actor_system& sys_, runtime_actor runtime_, std::string model_name_,
+             http_options options_ = {})
+    : sys(sys_), runtime(std::move(runtime_)), model_name(std::move(model_name_)),
+      options(options_) {}
+
+  caf::actor_system& sys;
+  runtime_actor runtime;
+  std::string model_name; // what /v1/models lists and requests must name
+  http_options options;
+  std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
+  std::atomic<uint64_t> num_requests{0};
+  int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+};
+
+class http_session : public connection, public std::enable_shared_from_this<http_session> {
+public:
+  http_session(boost::asio::ip::tcp::socket socket, std::shared_ptr<http_front> front);
+  ~http_session() override;
+
+  void run() override;
+  void drain() override;
+  boost::asio::any_io_executor executor() override { return socket_.get_executor(); }
+
+private:
+  using request = boost::beast::http::request<boost::beast::http::string_body>;
+  // A request read whole, or the error that ended reading (answered in turn).
+  struct arrival {
+    std::optional<request> req;
+    std::optional<reply_part> error;
+  };
+
+  void read();
+  void on_header(boost::system::error_code ec);
+  void on_read(boost::system::error_code ec);
+  void next();
+  void answer(const request& req);
+  void complete(const request& req);
+  void ask_figures(std::function<reply_part(const runtime_figures&)> on_figures);
+  // A part of the current response (from a handler or the completion actor).
+  void reply(reply_part part);
+  void arm_timer();
+  void write();
+  void on_write(boost::system::error_code ec);
+  void close();
+
+  boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<http_front> front_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::deque<arrival> queued_;
+  boost::asio::steady_timer timer_;
+  outbox out_;
+  std::optional<sink_actor> live_; // the completion being answered
+  bool reading_ = false;
+  bool busy_ = false;       // a response is under way
+  bool keep_alive_ = true;  // of the response under way
+  bool draining_ = false;
+  bool closing_ = false;    // close once the outbox is written
+  bool closed_ = false;
+};
+
+// The HTTP front's connections, for a server.
+connection_factory http_protocol(std::shared_ptr<http_front> front);
+
+} // namespace kvactor::net

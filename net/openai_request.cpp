@@ -1,0 +1,308 @@
+#include "net/openai_request.hpp"
+
+#include "net/json_writer.hpp"
+#include "net/line_protocol.hpp"
+
+#include <simdjson.h>
+
+#include <limits>
+
+namespace kvactor::net {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+api_error invalid(std::string_view field, std::string message) {
+  return {400, std::move(message), "invalid_request_error", std::string(field), std::nullopt};
+}
+
+api_error must_be(std::string_view field, std::string_view what) {
+  return invalid(field, std::string(field) + " must be " + std::string(what));
+}
+
+api_error unsupported(std::string_view field, std::string_view what) {
+  return invalid(field, std::string(what) + " is not supported");
+}
+
+using prompt_list = std::vector<std::variant<std::string, std::vector<int32_t>>>;
+
+std::optional<std::vector<int32_t>> token_ids(od::array a) {
+  std::vector<int32_t> ids;
+  for (auto item : a) {
+    int64_t t;
+    if (item.get_int64().get(t) || t < 0 || t > std::numeric_limits<int32_t>::max())
+      return std::nullopt;
+    ids.push_back(static_cast<int32_t>(t));
+  }
+  return ids;
+}
+
+// prompt: a string, an array of token ids, or an array of either (a batch).
+std::variant<prompt_list, api_error> read_prompt(od::value v) {
+  const auto bad = must_be("prompt", "a string, an array of token ids, or an array of either");
+  std::string_view s;
+  if (!v.get_string().get(s))
+    return prompt_list{std::string(s)};
+  od::array a;
+  if (v.get_array().get(a))
+    return bad;
+  // An array: of token ids (one prompt) or of prompts (a batch).
+  prompt_list out;
+  std::vector<int32_t> ids;
+  bool batch = false, tokens = false;
+  for (auto item : a) {
+    od::json_type type;
+    if (item.type().get(type))
+      return bad;
+    if (type == od::json_type::number) {
+      int64_t t;
+      if (batch || item.get_int64().get(t) || t < 0 || t > std::numeric_limits<int32_t>::max())
+        return must_be("prompt", "token ids: integers in [0, 2^31)");
+      tokens = true;
+      ids.push_back(static_cast<int32_t>(t));
+    } else if (type == od::json_type::string && !tokens) {
+      batch = true;
+      if (item.get_string().get(s))
+        return bad;
+      out.emplace_back(std::string(s));
+    } else if (type == od::json_type::array && !tokens) {
+      batch = true;
+      od::array inner;
+      if (item.get_array().get(inner))
+        return bad;
+      auto prompt = token_ids(inner);
+      if (!prompt)
+        return must_be("prompt", "token ids: integers in [0, 2^31)");
+      if (prompt->empty())
+        return must_be("prompt", "non-empty");
+      out.emplace_back(std::move(*prompt));
+    } else {
+      return bad;
+    }
+  }
+  if (tokens)
+    out.emplace_back(std::move(ids));
+  if (out.empty())
+    return must_be("prompt", "non-empty");
+  return out;
+}
+
+// stop: a string or an array of strings, none empty.
+std::optional<api_error> read_stop(od::value v, std::vector<std::string>& stop) {
+  std::string_view s;
+  if (!v.get_string().get(s)) {
+    if (s.empty())
+      return must_be("stop", "non-empty");
+    stop.emplace_back(s);
+    return std::nullopt;
+  }
+  od::array a;
+  if (v.get_array().get(a))
+    return must_be("stop", "a string or an array of strings");
+  for (auto item : a) {
+    if (item.get_string().get(s) || s.empty())
+      return must_be("stop", "a string or an array of non-empty strings");
+    stop.emplace_back(s);
+  }
+  return std::nullopt;
+}
+
+struct fields {
+  std::optional<prompt_list> prompts;
+  generate_request params;
+  std::optional<std::string> model;
+  bool stream = false;
+  std::optional<bool> include_usage;
+};
+
+// One field of the body into f; an error names the field. Unknown keys and
+// nulls are ignored, as OpenAI's API does.
+std::optional<api_error> read_field(std::string_view key, od::value v, fields& f) {
+  bool null = false;
+  if (!v.is_null().get(null) && null)
+    return std::nullopt;
+  if (key == "model") {
+    std::string_view s;
+    if (v.get_string().get(s))
+      return must_be(key, "a string");
+    f.model = std::string(s);
+  } else if (key == "prompt") {
+    auto p = read_prompt(v);
+    if (auto* e = std::get_if<api_error>(&p))
+      return *e;
+    f.prompts = std::move(std::get<prompt_list>(p));
+  } else if (key == "max_tokens") {
+    int64_t n;
+    if (v.get_int64().get(n) || n <= 0 || n > max_max_tokens)
+      return must_be(key, "an integer in [1, " + std::to_string(max_max_tokens) + "]");
+    f.params.max_tokens = static_cast<int32_t>(n);
+  } else if (key == "temperature") {
+    double t;
+    if (v.get_double().get(t) || !(t >= 0 && t <= 2))
+      return must_be(key, "a number in [0, 2]");
+    f.params.temperature = static_cast<float>(t);
+  } else if (key == "top_p") {
+    double p;
+    if (v.get_double().get(p) || !(p > 0 && p <= 1))
+      return must_be(key, "a number in (0, 1]");
+    f.params.top_p = static_cast<float>(p);
+  } else if (key == "top_k") {
+    int64_t k;
+    if (v.get_int64().get(k) || k < -1 || k > std::numeric_limits<int32_t>::max())
+      return must_be(key, "an integer >= -1 (-1 or 0: all tokens)");
+    f.params.top_k = static_cast<int32_t>(std::max<int64_t>(k, 0));
+  } else if (key == "seed") {
+    int64_t s;
+    uint64_t u;
+    if (!v.get_int64().get(s))
+      f.params.seed = static_cast<uint64_t>(s); // negative seeds wrap, as a 64-bit pattern
+    else if (!v.get_uint64().get(u))
+      f.params.seed = u;
+    else
+      return must_be(key, "an integer");
+  } else if (key == "stop") {
+    f.params.stop.clear();
+    return read_stop(v, f.params.stop);
+  } else if (key == "stream") {
+    if (v.get_bool().get(f.stream))
+      return must_be(key, "true or false");
+  } else if (key == "stream_options") {
+    od::object o;
+    if (v.get_object().get(o))
+      return must_be(key, "an object");
+    bool include = false;
+    if (auto u = o.find_field_unordered("include_usage"); u.error() != simdjson::NO_SUCH_FIELD) {
+      if (u.get_bool().get(include))
+        return must_be("stream_options.include_usage", "true or false");
+    }
+    f.include_usage = include;
+  } else if (key == "n" || key == "best_of") {
+    int64_t n;
+    if (v.get_int64().get(n) || n < 1)
+      return must_be(key, "an integer >= 1");
+    if (n > 1)
+      return unsupported(key, std::string(key) + " > 1");
+  } else if (key == "logprobs") {
+    int64_t n;
+    if (v.get_int64().get(n) || n < 0 || n > 5)
+      return must_be(key, "an integer in [0, 5]");
+    return unsupported(key, "logprobs");
+  } else if (key == "echo") {
+    bool echo = false;
+    if (v.get_bool().get(echo))
+      return must_be(key, "true or false");
+    if (echo)
+      return unsupported(key, "echo");
+  } else if (key == "presence_penalty" || key == "frequency_penalty") {
+    double p;
+    if (v.get_double().get(p) || !(p >= -2 && p <= 2))
+      return must_be(key, "a number in [-2, 2]");
+    if (p != 0)
+      return unsupported(key, std::string(key) + " other than 0");
+  } else if (key == "suffix") {
+    return unsupported(key, "suffix");
+  } else if (key == "logit_bias") {
+    od::object o;
+    if (v.get_object().get(o))
+      return must_be(key, "an object");
+    size_t n = 0;
+    if (o.count_fields().get(n) || n > 0)
+      return unsupported(key, "logit_bias");
+  } else if (key == "ignore_eos") { // as vLLM accepts it
+    if (v.get_bool().get(f.params.ignore_eos))
+      return must_be(key, "true or false");
+  } else if (key == "priority") {
+    int64_t p;
+    if (v.get_int64().get(p) || p < -1000000 || p > 1000000)
+      return must_be(key, "an integer in [-1000000, 1000000]");
+    f.params.priority = static_cast<int32_t>(p);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string format_api_error(const api_error& e) {
+  json_writer inner;
+  inner.field("message", e.message).field("type", e.type);
+  if (e.param)
+    inner.field("param", *e.param);
+  else
+    inner.null_field("param");
+  if (e.code)
+    inner.field("code", *e.code);
+  else
+    inner.null_field("code");
+  return json_writer().object("error", inner).str();
+}
+
+std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
+                                                                     uint64_t draw_seed) {
+  simdjson::padded_string buffer(body);
+  od::parser parser;
+  od::document doc;
+  od::object obj;
+  auto err = parser.iterate(buffer).get(doc);
+  if (!err)
+    err = doc.get_object().get(obj);
+  if (err)
+    return api_error{400,
+                     err == simdjson::INCORRECT_TYPE ? "the body must be one JSON object"
+                                                     : std::string("invalid JSON: ") +
+                                                         simdjson::error_message(err)};
+  fields f;
+  f.params.max_tokens = 16;     // OpenAI's defaults for completions
+  f.params.temperature = 1.0f;
+  f.params.seed = draw_seed;
+  for (auto field : obj) {
+    std::string_view key;
+    if ((err = field.unescaped_key().get(key)))
+      return api_error{400, std::string("invalid JSON: ") + simdjson::error_message(err)};
+    if (auto problem = read_field(key, field.value(), f))
+      return *problem;
+  }
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
+    return api_error{400, "invalid JSON: trailing content after the object"};
+  if (!f.prompts)
+    return invalid("prompt", "prompt is required");
+  if (f.include_usage && !f.stream)
+    return invalid("stream_options", "stream_options is only allowed when stream is true");
+
+  completion_request out;
+  out.model = std::move(f.model);
+  out.stream = f.stream;
+  out.include_usage = f.include_usage.value_or(false);
+  for (auto& p : *f.prompts) {
+    generate_request r = f.params;
+    if (auto* text = std::get_if<std::string>(&p))
+      r.prompt = std::move(*text);
+    else
+      r.prompt_tokens = std::move(std::get<std::vector<int32_t>>(p));
+    out.prompts.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string_view openai_finish_reason(std::string_view why) {
+  if (why == "max_tokens")
+    return "length";
+  if (why == "aborted")
+    return "abort";
+  return "stop"; // eos or a stop sequence
+}
+
+api_error admission_error(const admission& a, std::optional<size_t> prompt_index) {
+  std::string message = prompt_index ? "prompt " + std::to_string(*prompt_index) + ": " : "";
+  message += a.error_message;
+  if (a.error_code == "overloaded")
+    return {429, std::move(message), "rate_limit_error", std::nullopt, a.error_code};
+  api_error e{400, std::move(message), "invalid_request_error", std::nullopt, a.error_code};
+  if (a.error_code == "prompt_too_long") {
+    e.param = "prompt";
+    e.code = "context_length_exceeded";
+  }
+  return e;
+}
+
+} // namespace kvactor::net

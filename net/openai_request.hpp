@@ -1,0 +1,57 @@
+#pragma once
+// The OpenAI-compatible request bodies, pure: POST /v1/completions parsed
+// and validated into one generate_request per prompt, and the errors in
+// OpenAI's shape with their HTTP status. No sockets here.
+//
+//   {"model":"m","prompt":"Hi" | [1,2,3] | ["a","b"] | [[1,2],[3]],
+//    "max_tokens":16,"temperature":1,"top_p":1,"top_k":-1,"seed":7,
+//    "stop":"\n" | ["\n","."],"stream":true,"stream_options":{"include_usage":true}}
+
+#include "kvactor/kvactor.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace kvactor::net {
+
+// An error as OpenAI's API reports one: {"error":{"message","type","param","code"}}.
+struct api_error {
+  api_error(int status_, std::string message_, std::string type_ = "invalid_request_error",
+            std::optional<std::string> param_ = std::nullopt,
+            std::optional<std::string> code_ = std::nullopt)
+    : status(status_), message(std::move(message_)), type(std::move(type_)),
+      param(std::move(param_)), code(std::move(code_)) {}
+
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::optional<std::string> param; // the field at fault
+  std::optional<std::string> code;
+};
+
+std::string format_api_error(const api_error& e);
+
+struct completion_request {
+  std::optional<std::string> model;
+  std::vector<generate_request> prompts; // a batch: one per prompt, the same parameters
+  bool stream = false;
+  bool include_usage = false; // stream_options.include_usage
+};
+
+// Parses a /v1/completions body. `draw_seed` gives the seed of a request
+// that names none (OpenAI's outputs differ from call to call then).
+std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
+                                                                     uint64_t draw_seed);
+
+// The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
+// length, aborted -> abort (as vLLM reports a request it ended early).
+std::string_view openai_finish_reason(std::string_view finish_reason);
+
+// The error for a refused admission: prompt_too_long and invalid_field ->
+// 400, overloaded -> 429.
+api_error admission_error(const admission& a, std::optional<size_t> prompt_index);
+
+} // namespace kvactor::net

@@ -1,0 +1,118 @@
+#include "net/completion.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+namespace kvactor::net {
+namespace {
+
+using ::testing::HasSubstr;
+
+completion_meta meta(bool stream, bool include_usage = false) {
+  return {"cmpl-1", 1700000000, "tiny", stream, include_usage};
+}
+
+token_event token(request_id id, int32_t index, std::string text) {
+  return {id, index, 100 + index, std::move(text)};
+}
+
+done_event done(request_id id, std::string reason, std::string text, int32_t prompt,
+                int32_t generated) {
+  done_event d;
+  d.id = id;
+  d.finish_reason = std::move(reason);
+  d.text = std::move(text);
+  d.prompt_tokens = prompt;
+  d.completion_tokens = generated;
+  d.cached_tokens = 1;
+  return d;
+}
+
+// The data of each event in a stream.
+std::vector<std::string> events_of(const std::string& stream) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < stream.size()) {
+    EXPECT_EQ(stream.compare(pos, 6, "data: "), 0) << stream.substr(pos);
+    const size_t end = stream.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos);
+    out.push_back(stream.substr(pos + 6, end - pos - 6));
+    pos = end + 2;
+  }
+  return out;
+}
+
+TEST(completion, answers_a_batch_in_one_body_with_its_usage) {
+  completion c(meta(false), 2);
+  c.accepted(0, 7);
+  c.accepted(1, 9);
+  EXPECT_EQ(c.on_token(token(9, 0, "b")), "");
+  EXPECT_EQ(c.on_done(done(9, "eos", "b", 3, 1)), "");
+  EXPECT_FALSE(c.done());
+  EXPECT_EQ(c.on_token(token(8, 0, "stray")), ""); // not ours
+  c.on_done(done(7, "max_tokens", "a\"x", 4, 2));
+  ASSERT_TRUE(c.done());
+
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(c.finish());
+  EXPECT_EQ(std::string_view(body["id"]), "cmpl-1");
+  EXPECT_EQ(std::string_view(body["object"]), "text_completion");
+  EXPECT_EQ(int64_t(body["created"]), 1700000000);
+  EXPECT_EQ(std::string_view(body["model"]), "tiny");
+  simdjson::dom::array choices = body["choices"];
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(int64_t(choices.at(0)["index"]), 0);
+  EXPECT_EQ(std::string_view(choices.at(0)["text"]), "a\"x");
+  EXPECT_EQ(std::string_view(choices.at(0)["finish_reason"]), "length");
+  EXPECT_TRUE(choices.at(0)["logprobs"].is_null());
+  EXPECT_EQ(std::string_view(choices.at(1)["text"]), "b");
+  EXPECT_EQ(std::string_view(choices.at(1)["finish_reason"]), "stop");
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 7);
+  EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 3);
+  EXPECT_EQ(int64_t(body["usage"]["total_tokens"]), 10);
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens_details"]["cached_tokens"]), 2);
+}
+
+TEST(completion, streams_each_piece_then_the_held_back_rest_then_usage_and_done) {
+  completion c(meta(true, true), 1);
+  c.accepted(0, 7);
+  std::string stream = c.on_token(token(7, 0, "He"));
+  EXPECT_EQ(c.on_token(token(7, 1, "")), ""); // nothing final yet: no event
+  stream += c.on_token(token(7, 2, "llo"));
+  // " wor" was held back (it could have begun a stop sequence): only the done has it.
+  stream += c.on_done(done(7, "max_tokens", "Hello wor", 2, 4));
+  ASSERT_TRUE(c.done());
+  stream += c.finish();
+
+  const auto events = events_of(stream);
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  simdjson::dom::parser p;
+  std::string text;
+  for (size_t i = 0; i < 3; ++i) {
+    simdjson::dom::element e = p.parse(events[i]);
+    simdjson::dom::element choice = e["choices"].at(0);
+    text += std::string_view(choice["text"]);
+    EXPECT_TRUE(e["usage"].is_null()); // asked for usage: null until the last chunk
+    EXPECT_EQ(choice["finish_reason"].is_null(), i < 2) << events[i];
+  }
+  EXPECT_EQ(text, "Hello wor");
+  simdjson::dom::element last = p.parse(events[2]);
+  EXPECT_EQ(std::string_view(last["choices"].at(0)["finish_reason"]), "length");
+  simdjson::dom::element usage = p.parse(events[3]);
+  EXPECT_EQ(simdjson::dom::array(usage["choices"]).size(), 0u);
+  EXPECT_EQ(int64_t(usage["usage"]["completion_tokens"]), 4);
+}
+
+TEST(completion, a_stream_without_usage_ends_with_done_only) {
+  completion c(meta(true), 1);
+  c.accepted(0, 3);
+  const std::string last = c.on_done(done(3, "aborted", "", 2, 0));
+  EXPECT_THAT(last, HasSubstr(R"("finish_reason":"abort")"));
+  EXPECT_THAT(last, ::testing::Not(HasSubstr("usage")));
+  EXPECT_EQ(c.finish(), "data: [DONE]\n\n");
+}
+
+} // namespace
+} // namespace kvactor::net

@@ -1,0 +1,349 @@
+// The HTTP front over real loopback sockets, in front of the actors and a
+// stand-in model (tests/actors/test_runner.hpp).
+
+#include "net/http_session.hpp"
+
+#include "net/json_writer.hpp"
+#include "test_runtime.hpp"
+
+#include <boost/beast/http.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <chrono>
+#include <thread>
+
+namespace kvactor::net {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using response = http::response<http::string_body>;
+
+// A blocking HTTP/1.1 client on one connection.
+class http_client {
+public:
+  explicit http_client(uint16_t port) : socket_(io_) {
+    socket_.connect({asio::ip::make_address("127.0.0.1"), port});
+  }
+
+  void send_raw(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+
+  void send(http::verb method, const std::string& target, const std::string& body = {}) {
+    http::request<http::string_body> req{method, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    if (!body.empty()) {
+      req.set(http::field::content_type, "application/json");
+      req.body() = body;
+    }
+    req.prepare_payload();
+    http::write(socket_, req);
+  }
+
+  // The next response, chunked bodies joined; nullopt when the server closed.
+  std::optional<response> read() {
+    response res;
+    boost::system::error_code ec;
+    http::read(socket_, buffer_, res, ec);
+    if (ec)
+      return std::nullopt;
+    return res;
+  }
+
+  response post(const std::string& target, const std::string& body) {
+    send(http::verb::post, target, body);
+    auto res = read();
+    EXPECT_TRUE(res.has_value()) << body;
+    return res.value_or(response{});
+  }
+  response get(const std::string& target) {
+    send(http::verb::get, target);
+    auto res = read();
+    EXPECT_TRUE(res.has_value()) << target;
+    return res.value_or(response{});
+  }
+
+  // Reads raw bytes until `what` has arrived.
+  std::string read_until(const std::string& what) {
+    std::string got;
+    char chunk[4096];
+    while (got.find(what) == std::string::npos) {
+      boost::system::error_code ec;
+      const size_t n = socket_.read_some(asio::buffer(chunk), ec);
+      if (ec)
+        break;
+      got.append(chunk, n);
+    }
+    return got;
+  }
+
+  bool closed_by_server() {
+    char c;
+    boost::system::error_code ec;
+    socket_.read_some(asio::buffer(&c, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+
+  void close() { socket_.close(); }
+
+private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+};
+
+// The data of each Server-Sent Event in a body.
+std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; (pos = body.find("data: ", pos)) != std::string::npos;) {
+    const size_t end = body.find("\n\n", pos);
+    out.push_back(body.substr(pos + 6, end - pos - 6));
+    pos = end;
+  }
+  return out;
+}
+
+class http_server_test : public ::testing::Test {
+protected:
+  void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {}) {
+    rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
+    front_ = std::make_shared<http_front>(sys_, rt_->runtime, "tiny", options);
+    server_ = std::make_unique<server>(http_protocol(front_));
+    auto bound = server_->listen("127.0.0.1", 0);
+    ASSERT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
+    port_ = std::get<uint16_t>(bound);
+  }
+
+  void TearDown() override {
+    if (server_) {
+      server_->stop_accepting();
+      shutdown(sys_, rt_->runtime);
+      server_->stop();
+    }
+  }
+
+  runtime_figures figures() {
+    runtime_figures f;
+    caf::scoped_actor self{sys_};
+    self->request(rt_->runtime, caf::infinite, figures_atom::value)
+      .receive([&](const runtime_figures& x) { f = x; }, [](const caf::error&) {});
+    return f;
+  }
+
+  // Polls until no request is live and no block is held.
+  runtime_figures idle_figures() {
+    runtime_figures f;
+    for (int i = 0; i < 500; ++i) {
+      f = figures();
+      if (f.running + f.waiting + f.swapped == 0 && f.device_blocks_used == 0)
+        break;
+      std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
+    EXPECT_EQ(f.device_blocks_used, 0);
+    EXPECT_TRUE(f.broken_invariants.empty());
+    return f;
+  }
+
+  // The text the stand-in model generates after a prompt of token ids, as
+  // JSON carries it (invalid UTF-8 as U+FFFD).
+  std::string expected_text(std::vector<int32_t> prompt, int32_t n) {
+    const auto out = test_runtime::expected_output(std::move(prompt), n);
+    simdjson::dom::parser p;
+    return std::string(std::string_view(p.parse(json_writer().field("t", rt_->tokenizer->decode(out)).str())["t"]));
+  }
+
+  test_config cfg_;
+  caf::actor_system sys_{cfg_};
+  std::unique_ptr<test_runtime> rt_;
+  std::shared_ptr<http_front> front_;
+  std::unique_ptr<server> server_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
+  start();
+  http_client c(port_);
+  const response res =
+    c.post("/v1/completions", R"({"model":"tiny","prompt":[5,6,7],"max_tokens":6,"temperature":0})");
+  ASSERT_EQ(res.result_int(), 200) << res.body();
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(res.body());
+  EXPECT_EQ(std::string_view(body["object"]), "text_completion");
+  EXPECT_EQ(std::string_view(body["model"]), "tiny");
+  EXPECT_EQ(std::string_view(body["id"]).substr(0, 5), "cmpl-");
+  simdjson::dom::element choice = body["choices"].at(0);
+  EXPECT_EQ(std::string_view(choice["text"]), expected_text({5, 6, 7}, 6));
+  EXPECT_EQ(std::string_view(choice["finish_reason"]), "length");
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 3);
+  EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 6);
+  EXPECT_EQ(int64_t(body["usage"]["total_tokens"]), 9);
+}
+
+TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_done) {
+  start();
+  http_client c(port_);
+  const std::string whole =
+    c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12})").body();
+  simdjson::dom::parser p;
+  const std::string text(std::string_view(p.parse(whole)["choices"].at(0)["text"]));
+
+  const response res = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"stream":true,)"
+                                                 R"("stream_options":{"include_usage":true}})");
+  ASSERT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res[http::field::content_type], "text/event-stream");
+  EXPECT_TRUE(res.chunked());
+  const auto events = sse_data(res.body());
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string streamed;
+  std::string finish;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    simdjson::dom::element choice = p.parse(events[i])["choices"].at(0);
+    streamed += std::string_view(choice["text"]);
+    if (!choice["finish_reason"].is_null())
+      finish = std::string(std::string_view(choice["finish_reason"]));
+  }
+  EXPECT_EQ(streamed, text);
+  EXPECT_EQ(finish, "length");
+  EXPECT_EQ(int64_t(p.parse(events[events.size() - 2])["usage"]["completion_tokens"]), 12);
+}
+
+TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
+  start();
+  http_client c(port_);
+  const response res = c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4})");
+  ASSERT_EQ(res.result_int(), 200) << res.body();
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(res.body());
+  simdjson::dom::array choices = body["choices"];
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(std::string_view(choices.at(0)["text"]), expected_text({1, 2}, 4));
+  EXPECT_EQ(std::string_view(choices.at(1)["text"]), expected_text({3, 4, 5}, 4));
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
+  EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 8);
+}
+
+TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
+  start();
+  http_client c(port_);
+  simdjson::dom::parser p;
+  auto expect_error = [&](const response& res, int status, std::string_view param) {
+    EXPECT_EQ(res.result_int(), status) << res.body();
+    simdjson::dom::element e = p.parse(res.body())["error"];
+    EXPECT_FALSE(std::string_view(e["message"]).empty());
+    EXPECT_FALSE(std::string_view(e["type"]).empty());
+    if (param.empty()) {
+      EXPECT_TRUE(e["param"].is_null()) << res.body();
+    } else {
+      EXPECT_EQ(std::string_view(e["param"]), param) << res.body();
+    }
+  };
+  expect_error(c.post("/v1/completions", "{not json"), 400, "");
+  expect_error(c.post("/v1/completions", R"({"prompt":"a","top_p":7})"), 400, "top_p");
+  expect_error(c.post("/v1/completions", R"({"prompt":"a","n":2})"), 400, "n");
+  expect_error(c.post("/v1/completions", R"({"prompt":[1],"max_tokens":9000})"), 400, "prompt");
+  expect_error(c.post("/v1/completions", R"({"prompt":[600]})"), 400, "");
+  expect_error(c.post("/v1/completions", R"({"model":"other","prompt":"a"})"), 404, "model");
+  expect_error(c.get("/v1/nothing"), 404, "");
+  expect_error(c.get("/v1/completions"), 405, "");
+  // Still the same connection, still answering.
+  EXPECT_EQ(c.post("/v1/completions", R"({"prompt":[1],"max_tokens":1})").result_int(), 200);
+  idle_figures();
+}
+
+TEST_F(http_server_test, refuses_a_body_over_the_limit_and_closes) {
+  http_options small;
+  small.max_body_bytes = 64;
+  start(256, 1024, small);
+  http_client c(port_);
+  const response res = c.post("/v1/completions", R"({"prompt":")" + std::string(100, 'x') + R"("})");
+  EXPECT_EQ(res.result_int(), 413);
+  EXPECT_THAT(res.body(), HasSubstr("64 bytes"));
+  EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST_F(http_server_test, answers_pipelined_requests_in_order) {
+  start();
+  http_client c(port_);
+  std::string both;
+  for (const char* body : {R"({"prompt":[1,2,3],"max_tokens":5})", R"({"prompt":[4],"max_tokens":2})"})
+    both += "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+            std::to_string(std::strlen(body)) + "\r\n\r\n" + body;
+  both += "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.send_raw(both);
+  simdjson::dom::parser p;
+  auto first = c.read();
+  auto second = c.read();
+  auto third = c.read();
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(std::string_view(p.parse(first->body())["choices"].at(0)["text"]), expected_text({1, 2, 3}, 5));
+  EXPECT_EQ(std::string_view(p.parse(second->body())["choices"].at(0)["text"]), expected_text({4}, 2));
+  EXPECT_EQ(std::string_view(p.parse(third->body())["data"].at(0)["id"]), "tiny");
+}
+
+TEST_F(http_server_test, a_client_that_goes_away_mid_stream_cancels_its_request) {
+  start(1024);
+  rt_->runner->set_step_time(2ms);
+  http_client c(port_);
+  c.send(http::verb::post, "/v1/completions", R"({"prompt":[3,1],"max_tokens":3000,"stream":true})");
+  EXPECT_THAT(c.read_until("data: "), HasSubstr("text/event-stream"));
+  c.close();
+  const runtime_figures f = idle_figures();
+  EXPECT_EQ(f.requests_aborted, 1);
+  EXPECT_LT(f.tokens_generated, 3000);
+}
+
+TEST_F(http_server_test, health_models_and_metrics) {
+  start();
+  http_client c(port_);
+  const response health = c.get("/health");
+  EXPECT_EQ(health.result_int(), 200);
+  const response models = c.get("/v1/models");
+  simdjson::dom::parser p;
+  EXPECT_EQ(std::string_view(p.parse(models.body())["data"].at(0)["id"]), "tiny");
+  EXPECT_EQ(std::string_view(p.parse(models.body())["object"]), "list");
+
+  ASSERT_EQ(c.post("/v1/completions", R"({"prompt":[2,2],"max_tokens":3})").result_int(), 200);
+  idle_figures();
+  const response metrics = c.get("/metrics");
+  EXPECT_EQ(metrics.result_int(), 200);
+  EXPECT_THAT(std::string(metrics[http::field::content_type]), HasSubstr("text/plain; version=0.0.4"));
+  const std::string& m = metrics.body();
+  EXPECT_THAT(m, HasSubstr("kvactor:generation_tokens_total{model_name=\"tiny\"} 3\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:prompt_tokens_total{model_name=\"tiny\"} 2\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:request_success_total{model_name=\"tiny\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:time_to_first_token_seconds_count{model_name=\"tiny\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:inter_token_latency_seconds_count{model_name=\"tiny\"} 2\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:e2e_request_latency_seconds_count{model_name=\"tiny\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("kvactor:request_queue_time_seconds_count{model_name=\"tiny\"} 1\n"));
+
+  front_->draining = true;
+  EXPECT_EQ(c.get("/health").result_int(), 503);
+  EXPECT_EQ(c.post("/v1/completions", R"({"prompt":[2],"max_tokens":1})").result_int(), 503);
+}
+
+TEST_F(http_server_test, shutdown_ends_a_live_stream_as_aborted_then_closes) {
+  start(1024);
+  rt_->runner->set_step_time(1ms);
+  http_client c(port_);
+  c.send(http::verb::post, "/v1/completions", R"({"prompt":[1,2],"max_tokens":1500,"stream":true})");
+  std::string got = c.read_until("data: ");
+  server_->stop_accepting();
+  front_->draining = true;
+  shutdown(sys_, rt_->runtime);
+  std::thread stopper([&] { server_->stop(); });
+  got += c.read_until("0\r\n\r\n");
+  stopper.join();
+  server_.reset();
+  EXPECT_THAT(got, HasSubstr(R"("finish_reason":"abort")"));
+  EXPECT_THAT(got, HasSubstr("data: [DONE]"));
+  EXPECT_TRUE(c.closed_by_server());
+}
+
+} // namespace
+} // namespace kvactor::net

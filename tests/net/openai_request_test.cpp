@@ -1,0 +1,151 @@
+#include "net/openai_request.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvactor::net {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t drawn = 4242;
+
+completion_request parsed(std::string_view body) {
+  auto r = parse_completion_request(body, drawn);
+  EXPECT_TRUE(std::holds_alternative<completion_request>(r))
+    << body << " -> " << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
+  return std::holds_alternative<completion_request>(r) ? std::get<completion_request>(r)
+                                                       : completion_request{};
+}
+
+api_error refused(std::string_view body) {
+  auto r = parse_completion_request(body, drawn);
+  EXPECT_TRUE(std::holds_alternative<api_error>(r)) << body;
+  return std::holds_alternative<api_error>(r) ? std::get<api_error>(r) : api_error{0, ""};
+}
+
+TEST(openai_request, reads_every_sampling_field) {
+  auto c = parsed(R"({"model":"m","prompt":"Hi","max_tokens":7,"temperature":0.5,"top_p":0.9,)"
+                  R"("top_k":5,"seed":11,"stop":["\n","END"],"stream":true,)"
+                  R"("stream_options":{"include_usage":true},"ignore_eos":true,"priority":3,"user":"u"})");
+  EXPECT_EQ(c.model, "m");
+  ASSERT_EQ(c.prompts.size(), 1u);
+  const auto& r = c.prompts[0];
+  EXPECT_EQ(r.prompt, "Hi");
+  EXPECT_TRUE(r.prompt_tokens.empty());
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_FLOAT_EQ(r.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(r.top_p, 0.9f);
+  EXPECT_EQ(r.top_k, 5);
+  EXPECT_EQ(r.seed, 11u);
+  EXPECT_EQ(r.stop, (std::vector<std::string>{"\n", "END"}));
+  EXPECT_TRUE(r.ignore_eos);
+  EXPECT_EQ(r.priority, 3);
+  EXPECT_TRUE(c.stream);
+  EXPECT_TRUE(c.include_usage);
+}
+
+TEST(openai_request, defaults_as_openai_and_a_drawn_seed) {
+  auto c = parsed(R"({"prompt":"Hi"})");
+  ASSERT_EQ(c.prompts.size(), 1u);
+  EXPECT_FALSE(c.model.has_value());
+  EXPECT_EQ(c.prompts[0].max_tokens, 16);
+  EXPECT_FLOAT_EQ(c.prompts[0].temperature, 1.0f);
+  EXPECT_EQ(c.prompts[0].top_k, 0);
+  EXPECT_EQ(c.prompts[0].seed, drawn);
+  EXPECT_FALSE(c.stream);
+  // Nulls are as absent, as clients send them for unset fields.
+  auto n = parsed(R"({"prompt":"Hi","max_tokens":null,"stop":null,"seed":null,"logprobs":null,"top_k":-1})");
+  EXPECT_EQ(n.prompts[0].max_tokens, 16);
+  EXPECT_EQ(n.prompts[0].seed, drawn);
+  EXPECT_EQ(n.prompts[0].top_k, 0);
+}
+
+TEST(openai_request, reads_each_prompt_form) {
+  auto tokens = parsed(R"({"prompt":[1,2,3]})");
+  ASSERT_EQ(tokens.prompts.size(), 1u);
+  EXPECT_EQ(tokens.prompts[0].prompt_tokens, (std::vector<int32_t>{1, 2, 3}));
+
+  auto texts = parsed(R"({"prompt":["a","b"],"max_tokens":3})");
+  ASSERT_EQ(texts.prompts.size(), 2u);
+  EXPECT_EQ(texts.prompts[1].prompt, "b");
+  EXPECT_EQ(texts.prompts[1].max_tokens, 3);
+
+  auto lists = parsed(R"({"prompt":[[1],[2,3]],"stop":"x"})");
+  ASSERT_EQ(lists.prompts.size(), 2u);
+  EXPECT_EQ(lists.prompts[1].prompt_tokens, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(lists.prompts[0].stop, (std::vector<std::string>{"x"}));
+}
+
+TEST(openai_request, names_the_field_at_fault) {
+  struct bad {
+    const char* body;
+    const char* param;
+  };
+  for (const auto& b : {bad{R"({"prompt":"a","top_p":0})", "top_p"},
+                        bad{R"({"prompt":"a","temperature":3})", "temperature"},
+                        bad{R"({"prompt":"a","max_tokens":0})", "max_tokens"},
+                        bad{R"({"prompt":"a","max_tokens":"8"})", "max_tokens"},
+                        bad{R"({"prompt":"a","top_k":-2})", "top_k"},
+                        bad{R"({"prompt":"a","stop":[""]})", "stop"},
+                        bad{R"({"prompt":"a","stop":7})", "stop"},
+                        bad{R"({"prompt":"a","stream":"yes"})", "stream"},
+                        bad{R"({"prompt":"a","model":1})", "model"},
+                        bad{R"({"prompt":[]})", "prompt"},
+                        bad{R"({"prompt":[1,"a"]})", "prompt"},
+                        bad{R"({"prompt":["a",1]})", "prompt"},
+                        bad{R"({"prompt":[[]]})", "prompt"},
+                        bad{R"({"prompt":[-1]})", "prompt"},
+                        bad{R"({"prompt":{}})", "prompt"},
+                        bad{R"({"max_tokens":4})", "prompt"},
+                        bad{R"({"prompt":"a","stream_options":{"include_usage":true}})", "stream_options"}}) {
+    const api_error e = refused(b.body);
+    EXPECT_EQ(e.status, 400) << b.body;
+    EXPECT_EQ(e.type, "invalid_request_error");
+    EXPECT_EQ(e.param, std::optional<std::string>(b.param)) << b.body << " -> " << e.message;
+    EXPECT_THAT(e.message, HasSubstr(b.param)) << b.body;
+  }
+}
+
+TEST(openai_request, refuses_what_it_does_not_support_rather_than_ignoring_it) {
+  for (const char* field : {R"("n":2)", R"("best_of":3)", R"("logprobs":2)", R"("echo":true)",
+                            R"("presence_penalty":0.5)", R"("frequency_penalty":-1)",
+                            R"("suffix":"x")", R"("logit_bias":{"5":1})"}) {
+    const api_error e = refused(std::string(R"({"prompt":"a",)") + field + "}");
+    EXPECT_EQ(e.status, 400) << field;
+    EXPECT_THAT(e.message, HasSubstr("not supported")) << field;
+    EXPECT_TRUE(e.param.has_value()) << field;
+  }
+  // Their neutral values are fine.
+  parsed(R"({"prompt":"a","n":1,"echo":false,"presence_penalty":0,"logit_bias":{}})");
+}
+
+TEST(openai_request, refuses_bodies_that_are_not_one_json_object) {
+  for (const char* body : {"", "[1]", "{\"prompt\":", "{\"prompt\":\"a\"} x", "nul"}) {
+    const api_error e = refused(body);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_FALSE(e.param.has_value()) << body;
+  }
+}
+
+TEST(openai_request, formats_errors_in_openai_shape) {
+  EXPECT_EQ(format_api_error({400, "top_p must be \"x\"", "invalid_request_error", "top_p"}),
+            R"({"error":{"message":"top_p must be \"x\"","type":"invalid_request_error",)"
+            R"("param":"top_p","code":null}})");
+}
+
+TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
+  const api_error full = admission_error({0, 5, "overloaded", "the waiting queue is full (4)"}, std::nullopt);
+  EXPECT_EQ(full.status, 429);
+  const api_error lng = admission_error({0, 5, "prompt_too_long", "too long"}, 1);
+  EXPECT_EQ(lng.status, 400);
+  EXPECT_EQ(lng.code, "context_length_exceeded");
+  EXPECT_EQ(lng.message, "prompt 1: too long");
+  EXPECT_EQ(openai_finish_reason("max_tokens"), "length");
+  EXPECT_EQ(openai_finish_reason("eos"), "stop");
+  EXPECT_EQ(openai_finish_reason("stop"), "stop");
+  EXPECT_EQ(openai_finish_reason("aborted"), "abort");
+}
+
+} // namespace
+} // namespace kvactor::net

@@ -1,0 +1,56 @@
+#pragma once
+// test_runtime: the runtime's actors in front of a stand-in model
+// (tests/actors/test_runner.hpp), for the servers' tests over loopback.
+
+#include "actors/actors.hpp"
+#include "model/tiny/tiny_tokenizer.hpp"
+#include "net/bridge.hpp"
+#include "test_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace kvactor::net {
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    kvactor::add_message_types(*this);
+    kvactor::net::add_message_types(*this);
+  }
+};
+
+struct test_runtime {
+  static constexpr int32_t vocab = 512;
+
+  test_runtime(caf::actor_system& sys, int32_t device_blocks, int32_t max_waiting) {
+    model::tiny::tiny_options o;
+    o.vocab_size = vocab;
+    auto tok = model::tokenizer::build(model::tiny::make_tokenizer_spec(o), "tiny");
+    EXPECT_TRUE(tok.has_value());
+    tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+    runner = std::make_shared<kvactor::testing::test_runner>(device_blocks, 64, 4, vocab);
+    runtime = spawn_runtime(sys, runner, {tokenizer, {vocab, 8192}}, {}, max_waiting);
+  }
+
+  // The tokens the stand-in model generates after `history`.
+  static std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t n) {
+    std::vector<int32_t> out;
+    for (int32_t i = 0; i < n; ++i) {
+      out.push_back(kvactor::testing::test_runner::next_token(history, vocab));
+      history.push_back(out.back());
+    }
+    return out;
+  }
+
+  std::shared_ptr<const model::tokenizer> tokenizer;
+  std::shared_ptr<kvactor::testing::test_runner> runner;
+  runtime_actor runtime;
+};
+
+inline void shutdown(caf::actor_system& sys, const runtime_actor& runtime) {
+  caf::scoped_actor self{sys};
+  self->request(runtime, caf::infinite, shutdown_atom::value).receive([](bool) {}, [](const caf::error&) {});
+}
+
+} // namespace kvactor::net

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# kvactor-serve's HTTP front as a user reaches it, over a plain socket: a
+# completion of a text prompt on the real tokenizer and model, a stream, the
+# model list, the metrics, an error, and a clean stop on SIGINT.
+#   serve_http.sh SERVE MODEL_DIR
+set -euo pipefail
+serve=$1 model=$2
+log=$(mktemp)
+trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -f "$log"' EXIT
+# An HTTP port is given, not drawn (0 turns the front off): try a few.
+for _ in 1 2 3 4 5; do
+  http_port=$((20000 + RANDOM % 30000))
+  "$serve" --model="$model" --port=0 --http-port="$http_port" --kv-cache-mib=16 >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    grep -q 'kvactor HTTP on' "$log" && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q 'kvactor HTTP on' "$log" && break
+done
+grep -q 'kvactor HTTP on' "$log" || { echo "the server did not start:"; cat "$log"; exit 1; }
+cat "$log"
+name=$(basename "$model")
+grep -q "model '$name'" "$log"
+
+# One request per connection (Connection: close); prints the whole response.
+http() { # METHOD PATH [BODY]
+  local body=${3:-}
+  exec 3<>"/dev/tcp/127.0.0.1/$http_port"
+  printf '%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
+    "$1" "$2" "${#body}" "$body" >&3
+  timeout 60 cat <&3
+  exec 3>&-
+}
+
+out=$(http POST /v1/completions '{"prompt":"Once upon a time","max_tokens":5,"temperature":0,"ignore_eos":true}')
+echo "$out"
+grep -q '^HTTP/1.1 200 OK' <<<"$out"
+grep -q '"finish_reason":"length"' <<<"$out"
+grep -q '"completion_tokens":5,' <<<"$out"
+
+out=$(http POST /v1/completions '{"prompt":"hello","max_tokens":3,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}')
+echo "$out"
+grep -q 'Transfer-Encoding: chunked' <<<"$out"
+grep -q 'data: \[DONE\]' <<<"$out"
+grep -q '"usage":{"prompt_tokens":' <<<"$out"
+
+out=$(http GET /v1/models)
+grep -q "\"id\":\"$name\"" <<<"$out"
+
+out=$(http POST /v1/completions '{"prompt":"a","temperature":5}')
+echo "$out"
+grep -q '^HTTP/1.1 400' <<<"$out"
+grep -q '"param":"temperature"' <<<"$out"
+
+out=$(http GET /metrics)
+grep -q '^kvactor:generation_tokens_total{model_name="'"$name"'"} 8$' <<<"$(tr -d '\r' <<<"$out")"
+grep -q '^HTTP/1.1 200' <<<"$(http GET /health)"
+
+kill -INT $pid
+wait $pid
+grep -q 'shutting down' "$log"
