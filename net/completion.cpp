@@ -24,10 +24,27 @@ void completion::accepted(size_t index, request_id id) {
   index_of_[id] = index;
 }
 
-std::string completion::chunk(size_t index, std::string_view text,
-                              const char* finish_reason) const {
+std::string_view completion::object() const {
+  if (!meta_.chat)
+    return "text_completion";
+  return meta_.stream ? "chat.completion.chunk" : "chat.completion";
+}
+
+std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
+                              bool opening) const {
   json_writer c;
-  c.field("index", static_cast<int64_t>(index)).field("text", text).null_field("logprobs");
+  c.field("index", static_cast<int64_t>(index));
+  if (!meta_.chat) {
+    c.field("text", text);
+  } else {
+    json_writer delta;
+    if (opening)
+      delta.field("role", "assistant").field("content", "");
+    else if (!text.empty())
+      delta.field("content", text);
+    c.object("delta", delta);
+  }
+  c.null_field("logprobs");
   if (finish_reason)
     c.field("finish_reason", finish_reason);
   else
@@ -37,7 +54,7 @@ std::string completion::chunk(size_t index, std::string_view text,
   choices += "]";
   json_writer w;
   w.field("id", meta_.id)
-    .field("object", "text_completion")
+    .field("object", object())
     .field("created", meta_.created)
     .field("model", meta_.model)
     .raw_field("choices", choices);
@@ -46,12 +63,23 @@ std::string completion::chunk(size_t index, std::string_view text,
   return sse_event(w.str());
 }
 
+std::string completion::piece(choice& c, size_t index, std::string_view text,
+                              const char* finish_reason) {
+  std::string out;
+  if (meta_.chat && !c.opened) {
+    c.opened = true;
+    out = chunk(index, {}, nullptr, true);
+  }
+  return out + chunk(index, text, finish_reason);
+}
+
 std::string completion::on_token(const token_event& ev) {
   auto i = index_of_.find(ev.id);
   if (i == index_of_.end() || !meta_.stream || ev.text.empty())
     return {};
-  choices_[i->second].num_streamed += ev.text.size();
-  return chunk(i->second, ev.text, nullptr);
+  auto& c = choices_[i->second];
+  c.num_streamed += ev.text.size();
+  return piece(c, i->second, ev.text, nullptr);
 }
 
 std::string completion::on_done(const done_event& d) {
@@ -68,7 +96,7 @@ std::string completion::on_done(const done_event& d) {
   // in the done event; the last chunk carries it.
   const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
   const std::string reason(openai_finish_reason(d.finish_reason));
-  return chunk(i->second, rest, reason.c_str());
+  return piece(c, i->second, rest, reason.c_str());
 }
 
 std::string completion::usage() const {
@@ -95,7 +123,7 @@ std::string completion::finish() const {
     if (meta_.include_usage)
       out = sse_event(json_writer()
                         .field("id", meta_.id)
-                        .field("object", "text_completion")
+                        .field("object", object())
                         .field("created", meta_.created)
                         .field("model", meta_.model)
                         .raw_field("choices", "[]")
@@ -108,17 +136,20 @@ std::string completion::finish() const {
     const auto& end = choices_[i].end;
     if (i > 0)
       choices += ",";
-    choices += json_writer()
-                 .field("index", static_cast<int64_t>(i))
-                 .field("text", end.text)
-                 .null_field("logprobs")
+    json_writer c;
+    c.field("index", static_cast<int64_t>(i));
+    if (meta_.chat)
+      c.object("message", json_writer().field("role", "assistant").field("content", end.text));
+    else
+      c.field("text", end.text);
+    choices += c.null_field("logprobs")
                  .field("finish_reason", openai_finish_reason(end.finish_reason))
                  .str();
   }
   choices += "]";
   return json_writer()
     .field("id", meta_.id)
-    .field("object", "text_completion")
+    .field("object", object())
     .field("created", meta_.created)
     .field("model", meta_.model)
     .raw_field("choices", choices)

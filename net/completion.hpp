@@ -1,8 +1,9 @@
 #pragma once
-// completion: one /v1/completions answer built from the runtime's events —
-// the JSON body once every choice is done, or, streaming, one Server-Sent
-// Event per piece of text, a last chunk per choice with its finish reason,
-// the usage when asked for, and [DONE]. Pure.
+// completion: one /v1/completions or /v1/chat/completions answer built from
+// the runtime's events — the JSON body once every choice is done, or,
+// streaming, one Server-Sent Event per piece of text (a chat's first one per
+// choice opens the assistant's message), a last chunk per choice with its
+// finish reason, the usage when asked for, and [DONE]. Pure.
 
 #include "kvactor/kvactor.hpp"
 
@@ -18,6 +19,7 @@ struct completion_meta {
   std::string model;
   bool stream = false;
   bool include_usage = false;
+  bool chat = false; // chat.completion objects: messages and deltas rather than text
 };
 
 class completion {
@@ -38,10 +40,16 @@ private:
   struct choice {
     request_id id = 0;
     size_t num_streamed = 0; // bytes of text sent in chunks
+    bool opened = false;     // a chat stream's role delta went out
     bool done = false;
     done_event end;
   };
-  std::string chunk(size_t index, std::string_view text, const char* finish_reason) const;
+  // One event of choice `index`: a piece of text, its end, or (opening) a
+  // chat's role delta; a chat's first event is preceded by its opening.
+  std::string chunk(size_t index, std::string_view text, const char* finish_reason,
+                    bool opening = false) const;
+  std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason);
+  std::string_view object() const;
   std::string usage() const;
 
   completion_meta meta_;

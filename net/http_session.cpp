@@ -61,8 +61,8 @@ std::string models_body(const http_front& front) {
 } // namespace
 
 http_session::http_session(asio::ip::tcp::socket socket, std::shared_ptr<http_front> front)
-  : socket_(std::move(socket)), front_(std::move(front)), timer_(socket_.get_executor()),
-    out_(front_->options.max_output_bytes) {
+  : socket_connection(std::move(socket), front->options.max_output_bytes),
+    front_(std::move(front)), timer_(socket_.get_executor()) {
 }
 
 http_session::~http_session() {
@@ -81,13 +81,13 @@ void http_session::read() {
   parser_->header_limit(static_cast<uint32_t>(front_->options.max_header_bytes));
   parser_->body_limit(front_->options.max_body_bytes);
   http::async_read_header(socket_, buffer_, *parser_,
-                          [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                          [self = shared_as<http_session>()](boost::system::error_code ec, size_t) {
                             self->on_header(ec);
                           });
 }
 
 void http_session::on_header(boost::system::error_code ec) {
-  if (closed_)
+  if (closed())
     return;
   if (ec || parser_->is_done()) {
     on_read(ec);
@@ -97,17 +97,17 @@ void http_session::on_header(boost::system::error_code ec) {
   // sends a body announced so; it is sent unless another response is being
   // written (then the client sends the body after its wait).
   if (boost::beast::iequals(parser_->get()[http::field::expect], "100-continue") && !busy_ &&
-      out_.empty() && out_.push("HTTP/1.1 100 Continue\r\n\r\n") && out_.ready())
-    write();
+      flushed())
+    send("HTTP/1.1 100 Continue\r\n\r\n");
   http::async_read(socket_, buffer_, *parser_,
-                   [self = shared_from_this()](boost::system::error_code read_ec, size_t) {
+                   [self = shared_as<http_session>()](boost::system::error_code read_ec, size_t) {
                      self->on_read(read_ec);
                    });
 }
 
 void http_session::on_read(boost::system::error_code ec) {
   reading_ = false;
-  if (closed_)
+  if (closed())
     return;
   if (ec && connection_gone(ec)) {
     close(); // a live request is cancelled with its completion actor
@@ -133,7 +133,7 @@ void http_session::on_read(boost::system::error_code ec) {
 }
 
 void http_session::next() {
-  if (busy_ || queued_.empty() || closed_)
+  if (busy_ || queued_.empty() || closed())
     return;
   arrival a = std::move(queued_.front());
   queued_.pop_front();
@@ -153,10 +153,10 @@ void http_session::answer(const request& req) {
   auto wrong_method = [&](std::string_view allowed) {
     reply(error_reply({405, "use " + std::string(allowed) + " " + std::string(path)}));
   };
-  if (path == "/v1/completions") {
+  if (path == "/v1/completions" || path == "/v1/chat/completions") {
     if (req.method() != http::verb::post)
       return wrong_method("POST");
-    complete(req);
+    complete(req, path == "/v1/chat/completions");
   } else if (path == "/v1/models") {
     if (!get)
       return wrong_method("GET");
@@ -181,10 +181,11 @@ void http_session::answer(const request& req) {
   }
 }
 
-void http_session::complete(const request& req) {
+void http_session::complete(const request& req, bool chat) {
   if (front_->draining)
     return reply(error_reply(server_error(503, "the server is shutting down")));
-  auto parsed = parse_completion_request(req.body(), random_u64());
+  auto parsed = chat ? parse_chat_request(req.body(), random_u64(), front_->chat, model::today_for_chat())
+                     : parse_completion_request(req.body(), random_u64());
   if (auto* e = std::get_if<api_error>(&parsed))
     return reply(error_reply(*e));
   auto& c = std::get<completion_request>(parsed);
@@ -197,30 +198,14 @@ void http_session::complete(const request& req) {
                        std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
-                       front_->model_name, c.stream, c.include_usage};
+                       front_->model_name, c.stream, c.include_usage, chat};
   ++front_->num_requests;
-  std::weak_ptr<http_session> weak = shared_from_this();
-  // NOTE: the closure holds the session's weak pointer, no executor: the
-  // actor can outlive the io_context (see session.cpp).
   live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
-                           [weak](reply_part part) {
-                             if (auto s = weak.lock())
-                               asio::post(s->executor(), [weak, part = std::move(part)]() mutable {
-                                 if (auto live = weak.lock())
-                                   live->reply(std::move(part));
-                               });
-                           });
+                           on_strand(&http_session::reply));
 }
 
 void http_session::ask_figures(std::function<reply_part(const runtime_figures&)> on_figures) {
-  std::weak_ptr<http_session> weak = shared_from_this();
-  auto deliver = [weak](reply_part part) {
-    if (auto s = weak.lock())
-      asio::post(s->executor(), [weak, part = std::move(part)]() mutable {
-        if (auto live = weak.lock())
-          live->reply(std::move(part));
-      });
-  };
+  auto deliver = on_strand(&http_session::reply);
   front_->sys.spawn([runtime = front_->runtime, on_figures, deliver](caf::event_based_actor* self) {
     self->request(runtime, std::chrono::seconds(5), figures_atom::value)
       .then([=](const runtime_figures& f) { deliver(on_figures(f)); },
@@ -231,25 +216,16 @@ void http_session::ask_figures(std::function<reply_part(const runtime_figures&)>
 }
 
 void http_session::reply(reply_part part) {
-  if (closed_)
+  if (closed())
     return;
   const bool last = part.last;
-  if (!out_.push(wire_bytes(part, keep_alive_))) {
-    close(); // a client that does not read loses its connection
-    return;
-  }
-  if (out_.ready())
-    write();
+  send(wire_bytes(part, keep_alive_));
   if (!last)
     return;
   live_.reset(); // the completion actor has quit
   busy_ = false;
-  if (!keep_alive_ || draining_) {
-    closing_ = true;
-    if (out_.empty())
-      close();
-    return;
-  }
+  if (!keep_alive_ || draining_)
+    return close_after_flush();
   if (!queued_.empty())
     return next();
   arm_timer();
@@ -259,52 +235,22 @@ void http_session::reply(reply_part part) {
 
 void http_session::arm_timer() {
   timer_.expires_after(front_->options.request_timeout);
-  timer_.async_wait([weak = std::weak_ptr<http_session>(shared_from_this())](boost::system::error_code ec) {
+  timer_.async_wait([weak = std::weak_ptr<http_session>(shared_as<http_session>())](
+                      boost::system::error_code ec) {
     auto s = weak.lock();
     if (!ec && s && !s->busy_ && s->queued_.empty())
       s->close(); // no whole request in time
   });
 }
 
-void http_session::write() {
-  asio::async_write(socket_, asio::buffer(out_.front()),
-                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                      self->on_write(ec);
-                    });
-}
-
-void http_session::on_write(boost::system::error_code ec) {
-  out_.pop();
-  if (closed_)
-    return;
-  if (ec) {
-    close();
-    return;
-  }
-  if (out_.ready())
-    write();
-  else if (closing_ && out_.empty())
-    close();
-}
-
 void http_session::drain() {
   draining_ = true;
-  if (closed_ || busy_)
-    return; // closes once the response under way is written
-  closing_ = true;
-  if (out_.empty())
-    close();
+  if (!closed() && !busy_)
+    close_after_flush(); // else once the response under way is written
 }
 
-void http_session::close() {
-  if (closed_)
-    return;
-  closed_ = true;
+void http_session::on_close() {
   timer_.cancel();
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
-  out_.clear();
   if (live_)
     caf::anon_send_exit(*live_, caf::exit_reason::user_shutdown);
   live_.reset();

@@ -7,13 +7,14 @@
 // request to arrive whole, and a bounded outbox as the line protocol has.
 // Every handler runs on the socket's strand.
 //
-//   POST /v1/completions   GET /v1/models   GET /health   GET /metrics
+//   POST /v1/completions   POST /v1/chat/completions
+//   GET /v1/models   GET /health   GET /metrics
 
 #include "net/http_reply.hpp"
-#include "net/outbox.hpp"
-#include "net/server.hpp"
+#include "net/socket_connection.hpp"
 
 #include "kvactor/kvactor.hpp"
+#include "model/chat_template.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -45,6 +46,7 @@ struct http_front {
   runtime_actor runtime;
   std::string model_name; // what /v1/models lists and requests must name
   http_options options;
+  model::chat_template chat = model::chat_template::detect(std::nullopt); // the model's (plain: none)
   std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
   std::atomic<uint64_t> num_requests{0};
   int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
@@ -52,14 +54,13 @@ struct http_front {
                       .count();
 };
 
-class http_session : public connection, public std::enable_shared_from_this<http_session> {
+class http_session : public socket_connection {
 public:
   http_session(boost::asio::ip::tcp::socket socket, std::shared_ptr<http_front> front);
   ~http_session() override;
 
   void run() override;
   void drain() override;
-  boost::asio::any_io_executor executor() override { return socket_.get_executor(); }
 
 private:
   using request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -74,29 +75,23 @@ private:
   void on_read(boost::system::error_code ec);
   void next();
   void answer(const request& req);
-  void complete(const request& req);
+  void complete(const request& req, bool chat);
   void ask_figures(std::function<reply_part(const runtime_figures&)> on_figures);
   // A part of the current response (from a handler or the completion actor).
   void reply(reply_part part);
   void arm_timer();
-  void write();
-  void on_write(boost::system::error_code ec);
-  void close();
+  void on_close() override; // a live request is cancelled with its completion actor
 
-  boost::asio::ip::tcp::socket socket_;
   std::shared_ptr<http_front> front_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::deque<arrival> queued_;
   boost::asio::steady_timer timer_;
-  outbox out_;
   std::optional<sink_actor> live_; // the completion being answered
   bool reading_ = false;
   bool busy_ = false;       // a response is under way
   bool keep_alive_ = true;  // of the response under way
   bool draining_ = false;
-  bool closing_ = false;    // close once the outbox is written
-  bool closed_ = false;
 };
 
 // The HTTP front's connections, for a server.

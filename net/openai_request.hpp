@@ -1,13 +1,16 @@
 #pragma once
-// The OpenAI-compatible request bodies, pure: POST /v1/completions parsed
-// and validated into one generate_request per prompt, and the errors in
-// OpenAI's shape with their HTTP status. No sockets here.
+// The OpenAI-compatible request bodies, pure: POST /v1/completions and
+// /v1/chat/completions parsed and validated into one generate_request per
+// prompt (a chat's messages rendered by the model's chat template), and the
+// errors in OpenAI's shape with their HTTP status. No sockets here.
 //
 //   {"model":"m","prompt":"Hi" | [1,2,3] | ["a","b"] | [[1,2],[3]],
 //    "max_tokens":16,"temperature":1,"top_p":1,"top_k":-1,"seed":7,
 //    "stop":"\n" | ["\n","."],"stream":true,"stream_options":{"include_usage":true}}
+//   {"model":"m","messages":[{"role":"user","content":"Hi"}],"max_completion_tokens":64,…}
 
 #include "kvactor/kvactor.hpp"
+#include "model/chat_template.hpp"
 
 #include <optional>
 #include <string>
@@ -45,6 +48,16 @@ struct completion_request {
 // that names none (OpenAI's outputs differ from call to call then).
 std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
                                                                      uint64_t draw_seed);
+
+inline constexpr int32_t default_chat_max_tokens = 256;
+
+// Parses a /v1/chat/completions body into one prompt, the messages rendered
+// by `chat` (its end-of-turn text added to the stop strings); `today` for
+// templates that print the date.
+std::variant<completion_request, api_error> parse_chat_request(std::string_view body,
+                                                               uint64_t draw_seed,
+                                                               const model::chat_template& chat,
+                                                               std::string today);
 
 // The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
 // length, aborted -> abort (as vLLM reports a request it ended early).

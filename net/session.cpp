@@ -8,8 +8,8 @@ namespace asio = boost::asio;
 
 session::session(asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
                  session_options options)
-  : socket_(std::move(socket)), sys_(sys), runtime_(std::move(runtime)), options_(options),
-    out_(options.max_output_bytes) {
+  : socket_connection(std::move(socket), options.max_output_bytes), sys_(sys),
+    runtime_(std::move(runtime)), options_(options) {
 }
 
 session::~session() {
@@ -22,40 +22,26 @@ void session::run() {
     boost::system::error_code ignored;
     socket_.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer), ignored);
   }
-  std::weak_ptr<session> weak = shared_from_this();
-  // NOTE: the closure holds no executor, only the session's weak pointer:
-  // the bridge actor can outlive the server's io_context, and a strand
-  // executor's destructor touches the io_context's strand service (ASan:
-  // heap-use-after-free in ~strand_impl from ~bridge_state, found by
-  // server_test.reassembles_split_lines_and_splits_joined_ones).
-  bridge_ = spawn_bridge(sys_, runtime_, [weak](std::string line) {
-    auto s = weak.lock();
-    if (!s)
-      return; // the connection is gone: nobody to write to
-    asio::post(s->executor(), [weak, line = std::move(line)]() mutable {
-      if (auto live = weak.lock())
-        live->deliver(std::move(line));
-    });
-  });
+  bridge_ = spawn_bridge(sys_, runtime_, on_strand(&session::deliver));
   read();
 }
 
 void session::read() {
   socket_.async_read_some(asio::buffer(chunk_),
-                          [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                          [self = shared_as<session>()](boost::system::error_code ec, size_t n) {
                             self->on_read(ec, n);
                           });
 }
 
 void session::on_read(boost::system::error_code ec, size_t n) {
-  if (closed_)
+  if (closed())
     return;
   if (ec) {
     close(); // EOF or error: the bridge exits and the requests are cancelled
     return;
   }
   take(chunk_.data(), n);
-  if (!closed_)
+  if (!closed())
     read();
 }
 
@@ -105,60 +91,18 @@ void session::handle_line(std::string_view line) {
 }
 
 void session::deliver(std::string line) {
-  if (closed_)
-    return;
-  if (line.empty()) { // the bridge has drained
+  if (line.empty()) // the bridge has drained
     close_after_flush();
-    return;
-  }
-  if (!out_.push(std::move(line))) {
-    close(); // a client that does not read loses its connection
-    return;
-  }
-  if (out_.ready())
-    write();
-}
-
-void session::write() {
-  asio::async_write(socket_, asio::buffer(out_.front()),
-                    [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-                      self->on_write(ec, n);
-                    });
-}
-
-void session::on_write(boost::system::error_code ec, size_t) {
-  out_.pop();
-  if (closed_)
-    return;
-  if (ec) {
-    close();
-    return;
-  }
-  if (out_.ready())
-    write();
-  else if (closing_)
-    close();
+  else
+    send(std::move(line));
 }
 
 void session::drain() {
-  if (!closed_)
+  if (!closed())
     caf::anon_send(bridge_, drain_atom::value);
 }
 
-void session::close_after_flush() {
-  closing_ = true;
-  if (out_.empty())
-    close();
-}
-
-void session::close() {
-  if (closed_)
-    return;
-  closed_ = true;
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
-  out_.clear();
+void session::on_close() {
   if (bridge_)
     caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
 }

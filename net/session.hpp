@@ -9,8 +9,7 @@
 
 #include "net/bridge.hpp"
 #include "net/line_protocol.hpp"
-#include "net/outbox.hpp"
-#include "net/server.hpp"
+#include "net/socket_connection.hpp"
 
 #include <boost/asio.hpp>
 
@@ -27,31 +26,27 @@ struct session_options {
   int32_t socket_send_buffer = 0; // SO_SNDBUF in bytes; 0: the system's default
 };
 
-class session : public connection, public std::enable_shared_from_this<session> {
+class session : public socket_connection {
 public:
   session(boost::asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
           session_options options);
   ~session() override;
 
   void run() override;
-  // Queues a line for the client (on the strand).
+  // Queues a line for the client (on the strand); "" from the bridge: it
+  // has drained, close once the queued lines are written.
   void deliver(std::string line);
   // Closes once no request of the connection is live and every queued line
   // is written (on the strand).
   void drain() override;
-  void close();
-  boost::asio::any_io_executor executor() override { return socket_.get_executor(); }
 
 private:
   void read();
   void on_read(boost::system::error_code ec, size_t n);
   void take(const char* data, size_t n);
   void handle_line(std::string_view line);
-  void close_after_flush();
-  void write();
-  void on_write(boost::system::error_code ec, size_t n);
+  void on_close() override; // the bridge exits and the requests are cancelled
 
-  boost::asio::ip::tcp::socket socket_;
   caf::actor_system& sys_;
   runtime_actor runtime_;
   session_options options_;
@@ -60,9 +55,6 @@ private:
   std::array<char, 16384> chunk_;
   std::string line_;
   bool discarding_ = false; // inside a line that is too long
-  outbox out_;
-  bool closing_ = false;
-  bool closed_ = false;
 };
 
 // The line protocol's connections, for a server.

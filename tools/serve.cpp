@@ -133,6 +133,15 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   auto front = std::make_shared<kvactor::net::http_front>(
     sys, *runtime,
     cfg.served_model_name.empty() ? folder_name(engine.model_dir) : cfg.served_model_name);
+  if (cfg.http_port > 0) {
+    auto chat = kvactor::model::chat_template::load(engine.model_dir);
+    if (!chat) {
+      std::cerr << "kvactor-serve: " << chat.error().message << "\n";
+      caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    front->chat = *chat;
+  }
   std::optional<kvactor::net::server> http;
   auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
   std::variant<uint16_t, std::string> http_bound = uint16_t{0};
@@ -148,7 +157,8 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
   if (http)
     std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
-              << ", model '" << front->model_name << "'" << std::endl;
+              << ", model '" << front->model_name << "', chat template "
+              << kvactor::model::to_string(front->chat.format()) << std::endl;
 
   boost::asio::io_context signals_io;
   boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);

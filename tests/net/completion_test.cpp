@@ -114,5 +114,33 @@ TEST(completion, a_stream_without_usage_ends_with_done_only) {
   EXPECT_EQ(c.finish(), "data: [DONE]\n\n");
 }
 
+TEST(completion, a_chat_answers_with_a_message_or_opens_each_choice_with_a_role_delta) {
+  completion whole({"chatcmpl-1", 1, "tiny", false, false, true}, 1);
+  whole.accepted(0, 4);
+  whole.on_done(done(4, "eos", "Hi!", 3, 2));
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(whole.finish());
+  EXPECT_EQ(std::string_view(body["object"]), "chat.completion");
+  EXPECT_EQ(std::string_view(body["choices"].at(0)["message"]["role"]), "assistant");
+  EXPECT_EQ(std::string_view(body["choices"].at(0)["message"]["content"]), "Hi!");
+  EXPECT_EQ(std::string_view(body["choices"].at(0)["finish_reason"]), "stop");
+
+  completion stream({"chatcmpl-2", 1, "tiny", true, false, true}, 1);
+  stream.accepted(0, 5);
+  std::string s = stream.on_token(token(5, 0, "Hi"));
+  s += stream.on_done(done(5, "max_tokens", "Hi!", 3, 2));
+  s += stream.finish();
+  const auto events = events_of(s);
+  ASSERT_EQ(events.size(), 4u);
+  simdjson::dom::element open = p.parse(events[0]);
+  EXPECT_EQ(std::string_view(open["object"]), "chat.completion.chunk");
+  EXPECT_EQ(std::string_view(open["choices"].at(0)["delta"]["role"]), "assistant");
+  EXPECT_EQ(std::string_view(p.parse(events[1])["choices"].at(0)["delta"]["content"]), "Hi");
+  simdjson::dom::element last = p.parse(events[2]);
+  EXPECT_EQ(std::string_view(last["choices"].at(0)["delta"]["content"]), "!");
+  EXPECT_EQ(std::string_view(last["choices"].at(0)["finish_reason"]), "length");
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
 } // namespace
 } // namespace kvactor::net

@@ -298,6 +298,34 @@ TEST_F(http_server_test, a_client_that_goes_away_mid_stream_cancels_its_request)
   EXPECT_LT(f.tokens_generated, 3000);
 }
 
+TEST_F(http_server_test, chats_through_the_models_template) {
+  start();
+  http_client c(port_);
+  // The stand-in model has no chat template: the plain rendering, tokenized
+  // by the runtime like any text prompt.
+  const std::string rendered = "system: Be brief.\nuser: Hi\nassistant:";
+  const auto prompt = rt_->tokenizer->encode(rendered);
+  const response res = c.post("/v1/chat/completions",
+                              R"({"model":"tiny","messages":[{"role":"system","content":"Be brief."},)"
+                              R"({"role":"user","content":"Hi"}],"max_tokens":4,"ignore_eos":true})");
+  ASSERT_EQ(res.result_int(), 200) << res.body();
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(res.body());
+  EXPECT_EQ(std::string_view(body["object"]), "chat.completion");
+  EXPECT_EQ(std::string_view(body["choices"].at(0)["message"]["content"]),
+            expected_text({prompt.begin(), prompt.end()}, 4));
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), int64_t(prompt.size()));
+
+  const response stream = c.post("/v1/chat/completions",
+                                 R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3})");
+  ASSERT_EQ(stream.result_int(), 200);
+  const auto events = sse_data(stream.body());
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(std::string_view(p.parse(events[0])["choices"].at(0)["delta"]["role"]), "assistant");
+  EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_EQ(c.post("/v1/chat/completions", R"({"messages":[]})").result_int(), 400);
+}
+
 TEST_F(http_server_test, health_models_and_metrics) {
   start();
   http_client c(port_);

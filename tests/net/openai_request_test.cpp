@@ -147,5 +147,71 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(openai_finish_reason("aborted"), "abort");
 }
 
+const model::chat_template chatml = model::chat_template::detect("<|im_start|><|im_end|>");
+
+completion_request chat_parsed(std::string_view body, const model::chat_template& t = chatml) {
+  auto r = parse_chat_request(body, drawn, t, "25 Nov 2026");
+  EXPECT_TRUE(std::holds_alternative<completion_request>(r))
+    << body << " -> " << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
+  return std::holds_alternative<completion_request>(r) ? std::get<completion_request>(r)
+                                                       : completion_request{};
+}
+
+api_error chat_refused(std::string_view body, const model::chat_template& t = chatml) {
+  auto r = parse_chat_request(body, drawn, t, "25 Nov 2026");
+  EXPECT_TRUE(std::holds_alternative<api_error>(r)) << body;
+  return std::holds_alternative<api_error>(r) ? std::get<api_error>(r) : api_error{0, ""};
+}
+
+TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
+  auto c = chat_parsed(R"({"model":"m","messages":[{"role":"system","content":"S"},)"
+                       R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],)"
+                       R"("max_completion_tokens":9,"stop":"END","stream":true})");
+  ASSERT_EQ(c.prompts.size(), 1u);
+  EXPECT_EQ(c.prompts[0].prompt,
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\nb<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(c.prompts[0].max_tokens, 9);
+  EXPECT_EQ(c.prompts[0].stop, (std::vector<std::string>{"END", "<|im_end|>"}));
+  EXPECT_TRUE(c.stream);
+  // No template: plain, and no end-of-turn stop.
+  auto plain = chat_parsed(R"({"messages":[{"role":"user","content":"hi"}]})",
+                           model::chat_template::detect(std::nullopt));
+  EXPECT_EQ(plain.prompts[0].prompt, "user: hi\nassistant:");
+  EXPECT_TRUE(plain.prompts[0].stop.empty());
+  EXPECT_EQ(plain.prompts[0].max_tokens, default_chat_max_tokens);
+}
+
+TEST(openai_chat_request, passes_enable_thinking_to_the_template) {
+  const auto qwen3 = model::chat_template::detect("<|im_start|><|im_end|><think>");
+  auto c = chat_parsed(R"({"messages":[{"role":"user","content":"q"}],)"
+                       R"("chat_template_kwargs":{"enable_thinking":false}})", qwen3);
+  EXPECT_EQ(c.prompts[0].prompt,
+            "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+TEST(openai_chat_request, names_the_message_or_field_at_fault) {
+  struct bad {
+    const char* body;
+    const char* param;
+  };
+  for (const auto& b : {bad{R"({"prompt":"a"})", "messages"},
+                        bad{R"({"messages":[]})", "messages"},
+                        bad{R"({"messages":"hi"})", "messages"},
+                        bad{R"({"messages":[{"content":"x"}]})", "messages[0].role"},
+                        bad{R"({"messages":[{"role":"user","content":7}]})", "messages[0].content"},
+                        bad{R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content"},
+                        bad{R"({"messages":[{"role":"tool","content":"x"}]})", "messages"},
+                        bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})", "logprobs"},
+                        bad{R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools"},
+                        bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})", "response_format"}}) {
+    const api_error e = chat_refused(b.body);
+    EXPECT_EQ(e.status, 400) << b.body;
+    EXPECT_EQ(e.param, std::optional<std::string>(b.param)) << b.body << " -> " << e.message;
+  }
+  const api_error unknown = chat_refused(R"({"messages":[{"role":"user","content":"x"}]})",
+                                         model::chat_template::detect("[INST]"));
+  EXPECT_THAT(unknown.message, HasSubstr("not one kvactor renders"));
+}
+
 } // namespace
 } // namespace kvactor::net
