@@ -31,7 +31,7 @@ std::string_view completion::object() const {
 }
 
 std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
-                              bool opening) const {
+                              std::span<const int32_t> token_ids, bool opening) const {
   json_writer c;
   c.field("index", static_cast<int64_t>(index));
   if (!meta_.chat) {
@@ -44,6 +44,8 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
       delta.field("content", text);
     c.object("delta", delta);
   }
+  if (meta_.return_token_ids && !opening)
+    c.field("token_ids", std::vector<int32_t>(token_ids.begin(), token_ids.end()));
   c.null_field("logprobs");
   if (finish_reason)
     c.field("finish_reason", finish_reason);
@@ -64,22 +66,23 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
 }
 
 std::string completion::piece(choice& c, size_t index, std::string_view text,
-                              const char* finish_reason) {
+                              const char* finish_reason, std::span<const int32_t> token_ids) {
   std::string out;
   if (meta_.chat && !c.opened) {
     c.opened = true;
-    out = chunk(index, {}, nullptr, true);
+    out = chunk(index, {}, nullptr, {}, true);
   }
-  return out + chunk(index, text, finish_reason);
+  return out + chunk(index, text, finish_reason, token_ids);
 }
 
 std::string completion::on_token(const token_event& ev) {
   auto i = index_of_.find(ev.id);
-  if (i == index_of_.end() || !meta_.stream || ev.text.empty())
+  // NOTE: a token whose text is held back sends nothing, unless its id is asked for.
+  if (i == index_of_.end() || !meta_.stream || (ev.text.empty() && !meta_.return_token_ids))
     return {};
   auto& c = choices_[i->second];
   c.num_streamed += ev.text.size();
-  return piece(c, i->second, ev.text, nullptr);
+  return piece(c, i->second, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1));
 }
 
 std::string completion::on_done(const done_event& d) {
@@ -96,7 +99,7 @@ std::string completion::on_done(const done_event& d) {
   // in the done event; the last chunk carries it.
   const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
   const std::string reason(openai_finish_reason(d.finish_reason));
-  return piece(c, i->second, rest, reason.c_str());
+  return piece(c, i->second, rest, reason.c_str(), {});
 }
 
 std::string completion::usage() const {
@@ -142,6 +145,8 @@ std::string completion::finish() const {
       c.object("message", json_writer().field("role", "assistant").field("content", end.text));
     else
       c.field("text", end.text);
+    if (meta_.return_token_ids)
+      c.field("token_ids", end.tokens);
     choices += c.null_field("logprobs")
                  .field("finish_reason", openai_finish_reason(end.finish_reason))
                  .str();

@@ -7,6 +7,7 @@
 
 #include "kvactor/kvactor.hpp"
 
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@ struct completion_meta {
   bool stream = false;
   bool include_usage = false;
   bool chat = false; // chat.completion objects: messages and deltas rather than text
+  bool return_token_ids = false; // choices and chunks carry token_ids (vLLM's extension)
 };
 
 class completion {
@@ -47,8 +49,9 @@ private:
   // One event of choice `index`: a piece of text, its end, or (opening) a
   // chat's role delta; a chat's first event is preceded by its opening.
   std::string chunk(size_t index, std::string_view text, const char* finish_reason,
-                    bool opening = false) const;
-  std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason);
+                    std::span<const int32_t> token_ids, bool opening = false) const;
+  std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
+                    std::span<const int32_t> token_ids);
   std::string_view object() const;
   std::string usage() const;
 

@@ -30,9 +30,11 @@ uint64_t random_u64() {
   return (uint64_t{rd()} << 32) | rd();
 }
 
-std::string completion_id() {
-  char id[32];
-  std::snprintf(id, sizeof id, "cmpl-%016llx", static_cast<unsigned long long>(random_u64()));
+// cmpl-… or, for a chat, chatcmpl-…, as OpenAI names them.
+std::string completion_id(bool chat) {
+  char id[40];
+  std::snprintf(id, sizeof id, "%scmpl-%016llx", chat ? "chat" : "",
+                static_cast<unsigned long long>(random_u64()));
   return id;
 }
 
@@ -194,11 +196,12 @@ void http_session::complete(const request& req, bool chat) {
                               "the model '" + *c.model + "' does not exist; this server serves '" +
                                 front_->model_name + "'",
                               "invalid_request_error", "model", "model_not_found"}));
-  completion_meta meta{completion_id(),
+  completion_meta meta{completion_id(chat),
                        std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
-                       front_->model_name, c.stream, c.include_usage, chat};
+                       front_->model_name, c.stream, c.include_usage, chat,
+                       c.return_token_ids};
   ++front_->num_requests;
   live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
                            on_strand(&http_session::reply));

@@ -185,6 +185,7 @@ struct fields {
   std::optional<std::string> model;
   bool stream = false;
   std::optional<bool> include_usage;
+  bool return_token_ids = false;
 };
 
 // The fields only one of the two APIs has; an error names the field.
@@ -329,6 +330,9 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     size_t n = 0;
     if (o.count_fields().get(n) || n > 0)
       return unsupported(key, "logit_bias");
+  } else if (key == "return_token_ids") { // as vLLM accepts it
+    if (v.get_bool().get(f.return_token_ids))
+      return must_be(key, "true or false");
   } else if (key == "ignore_eos") { // as vLLM accepts it
     if (v.get_bool().get(f.params.ignore_eos))
       return must_be(key, "true or false");
@@ -382,6 +386,7 @@ completion_request request_of(fields& f) {
   out.model = std::move(f.model);
   out.stream = f.stream;
   out.include_usage = f.include_usage.value_or(false);
+  out.return_token_ids = f.return_token_ids;
   for (auto& p : *f.prompts) {
     generate_request r = f.params;
     if (auto* text = std::get_if<std::string>(&p))

@@ -42,6 +42,7 @@ struct completion_request {
   std::vector<generate_request> prompts; // a batch: one per prompt, the same parameters
   bool stream = false;
   bool include_usage = false; // stream_options.include_usage
+  bool return_token_ids = false; // as vLLM: each choice (and chunk) carries its token ids
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request

@@ -25,7 +25,7 @@ std::variant<uint16_t, std::string> server::listen(const std::string& host, uint
       acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) ||
       acceptor_.bind(endpoint, ec) || acceptor_.listen(asio::socket_base::max_listen_connections, ec))
     return "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message();
-  const uint16_t bound = acceptor_.local_endpoint().port();
+  const uint16_t bound = port_ = acceptor_.local_endpoint().port();
   accept();
   for (int32_t i = 0; i < std::max(1, num_io_threads_); ++i)
     threads_.emplace_back([this] { io_.run(); });

@@ -48,6 +48,8 @@ public:
 
   // Binds and starts accepting; the bound port, or an error message.
   std::variant<uint16_t, std::string> listen(const std::string& host, uint16_t port);
+  // The port listen() bound (0 before).
+  uint16_t port() const { return port_; }
   void stop_accepting();
   // Drains every connection (a grace period of 5 s), then stops the io threads.
   void stop();
@@ -63,6 +65,7 @@ private:
   std::mutex mutex_;
   std::vector<std::weak_ptr<connection>> connections_;
   std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
   bool stopped_ = false;
 };
 

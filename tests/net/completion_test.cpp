@@ -114,6 +114,33 @@ TEST(completion, a_stream_without_usage_ends_with_done_only) {
   EXPECT_EQ(c.finish(), "data: [DONE]\n\n");
 }
 
+TEST(completion, carries_token_ids_when_asked_even_for_held_back_text) {
+  completion_meta m = meta(true);
+  m.return_token_ids = true;
+  completion c(m, 1);
+  c.accepted(0, 2);
+  std::string s = c.on_token(token(2, 0, "a"));
+  s += c.on_token(token(2, 1, "")); // held back: an event all the same, for its id
+  done_event d = done(2, "max_tokens", "ab", 1, 2);
+  d.tokens = {100, 101};
+  s += c.on_done(d);
+  const auto events = events_of(s);
+  ASSERT_EQ(events.size(), 3u);
+  simdjson::dom::parser p;
+  std::vector<int64_t> ids;
+  for (const auto& e : events)
+    for (int64_t id : simdjson::dom::array(p.parse(e)["choices"].at(0)["token_ids"]))
+      ids.push_back(id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{100, 101}));
+
+  completion_meta w = meta(false);
+  w.return_token_ids = true;
+  completion whole(w, 1);
+  whole.accepted(0, 2);
+  whole.on_done(d);
+  EXPECT_THAT(whole.finish(), HasSubstr(R"("token_ids":[100,101])"));
+}
+
 TEST(completion, a_chat_answers_with_a_message_or_opens_each_choice_with_a_role_delta) {
   completion whole({"chatcmpl-1", 1, "tiny", false, false, true}, 1);
   whole.accepted(0, 4);

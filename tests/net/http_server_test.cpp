@@ -256,6 +256,22 @@ TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
   idle_figures();
 }
 
+TEST_F(http_server_test, answers_429_when_the_waiting_queue_is_full) {
+  start(256, 1);
+  rt_->runner->pause(); // hold the model so requests stay live
+  http_client running(port_), waiting(port_), refused(port_);
+  running.send(http::verb::post, "/v1/completions", R"({"prompt":[1,2],"max_tokens":3,"stream":true})");
+  EXPECT_THAT(running.read_until("\r\n"), HasSubstr("200 OK")); // admitted
+  ASSERT_TRUE(rt_->runner->wait_arrived(1));                     // and in a step
+  waiting.send(http::verb::post, "/v1/completions", R"({"prompt":[3,4],"max_tokens":3,"stream":true})");
+  EXPECT_THAT(waiting.read_until("\r\n"), HasSubstr("200 OK")); // waits (limit 1)
+  const response res = refused.post("/v1/completions", R"({"prompt":[5,6],"max_tokens":3})");
+  EXPECT_EQ(res.result_int(), 429) << res.body();
+  EXPECT_THAT(res.body(), HasSubstr("waiting queue is full"));
+  rt_->runner->resume();
+  EXPECT_THAT(waiting.read_until("[DONE]"), HasSubstr("data: [DONE]"));
+}
+
 TEST_F(http_server_test, refuses_a_body_over_the_limit_and_closes) {
   http_options small;
   small.max_body_bytes = 64;
@@ -312,6 +328,7 @@ TEST_F(http_server_test, chats_through_the_models_template) {
   simdjson::dom::parser p;
   simdjson::dom::element body = p.parse(res.body());
   EXPECT_EQ(std::string_view(body["object"]), "chat.completion");
+  EXPECT_EQ(std::string_view(body["id"]).substr(0, 9), "chatcmpl-");
   EXPECT_EQ(std::string_view(body["choices"].at(0)["message"]["content"]),
             expected_text({prompt.begin(), prompt.end()}, 4));
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), int64_t(prompt.size()));

@@ -43,6 +43,8 @@ TEST(openai_request, reads_every_sampling_field) {
   EXPECT_EQ(r.priority, 3);
   EXPECT_TRUE(c.stream);
   EXPECT_TRUE(c.include_usage);
+  EXPECT_FALSE(c.return_token_ids);
+  EXPECT_TRUE(parsed(R"({"prompt":"Hi","return_token_ids":true})").return_token_ids);
 }
 
 TEST(openai_request, defaults_as_openai_and_a_drawn_seed) {

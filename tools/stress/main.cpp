@@ -3,7 +3,7 @@
 // or leaked. Exit status 0 only if every check holds; the last line is
 //   requests N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing 0
 //
-//   kvactor-stress [--mode=in-process|tcp] [--requests=2000] [--seed=1] [--rate=0]
+//   kvactor-stress [--mode=in-process|tcp|http] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
 //                  [--malformed-fraction=F] [--connections=4] [--host=H --port=P]
 //                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
@@ -22,8 +22,12 @@ namespace {
 using namespace kvactor::stress;
 
 int stress(caf::actor_system& sys, const stress_config& cfg) {
-  if (cfg.mode != "in-process" && cfg.mode != "tcp") {
-    std::cerr << "kvactor-stress: --mode must be in-process or tcp\n";
+  if (cfg.mode != "in-process" && cfg.mode != "tcp" && cfg.mode != "http") {
+    std::cerr << "kvactor-stress: --mode must be in-process, tcp or http\n";
+    return 2;
+  }
+  if (cfg.mode == "http" && cfg.port != 0) {
+    std::cerr << "kvactor-stress: --mode=http starts its servers in this process (no --port)\n";
     return 2;
   }
   if (cfg.requests < 0 || cfg.port < 0 || cfg.port > 65535 || cfg.jitter_ms < 0) {
@@ -53,8 +57,8 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
   f.seed = static_cast<uint64_t>(cfg.seed);
   f.cancel_fraction = cfg.cancel_fraction;
   f.preempt_every = cfg.preempt_every;
-  f.disconnect_fraction = cfg.mode == "tcp" ? cfg.disconnect_fraction : 0;
-  f.malformed_fraction = cfg.mode == "tcp" ? cfg.malformed_fraction : 0;
+  f.disconnect_fraction = cfg.mode != "in-process" ? cfg.disconnect_fraction : 0;
+  f.malformed_fraction = cfg.mode != "in-process" ? cfg.malformed_fraction : 0;
   f.jitter_ms = cfg.jitter_ms;
   const auto plan = make_fault_plan(workload, f);
 

@@ -2,6 +2,8 @@
 
 #include "net/session.hpp"
 #include "tools/runtime_calls.hpp"
+#include "net/http_session.hpp"
+#include "tools/stress/http_driver.hpp"
 #include "tools/stress/in_process_driver.hpp"
 #include "tools/stress/tcp_driver.hpp"
 
@@ -60,6 +62,20 @@ run_reference(caf::actor_system& sys, const stress_config& cfg, const std::strin
   return out;
 }
 
+namespace {
+
+// A server of this process on an ephemeral port, or an error message.
+std::variant<std::unique_ptr<net::server>, std::string> listen_here(net::connection_factory make,
+                                                                     const std::string& host) {
+  auto server = std::make_unique<net::server>(std::move(make));
+  auto bound = server->listen(host, 0);
+  if (auto* err = std::get_if<std::string>(&bound))
+    return "server: " + *err;
+  return server;
+}
+
+} // namespace
+
 std::variant<run_outcome, std::string>
 run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
                  const std::vector<stress_request>& workload,
@@ -82,49 +98,80 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     options.stall_s = cfg.stall_s;
     progress bar(book, static_cast<int64_t>(workload.size()), "stress", !cfg.quiet);
     out.end = drive_in_process(sys, *runtime, workload, plan, options, shared_book, bar);
+    shutdown(sys, *runtime);
   } else {
-    tcp_options options;
-    options.host = cfg.host;
-    options.num_connections = cfg.connections;
-    options.timeout_s = cfg.timeout_s;
-    options.stall_s = cfg.stall_s;
-    std::unique_ptr<net::server> server;
-    if (external) {
-      options.port = static_cast<uint16_t>(cfg.port);
-    } else {
-      server = std::make_unique<net::server>(net::line_protocol(sys, *runtime));
-      auto bound = server->listen(cfg.host, 0);
-      if (auto* err = std::get_if<std::string>(&bound)) {
-        shutdown(sys, *runtime);
-        return "server: " + *err;
-      }
-      options.port = std::get<uint16_t>(bound);
+    // Over a line-protocol server (this process's or the given one) and, for
+    // http, the HTTP front too; the end state comes from the line protocol's
+    // stats.
+    std::unique_ptr<net::server> line, http;
+    uint16_t line_port = static_cast<uint16_t>(cfg.port);
+    std::optional<std::string> failed;
+    if (!external) {
+      auto started = listen_here(net::line_protocol(sys, *runtime), cfg.host);
+      if (auto* err = std::get_if<std::string>(&started))
+        failed = *err;
+      else
+        line = std::move(std::get<std::unique_ptr<net::server>>(started));
     }
-    std::variant<tcp_outcome, std::string> driven;
-    {
+    if (!failed && cfg.mode == "http") {
+      auto front = std::make_shared<net::http_front>(sys, *runtime, "stress");
+      auto started = listen_here(net::http_protocol(front), cfg.host);
+      if (auto* err = std::get_if<std::string>(&started))
+        failed = *err;
+      else
+        http = std::move(std::get<std::unique_ptr<net::server>>(started));
+    }
+    if (line)
+      line_port = line->port();
+    std::optional<std::variant<tcp_outcome, std::string>> tcp;
+    std::optional<http_outcome> over_http;
+    if (!failed) {
       progress bar(book, static_cast<int64_t>(workload.size()), "stress", !cfg.quiet);
-      driven = drive_tcp(workload, plan, options, book);
+      if (http) {
+        http_options options;
+        options.host = cfg.host;
+        options.port = http->port();
+        options.timeout_s = cfg.timeout_s;
+        options.stall_s = cfg.stall_s;
+        over_http = drive_http(workload, plan, options, book);
+      } else {
+        tcp_options options;
+        options.host = cfg.host;
+        options.port = line_port;
+        options.num_connections = cfg.connections;
+        options.timeout_s = cfg.timeout_s;
+        options.stall_s = cfg.stall_s;
+        tcp = drive_tcp(workload, plan, options, book);
+      }
     }
-    if (server)
-      server->stop_accepting();
-    if (auto* err = std::get_if<std::string>(&driven)) {
-      if (runtime)
-        shutdown(sys, *runtime);
-      return *err;
+    if (over_http) {
+      out.end = stats_when_idle(cfg.host, line_port);
+      out.notes.push_back("malformed requests " + std::to_string(over_http->num_malformed_sent) +
+                          " answered " + std::to_string(over_http->num_malformed_answered) +
+                          ", connections closed to cancel or disconnect " +
+                          std::to_string(over_http->num_closed));
+    } else if (tcp) {
+      if (auto* err = std::get_if<std::string>(&*tcp)) {
+        failed = *err;
+      } else {
+        const auto& t = std::get<tcp_outcome>(*tcp);
+        out.end = t.end;
+        out.notes.push_back("malformed lines " + std::to_string(t.num_malformed_sent) +
+                            " answered " + std::to_string(t.num_malformed_answered) +
+                            ", dropped connections " + std::to_string(t.num_disconnects));
+      }
     }
-    const auto& t = std::get<tcp_outcome>(driven);
-    out.end = t.end;
-    out.notes.push_back("malformed lines " + std::to_string(t.num_malformed_sent) + " answered " +
-                        std::to_string(t.num_malformed_answered) + ", dropped connections " +
-                        std::to_string(t.num_disconnects));
+    for (auto* s : {line.get(), http.get()})
+      if (s)
+        s->stop_accepting();
     if (runtime)
       shutdown(sys, *runtime);
-    if (server)
-      server->stop();
-    runtime.reset();
+    for (auto* s : {line.get(), http.get()})
+      if (s)
+        s->stop();
+    if (failed)
+      return *failed;
   }
-  if (runtime)
-    shutdown(sys, *runtime);
   out.records = book.records();
   if (out.end)
     out.notes.push_back("preemptions " + std::to_string(out.end->preemptions) + ", cancels sent " +

@@ -8,7 +8,8 @@ stress_config::stress_config() {
   kvactor::add_message_types(*this);
   kvactor::net::add_message_types(*this);
   opt_group{custom_options_, "global"}
-    .add(mode, "mode", "in-process (spawn the runtime here) or tcp (through a server)")
+    .add(mode, "mode", "in-process (spawn the runtime here), tcp (through a line-protocol server) "
+                       "or http (through the HTTP front)")
     .add(requests, "requests", "number of requests")
     .add(seed, "seed", "seed of the workload and the faults")
     .add(rate, "rate", "Poisson arrival rate in requests/s (0: all at once)")

@@ -9,7 +9,7 @@
 namespace kvactor::stress {
 
 struct stress_config : caf::actor_system_config {
-  std::string mode = "in-process";   // in-process or tcp
+  std::string mode = "in-process";   // in-process, tcp or http
   int32_t requests = 2000;
   int64_t seed = 1;
   double rate = 0;                   // requests/s (Poisson); 0: all at once

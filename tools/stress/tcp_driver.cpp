@@ -345,10 +345,12 @@ private:
   std::thread thread_; // last: it uses the members above
 };
 
-// Asks for stats on a fresh connection until the server is idle (or a few
-// seconds passed: a server that does not answer stats counts as not idle).
-std::optional<end_state> stats_when_idle(const tcp_options& options) {
-  auto c = net::client::connect(options.host, options.port);
+} // namespace
+
+// NOTE: a server that does not answer stats within a few seconds counts as
+// not idle.
+std::optional<end_state> stats_when_idle(const std::string& host, uint16_t port) {
+  auto c = net::client::connect(host, port);
   auto* client = std::get_if<std::unique_ptr<net::client>>(&c);
   if (!client)
     return std::nullopt;
@@ -369,8 +371,6 @@ std::optional<end_state> stats_when_idle(const tcp_options& options) {
   } while (clock::now() < deadline);
   return s;
 }
-
-} // namespace
 
 std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_request>& workload,
                                                  const std::vector<request_faults>& plan,
@@ -409,7 +409,7 @@ std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_reques
     out.num_malformed_answered += c->num_malformed_answered.load();
     out.num_disconnects += c->num_disconnects;
   }
-  out.end = stats_when_idle(options);
+  out.end = stats_when_idle(options.host, options.port);
   return out;
 }
 
