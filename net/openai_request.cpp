@@ -1,5 +1,7 @@
 #include "net/openai_request.hpp"
 
+#include "net/openai_fields.hpp"
+
 #include "net/json_writer.hpp"
 #include "net/line_protocol.hpp"
 
@@ -11,7 +13,7 @@ namespace kvactor::net {
 
 namespace od = simdjson::ondemand;
 
-namespace {
+namespace openai {
 
 api_error invalid(std::string_view field, std::string message) {
   return {400, std::move(message), "invalid_request_error", std::string(field), std::nullopt};
@@ -25,7 +27,7 @@ api_error unsupported(std::string_view field, std::string_view what) {
   return invalid(field, std::string(what) + " is not supported");
 }
 
-using prompt_list = std::vector<std::variant<std::string, std::vector<int32_t>>>;
+namespace {
 
 std::optional<std::vector<int32_t>> token_ids(od::array a) {
   std::vector<int32_t> ids;
@@ -107,131 +109,6 @@ std::optional<api_error> read_stop(od::value v, std::vector<std::string>& stop) 
   }
   return std::nullopt;
 }
-
-// A message's content: a string, or an array of text parts (joined by
-// newlines, as vLLM does).
-std::variant<std::string, api_error> read_content(od::value v, const std::string& where) {
-  std::string_view s;
-  if (!v.get_string().get(s))
-    return std::string(s);
-  od::array parts;
-  if (v.get_array().get(parts))
-    return must_be(where, "a string or an array of text parts");
-  std::string text;
-  bool first = true;
-  for (auto part : parts) {
-    std::string_view type, piece;
-    if (part["type"].get_string().get(type) || type != "text")
-      return unsupported(where, "a content part other than text");
-    if (part["text"].get_string().get(piece))
-      return must_be(where, "text parts with a string text");
-    if (!first)
-      text += '\n';
-    text += piece;
-    first = false;
-  }
-  return text;
-}
-
-std::variant<std::vector<model::chat_message>, api_error> read_messages(od::value v) {
-  od::array a;
-  if (v.get_array().get(a))
-    return must_be("messages", "an array of messages");
-  std::vector<model::chat_message> out;
-  for (auto item : a) {
-    const std::string where = "messages[" + std::to_string(out.size()) + "]";
-    od::object m;
-    if (item.get_object().get(m))
-      return must_be(where, "an object with role and content");
-    model::chat_message msg;
-    bool has_role = false;
-    for (auto field : m) {
-      std::string_view key;
-      if (field.unescaped_key().get(key))
-        return must_be(where, "an object with role and content");
-      od::value value = field.value();
-      if (key == "role") {
-        std::string_view role;
-        if (value.get_string().get(role))
-          return must_be(where + ".role", "a string");
-        msg.role = std::string(role);
-        has_role = true;
-      } else if (key == "content") {
-        bool null = false;
-        if (!value.is_null().get(null) && null)
-          continue;
-        auto content = read_content(value, where + ".content");
-        if (auto* e = std::get_if<api_error>(&content))
-          return *e;
-        msg.content = std::move(std::get<std::string>(content));
-      } else if (key == "tool_calls") {
-        return unsupported(where + ".tool_calls", "tool calls");
-      }
-    }
-    if (!has_role)
-      return invalid(where + ".role", where + ".role is required");
-    out.push_back(std::move(msg));
-  }
-  if (out.empty())
-    return must_be("messages", "non-empty");
-  return out;
-}
-
-struct fields {
-  std::optional<prompt_list> prompts;
-  std::optional<std::vector<model::chat_message>> messages;
-  model::chat_options chat;
-  generate_request params;
-  std::optional<std::string> model;
-  bool stream = false;
-  std::optional<bool> include_usage;
-  bool return_token_ids = false;
-};
-
-// The fields only one of the two APIs has; an error names the field.
-std::optional<api_error> read_chat_field(std::string_view key, od::value v, fields& f) {
-  if (key == "messages") {
-    auto m = read_messages(v);
-    if (auto* e = std::get_if<api_error>(&m))
-      return *e;
-    f.messages = std::move(std::get<std::vector<model::chat_message>>(m));
-  } else if (key == "logprobs") {
-    bool on = false;
-    if (v.get_bool().get(on))
-      return must_be(key, "true or false");
-    if (on)
-      return unsupported(key, "logprobs");
-  } else if (key == "top_logprobs") {
-    int64_t n;
-    if (v.get_int64().get(n) || n < 0 || n > 20)
-      return must_be(key, "an integer in [0, 20]");
-    if (n > 0)
-      return unsupported(key, "top_logprobs");
-  } else if (key == "tools") {
-    od::array a;
-    size_t n = 0;
-    if (v.get_array().get(a) || a.count_elements().get(n))
-      return must_be(key, "an array");
-    if (n > 0)
-      return unsupported(key, "tools");
-  } else if (key == "response_format") {
-    std::string_view type;
-    if (v["type"].get_string().get(type))
-      return must_be(key, "an object with a type");
-    if (type != "text")
-      return unsupported(key, "a response_format other than text");
-  } else if (key == "chat_template_kwargs") { // as vLLM: {"enable_thinking": false}
-    od::object o;
-    if (v.get_object().get(o))
-      return must_be(key, "an object");
-    if (auto t = o.find_field_unordered("enable_thinking"); t.error() != simdjson::NO_SUCH_FIELD) {
-      if (t.get_bool().get(f.chat.enable_thinking))
-        return must_be("chat_template_kwargs.enable_thinking", "true or false");
-    }
-  }
-  return std::nullopt;
-}
-
 // One field of the body into f; an error names the field. Unknown keys and
 // nulls are ignored, as OpenAI's API does.
 std::optional<api_error> read_field(std::string_view key, od::value v, fields& f, bool chat) {
@@ -345,7 +222,8 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   return std::nullopt;
 }
 
-// The body's fields, read and checked, or the error naming the one at fault.
+} // namespace
+
 std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat) {
   simdjson::padded_string buffer(body);
   od::parser parser;
@@ -398,34 +276,14 @@ completion_request request_of(fields& f) {
   return out;
 }
 
-} // namespace
+} // namespace openai
 
 std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
                                                                      uint64_t draw_seed) {
-  auto read = read_body(body, draw_seed, false);
+  auto read = openai::read_body(body, draw_seed, false);
   if (auto* e = std::get_if<api_error>(&read))
     return *e;
-  return request_of(std::get<fields>(read));
-}
-
-std::variant<completion_request, api_error> parse_chat_request(std::string_view body,
-                                                               uint64_t draw_seed,
-                                                               const model::chat_template& chat,
-                                                               std::string today) {
-  auto read = read_body(body, draw_seed, true);
-  if (auto* e = std::get_if<api_error>(&read))
-    return *e;
-  auto& f = std::get<fields>(read);
-  f.chat.today = std::move(today);
-  auto prompt = chat.render(*f.messages, f.chat);
-  if (!prompt)
-    return invalid("messages", prompt.error().message);
-  f.prompts = prompt_list{std::move(*prompt)};
-  // NOTE: the end-of-turn token is the chat model's end; a checkpoint whose
-  // config names only the base model's EOS would otherwise talk on.
-  if (const auto eot = chat.end_of_turn(); !eot.empty())
-    f.params.stop.emplace_back(eot);
-  return request_of(f);
+  return openai::request_of(std::get<openai::fields>(read));
 }
 
 std::string format_api_error(const api_error& e) {

@@ -1,0 +1,147 @@
+#include "net/openai_fields.hpp"
+
+namespace kvactor::net {
+
+namespace od = simdjson::ondemand;
+
+namespace openai {
+
+namespace {
+
+// A message's content: a string, or an array of text parts (joined by
+// newlines, as vLLM does).
+std::variant<std::string, api_error> read_content(od::value v, const std::string& where) {
+  std::string_view s;
+  if (!v.get_string().get(s))
+    return std::string(s);
+  od::array parts;
+  if (v.get_array().get(parts))
+    return must_be(where, "a string or an array of text parts");
+  std::string text;
+  bool first = true;
+  for (auto part : parts) {
+    std::string_view type, piece;
+    if (part["type"].get_string().get(type) || type != "text")
+      return unsupported(where, "a content part other than text");
+    if (part["text"].get_string().get(piece))
+      return must_be(where, "text parts with a string text");
+    if (!first)
+      text += '\n';
+    text += piece;
+    first = false;
+  }
+  return text;
+}
+
+std::variant<std::vector<model::chat_message>, api_error> read_messages(od::value v) {
+  od::array a;
+  if (v.get_array().get(a))
+    return must_be("messages", "an array of messages");
+  std::vector<model::chat_message> out;
+  for (auto item : a) {
+    const std::string where = "messages[" + std::to_string(out.size()) + "]";
+    od::object m;
+    if (item.get_object().get(m))
+      return must_be(where, "an object with role and content");
+    model::chat_message msg;
+    bool has_role = false;
+    for (auto field : m) {
+      std::string_view key;
+      if (field.unescaped_key().get(key))
+        return must_be(where, "an object with role and content");
+      od::value value = field.value();
+      if (key == "role") {
+        std::string_view role;
+        if (value.get_string().get(role))
+          return must_be(where + ".role", "a string");
+        msg.role = std::string(role);
+        has_role = true;
+      } else if (key == "content") {
+        bool null = false;
+        if (!value.is_null().get(null) && null)
+          continue;
+        auto content = read_content(value, where + ".content");
+        if (auto* e = std::get_if<api_error>(&content))
+          return *e;
+        msg.content = std::move(std::get<std::string>(content));
+      } else if (key == "tool_calls") {
+        return unsupported(where + ".tool_calls", "tool calls");
+      }
+    }
+    if (!has_role)
+      return invalid(where + ".role", where + ".role is required");
+    out.push_back(std::move(msg));
+  }
+  if (out.empty())
+    return must_be("messages", "non-empty");
+  return out;
+}
+
+} // namespace
+
+std::optional<api_error> read_chat_field(std::string_view key, od::value v, fields& f) {
+  if (key == "messages") {
+    auto m = read_messages(v);
+    if (auto* e = std::get_if<api_error>(&m))
+      return *e;
+    f.messages = std::move(std::get<std::vector<model::chat_message>>(m));
+  } else if (key == "logprobs") {
+    bool on = false;
+    if (v.get_bool().get(on))
+      return must_be(key, "true or false");
+    if (on)
+      return unsupported(key, "logprobs");
+  } else if (key == "top_logprobs") {
+    int64_t n;
+    if (v.get_int64().get(n) || n < 0 || n > 20)
+      return must_be(key, "an integer in [0, 20]");
+    if (n > 0)
+      return unsupported(key, "top_logprobs");
+  } else if (key == "tools") {
+    od::array a;
+    size_t n = 0;
+    if (v.get_array().get(a) || a.count_elements().get(n))
+      return must_be(key, "an array");
+    if (n > 0)
+      return unsupported(key, "tools");
+  } else if (key == "response_format") {
+    std::string_view type;
+    if (v["type"].get_string().get(type))
+      return must_be(key, "an object with a type");
+    if (type != "text")
+      return unsupported(key, "a response_format other than text");
+  } else if (key == "chat_template_kwargs") { // as vLLM: {"enable_thinking": false}
+    od::object o;
+    if (v.get_object().get(o))
+      return must_be(key, "an object");
+    if (auto t = o.find_field_unordered("enable_thinking"); t.error() != simdjson::NO_SUCH_FIELD) {
+      if (t.get_bool().get(f.chat.enable_thinking))
+        return must_be("chat_template_kwargs.enable_thinking", "true or false");
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace openai
+
+std::variant<completion_request, api_error> parse_chat_request(std::string_view body,
+                                                               uint64_t draw_seed,
+                                                               const model::chat_template& chat,
+                                                               std::string today) {
+  auto read = openai::read_body(body, draw_seed, true);
+  if (auto* e = std::get_if<api_error>(&read))
+    return *e;
+  auto& f = std::get<openai::fields>(read);
+  f.chat.today = std::move(today);
+  auto prompt = chat.render(*f.messages, f.chat);
+  if (!prompt)
+    return openai::invalid("messages", prompt.error().message);
+  f.prompts = openai::prompt_list{std::move(*prompt)};
+  // NOTE: the end-of-turn token is the chat model's end; a checkpoint whose
+  // config names only the base model's EOS would otherwise talk on.
+  if (const auto eot = chat.end_of_turn(); !eot.empty())
+    f.params.stop.emplace_back(eot);
+  return openai::request_of(f);
+}
+
+} // namespace kvactor::net

@@ -1,0 +1,40 @@
+#pragma once
+// openai_fields: the request bodies' fields as read, shared by the parsers of
+// /v1/completions (openai_request.cpp) and /v1/chat/completions
+// (openai_chat.cpp). Internal to net/.
+
+#include "net/openai_request.hpp"
+
+#include <simdjson.h>
+
+namespace kvactor::net::openai {
+
+api_error invalid(std::string_view field, std::string message);
+api_error must_be(std::string_view field, std::string_view what);
+api_error unsupported(std::string_view field, std::string_view what);
+
+using prompt_list = std::vector<std::variant<std::string, std::vector<int32_t>>>;
+
+struct fields {
+  std::optional<prompt_list> prompts;
+  std::optional<std::vector<model::chat_message>> messages;
+  model::chat_options chat;
+  generate_request params;
+  std::optional<std::string> model;
+  bool stream = false;
+  std::optional<bool> include_usage;
+  bool return_token_ids = false;
+};
+
+// A field only chat requests have (messages, logprobs as a boolean, tools,
+// response_format, chat_template_kwargs); an error names it.
+std::optional<api_error> read_chat_field(std::string_view key, simdjson::ondemand::value v,
+                                         fields& f);
+
+// The body's fields, read and checked, or the error naming the one at fault.
+std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat);
+
+// One generate_request per prompt of f.
+completion_request request_of(fields& f);
+
+} // namespace kvactor::net::openai
