@@ -111,18 +111,13 @@ protected:
   void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {}) {
     rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
     front_ = std::make_shared<http_front>(sys_, rt_->runtime, "tiny", options);
-    server_ = std::make_unique<server>(http_protocol(front_));
-    auto bound = server_->listen("127.0.0.1", 0);
-    ASSERT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
-    port_ = std::get<uint16_t>(bound);
+    server_ = serve_on_loopback(http_protocol(front_));
+    port_ = server_->port();
   }
 
   void TearDown() override {
-    if (server_) {
-      server_->stop_accepting();
-      shutdown(sys_, rt_->runtime);
-      server_->stop();
-    }
+    if (server_)
+      stop_serving(*server_, sys_, rt_->runtime);
   }
 
   runtime_figures figures() {

@@ -37,18 +37,13 @@ protected:
     rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
     runner_ = rt_->runner;
     runtime_ = rt_->runtime;
-    server_ = std::make_unique<server>(line_protocol(sys_, runtime_, options));
-    auto bound = server_->listen("127.0.0.1", 0);
-    ASSERT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
-    port_ = std::get<uint16_t>(bound);
+    server_ = serve_on_loopback(line_protocol(sys_, runtime_, options));
+    port_ = server_->port();
   }
 
   void TearDown() override {
-    if (server_) {
-      server_->stop_accepting();
-      shutdown_runtime();
-      server_->stop();
-    }
+    if (server_)
+      stop_serving(*server_, sys_, runtime_);
   }
 
   void shutdown_runtime() { shutdown(sys_, runtime_); }

@@ -5,6 +5,7 @@
 #include "actors/actors.hpp"
 #include "model/tiny/tiny_tokenizer.hpp"
 #include "net/bridge.hpp"
+#include "net/server.hpp"
 #include "test_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -51,6 +52,22 @@ struct test_runtime {
 inline void shutdown(caf::actor_system& sys, const runtime_actor& runtime) {
   caf::scoped_actor self{sys};
   self->request(runtime, caf::infinite, shutdown_atom::value).receive([](bool) {}, [](const caf::error&) {});
+}
+
+// A server on an ephemeral loopback port (port() tells which).
+inline std::unique_ptr<server> serve_on_loopback(connection_factory make) {
+  auto s = std::make_unique<server>(std::move(make));
+  auto bound = s->listen("127.0.0.1", 0);
+  EXPECT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
+  return s;
+}
+
+// Stops as kvactor-serve does: no new connections, the runtime shut down
+// (live requests end as aborted and their last bytes go out), the server.
+inline void stop_serving(server& s, caf::actor_system& sys, const runtime_actor& runtime) {
+  s.stop_accepting();
+  shutdown(sys, runtime);
+  s.stop();
 }
 
 } // namespace kvactor::net
