@@ -227,6 +227,10 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
                             parts.block_size);
   self->state.parts.emplace(std::move(parts));
   return {
+    // NOTE: admission goes scheduler -> request actor -> scheduler: the
+    // request actor validates and tokenizes the prompt (a long prompt takes
+    // milliseconds) on its own thread, so the step loop never waits for it;
+    // only the submit, with the tokens, comes back here.
     [=](generate_atom, generate_request& req,
         sink_actor& sink) -> caf::delegated<admission> {
       auto& st = self->state;
