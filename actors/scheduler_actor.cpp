@@ -29,7 +29,6 @@ double seconds_since(clock::time_point t) {
 // Where the steps' time goes (see runtime_figures).
 struct step_timing {
   clock::time_point step_start;
-  double busy_seconds = 0;
   double planning_seconds = 0;
   double forward_seconds = 0;
   int32_t peak_running = 0;
@@ -43,13 +42,8 @@ struct scheduler_actor_state {
   request_id next_id = 1;
   bool planning = false;
   batch_window window = batch_window::closed;
-  int64_t num_submitted = 0;
-  int64_t num_finished = 0;
-  int64_t num_aborted = 0;
-  int64_t num_tokens = 0;
-  int64_t num_steps = 0;
   step_timing timing;
-  serving_metrics metrics;
+  serving_metrics metrics; // requests, tokens, steps and their latencies
   std::optional<caf::typed_response_promise<bool>> shutdown;
 };
 
@@ -73,14 +67,10 @@ void dispatch(self_ptr self, const std::vector<sequence_update>& updates) {
     if (i == st.requests.end())
       continue;
     self->send(i->second, u);
-    if (u.token != no_token) {
-      ++st.num_tokens;
+    if (u.token != no_token)
       st.metrics.produced(u.id, now);
-    }
     if (u.finished != finish_reason::none) {
-      const bool aborted = u.finished == finish_reason::aborted;
-      ++(aborted ? st.num_aborted : st.num_finished);
-      st.metrics.ended(u.id, aborted, now);
+      st.metrics.ended(u.id, u.finished == finish_reason::aborted, now);
       st.requests.erase(i);
     }
   }
@@ -103,11 +93,8 @@ void kick(self_ptr self);
 
 void on_output(self_ptr self, const step_output& out) {
   auto& st = self->state;
-  ++st.num_steps;
   dispatch(self, st.sched->update_from_output(out));
-  const double step_seconds = seconds_since(st.timing.step_start);
-  st.timing.busy_seconds += step_seconds;
-  st.metrics.stepped(step_seconds);
+  st.metrics.stepped(seconds_since(st.timing.step_start));
   st.timing.forward_seconds += out.forward_seconds;
   st.timing.peak_running = std::max(st.timing.peak_running, st.sched->num_running());
   kick(self);
@@ -178,7 +165,7 @@ std::vector<std::string> idle_leftovers(const pool_figures& pool, const host_fig
 void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
   const auto& parts = *self->state.parts;
   const bool idle = !self->state.sched->has_work();
-  const int64_t submitted = self->state.num_submitted;
+  const int64_t submitted = self->state.metrics.num_admitted();
   self->request(parts.blocks, caf::infinite, figures_atom::value)
     .then([=](const pool_figures& pool, const std::vector<std::string>& broken) mutable {
       self->request(self->state.parts->swap, caf::infinite, figures_atom::value)
@@ -194,18 +181,13 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.running = st.sched->num_running();
           f.waiting = st.sched->num_waiting();
           f.swapped = st.sched->num_swapped();
-          f.requests_finished = st.num_finished;
-          f.requests_aborted = st.num_aborted;
           f.prefix_hit_rate = pool.prefix_hit_rate();
           f.kv_utilisation = pool.kv_utilisation();
           if (const int32_t reserved = st.sched->num_reserved_blocks(); reserved > 0)
             f.kv_utilisation = static_cast<double>(pool.num_used_slots) /
                                (static_cast<double>(reserved) * st.parts->block_size);
           f.preemptions = st.sched->num_preemptions();
-          f.tokens_generated = st.num_tokens;
-          f.steps = st.num_steps;
           f.peak_running = st.timing.peak_running;
-          f.busy_seconds = st.timing.busy_seconds;
           f.planning_seconds = st.timing.planning_seconds;
           f.forward_seconds = st.timing.forward_seconds;
           f.prefix_queries = pool.num_prefix_queries;
@@ -214,7 +196,7 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.broken_invariants = broken;
           f.broken_invariants.insert(f.broken_invariants.end(), host.broken_invariants.begin(),
                                      host.broken_invariants.end());
-          if (idle && st.num_submitted == submitted)
+          if (idle && st.metrics.num_admitted() == submitted)
             for (auto& b : idle_leftovers(pool, host))
               f.broken_invariants.push_back(std::move(b));
           rp.deliver(std::move(f));
@@ -252,7 +234,6 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
         return {s.id, n, "prompt_too_long", *err};
       st.requests.emplace(s.id, std::move(ra));
       st.metrics.admitted(s.id, n, clock::now());
-      ++st.num_submitted;
       kick(self);
       return {s.id, n, {}, {}};
     },

@@ -36,6 +36,7 @@ serving_metrics::serving_metrics()
 
 void serving_metrics::admitted(seq_id id, int32_t num_prompt_tokens, clock::time_point now) {
   live_[id] = {now, false, std::nullopt};
+  ++num_admitted_;
   num_prompt_tokens_ += num_prompt_tokens;
 }
 
@@ -52,6 +53,7 @@ void serving_metrics::produced(seq_id id, clock::time_point now) {
   if (i == live_.end())
     return;
   auto& t = i->second;
+  ++num_tokens_;
   observe(t.last_token ? inter_token_ : ttft_, seconds(now - t.last_token.value_or(t.admitted)));
   t.last_token = now;
 }
@@ -60,6 +62,7 @@ void serving_metrics::ended(seq_id id, bool aborted, clock::time_point now) {
   auto i = live_.find(id);
   if (i == live_.end())
     return;
+  ++(aborted ? num_aborted_ : num_finished_);
   if (!aborted)
     observe(e2e_, seconds(now - i->second.admitted));
   live_.erase(i);
@@ -70,6 +73,11 @@ void serving_metrics::stepped(double s) {
 }
 
 void serving_metrics::fill(runtime_figures& f) const {
+  f.requests_finished = num_finished_;
+  f.requests_aborted = num_aborted_;
+  f.tokens_generated = num_tokens_;
+  f.steps = step_.count;
+  f.busy_seconds = step_.sum;
   f.prompt_tokens = num_prompt_tokens_;
   f.time_to_first_token = ttft_;
   f.inter_token_latency = inter_token_;

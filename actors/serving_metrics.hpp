@@ -1,8 +1,8 @@
 #pragma once
-// serving_metrics: the runtime's latency distributions, kept by the
-// scheduler actor from what it sees — a request's admission, its first
-// scheduling, each token it dispatches, the end — and each step's time. No
-// CAF in here.
+// serving_metrics: the runtime's request and token counts and latency
+// distributions, kept by the scheduler actor from what it sees — a
+// request's admission, its first scheduling, each token it dispatches, the
+// end — and each step's time. No CAF in here.
 
 #include "actors/types.hpp"
 #include "kvactor/kvactor.hpp"
@@ -33,9 +33,11 @@ public:
   void ended(seq_id id, bool aborted, clock::time_point now);
   void stepped(double seconds);
 
-  // Copies the counters and histograms into f.
+  // Copies the counters and histograms into f (requests, tokens, steps and
+  // their busy seconds among them).
   void fill(runtime_figures& f) const;
   int32_t num_live() const { return static_cast<int32_t>(live_.size()); }
+  int64_t num_admitted() const { return num_admitted_; }
 
 private:
   struct times {
@@ -45,6 +47,10 @@ private:
   };
 
   std::unordered_map<seq_id, times> live_;
+  int64_t num_admitted_ = 0;
+  int64_t num_finished_ = 0;
+  int64_t num_aborted_ = 0;
+  int64_t num_tokens_ = 0;
   int64_t num_prompt_tokens_ = 0;
   histogram ttft_, inter_token_, e2e_, queue_, step_;
 };

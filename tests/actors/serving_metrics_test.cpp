@@ -50,6 +50,12 @@ TEST(serving_metrics, measures_queue_first_token_gaps_and_end_from_admission) {
   m.fill(f);
 
   EXPECT_EQ(f.prompt_tokens, 12);
+  EXPECT_EQ(f.tokens_generated, 3);
+  EXPECT_EQ(f.requests_finished, 1);
+  EXPECT_EQ(f.requests_aborted, 1);
+  EXPECT_EQ(f.steps, 1);
+  EXPECT_DOUBLE_EQ(f.busy_seconds, 0.004);
+  EXPECT_EQ(m.num_admitted(), 2);
   EXPECT_EQ(f.queue_time.count, 1);
   EXPECT_NEAR(f.queue_time.sum, 0.020, 1e-9);
   EXPECT_EQ(f.time_to_first_token.count, 1);
