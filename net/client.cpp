@@ -73,6 +73,11 @@ std::string generate_line(std::string_view id, const generate_request& req) {
     w.field("prompt_tokens", req.prompt_tokens);
   else
     w.field("prompt", req.prompt);
+  write_generation_fields(w, req);
+  return w.line();
+}
+
+void write_generation_fields(json_writer& w, const generate_request& req) {
   w.field("max_tokens", req.max_tokens)
     .field("temperature", double(req.temperature))
     .field("top_k", req.top_k)
@@ -80,16 +85,8 @@ std::string generate_line(std::string_view id, const generate_request& req) {
     .field("seed", static_cast<int64_t>(req.seed & 0x7fffffffffffffffULL))
     .field("priority", req.priority)
     .field("ignore_eos", req.ignore_eos);
-  if (!req.stop.empty()) {
-    std::string stops = "[";
-    for (size_t i = 0; i < req.stop.size(); ++i) {
-      if (i > 0)
-        stops += ',';
-      append_json_string(stops, req.stop[i]);
-    }
-    w.raw_field("stop", stops + "]");
-  }
-  return w.line();
+  if (!req.stop.empty())
+    w.field("stop", req.stop);
 }
 
 std::string cancel_line(std::string_view id) {

@@ -15,6 +15,8 @@
 
 namespace kvactor::net {
 
+class json_writer;
+
 // One server line, parsed (fields a given event lacks stay empty/zero).
 struct server_event {
   std::string event; // accepted, token, done, stats, pong, error
@@ -31,6 +33,9 @@ struct server_event {
 std::optional<server_event> parse_event(std::string_view line);
 
 std::string generate_line(std::string_view id, const generate_request& req);
+// The generation fields of `req` (max_tokens through stop), as both the line
+// protocol and the HTTP front read them.
+void write_generation_fields(json_writer& w, const generate_request& req);
 std::string cancel_line(std::string_view id);
 
 class client {

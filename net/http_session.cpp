@@ -202,7 +202,6 @@ void http_session::complete(const request& req, bool chat) {
                          .count(),
                        front_->model_name, c.stream, c.include_usage, chat,
                        c.return_token_ids};
-  ++front_->num_requests;
   live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
                            on_strand(&http_session::reply));
 }

@@ -48,7 +48,6 @@ struct http_front {
   http_options options;
   model::chat_template chat = model::chat_template::detect(std::nullopt); // the model's (plain: none)
   std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
-  std::atomic<uint64_t> num_requests{0};
   int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();

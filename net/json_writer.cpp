@@ -67,6 +67,18 @@ json_writer& json_writer::field(std::string_view k, const std::vector<int32_t>& 
   return *this;
 }
 
+json_writer& json_writer::field(std::string_view k, const std::vector<std::string>& values) {
+  key(k);
+  out_ += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0)
+      out_ += ',';
+    append_json_string(out_, values[i]);
+  }
+  out_ += ']';
+  return *this;
+}
+
 json_writer& json_writer::raw_field(std::string_view k, std::string_view json) {
   key(k);
   out_ += json;

@@ -22,6 +22,7 @@ public:
   json_writer& field(std::string_view key, bool value);
   json_writer& null_field(std::string_view key);
   json_writer& field(std::string_view key, const std::vector<int32_t>& values);
+  json_writer& field(std::string_view key, const std::vector<std::string>& values);
   // A value already in JSON.
   json_writer& raw_field(std::string_view key, std::string_view json);
   // A nested object written by another writer.

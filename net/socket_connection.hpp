@@ -29,7 +29,6 @@ protected:
   void close_after_flush();
   void close();
   bool closed() const { return closed_; }
-  bool closing() const { return closing_; }
   // Nothing queued or being written.
   bool flushed() const { return out_.empty(); }
   // The connection has closed: end its live work.

@@ -181,26 +181,9 @@ clock::duration seconds(double s) {
 
 std::string completion_body(const generate_request& r) {
   net::json_writer w;
-  w.field("prompt", r.prompt_tokens)
-    .field("max_tokens", r.max_tokens)
-    .field("temperature", static_cast<double>(r.temperature))
-    .field("top_k", r.top_k)
-    .field("top_p", static_cast<double>(r.top_p))
-    .field("seed", static_cast<int64_t>(r.seed)) // negative ones wrap back: the same 64 bits
-    .field("priority", r.priority)
-    .field("ignore_eos", r.ignore_eos)
-    .field("stream", true)
-    .field("return_token_ids", true);
-  if (!r.stop.empty()) {
-    std::string stop = "[";
-    for (size_t i = 0; i < r.stop.size(); ++i) {
-      if (i > 0)
-        stop += ",";
-      net::append_json_string(stop, r.stop[i]);
-    }
-    w.raw_field("stop", stop + "]");
-  }
-  return w.str();
+  w.field("prompt", r.prompt_tokens);
+  net::write_generation_fields(w, r);
+  return w.field("stream", true).field("return_token_ids", true).str();
 }
 
 http_outcome drive_http(const std::vector<stress_request>& workload,
