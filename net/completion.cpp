@@ -24,6 +24,15 @@ void completion::accepted(size_t index, request_id id) {
   index_of_[id] = index;
 }
 
+json_writer completion::envelope() const {
+  json_writer w;
+  w.field("id", meta_.id)
+    .field("object", object())
+    .field("created", meta_.created)
+    .field("model", meta_.model);
+  return w;
+}
+
 std::string_view completion::object() const {
   if (!meta_.chat)
     return "text_completion";
@@ -51,15 +60,8 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
     c.field("finish_reason", finish_reason);
   else
     c.null_field("finish_reason");
-  std::string choices = "[";
-  choices += c.str();
-  choices += "]";
-  json_writer w;
-  w.field("id", meta_.id)
-    .field("object", object())
-    .field("created", meta_.created)
-    .field("model", meta_.model)
-    .raw_field("choices", choices);
+  json_writer w = envelope();
+  w.field("choices", std::vector<json_writer>{c});
   if (meta_.include_usage)
     w.null_field("usage");
   return sse_event(w.str());
@@ -124,22 +126,16 @@ std::string completion::finish() const {
   if (meta_.stream) {
     std::string out;
     if (meta_.include_usage)
-      out = sse_event(json_writer()
-                        .field("id", meta_.id)
-                        .field("object", object())
-                        .field("created", meta_.created)
-                        .field("model", meta_.model)
-                        .raw_field("choices", "[]")
+      out = sse_event(envelope()
+                        .field("choices", std::vector<json_writer>{})
                         .raw_field("usage", usage())
                         .str());
     return out + sse_event("[DONE]");
   }
-  std::string choices = "[";
+  std::vector<json_writer> choices;
   for (size_t i = 0; i < choices_.size(); ++i) {
     const auto& end = choices_[i].end;
-    if (i > 0)
-      choices += ",";
-    json_writer c;
+    json_writer& c = choices.emplace_back();
     c.field("index", static_cast<int64_t>(i));
     if (meta_.chat)
       c.object("message", json_writer().field("role", "assistant").field("content", end.text));
@@ -147,19 +143,9 @@ std::string completion::finish() const {
       c.field("text", end.text);
     if (meta_.return_token_ids)
       c.field("token_ids", end.tokens);
-    choices += c.null_field("logprobs")
-                 .field("finish_reason", openai_finish_reason(end.finish_reason))
-                 .str();
+    c.null_field("logprobs").field("finish_reason", openai_finish_reason(end.finish_reason));
   }
-  choices += "]";
-  return json_writer()
-    .field("id", meta_.id)
-    .field("object", object())
-    .field("created", meta_.created)
-    .field("model", meta_.model)
-    .raw_field("choices", choices)
-    .raw_field("usage", usage())
-    .str();
+  return envelope().field("choices", choices).raw_field("usage", usage()).str();
 }
 
 } // namespace kvactor::net

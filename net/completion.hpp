@@ -6,6 +6,7 @@
 // finish reason, the usage when asked for, and [DONE]. Pure.
 
 #include "kvactor/kvactor.hpp"
+#include "net/json_writer.hpp"
 
 #include <span>
 #include <string>
@@ -53,6 +54,8 @@ private:
   std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
                     std::span<const int32_t> token_ids);
   std::string_view object() const;
+  // id, object, created, model: what every answer and event starts with.
+  json_writer envelope() const;
   std::string usage() const;
 
   completion_meta meta_;

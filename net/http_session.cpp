@@ -51,13 +51,12 @@ bool connection_gone(boost::system::error_code ec) {
 }
 
 std::string models_body(const http_front& front) {
-  const std::string model = json_writer()
-                              .field("id", front.model_name)
-                              .field("object", "model")
-                              .field("created", front.created)
-                              .field("owned_by", "kvactor")
-                              .str();
-  return json_writer().field("object", "list").raw_field("data", "[" + model + "]").str();
+  json_writer model;
+  model.field("id", front.model_name)
+    .field("object", "model")
+    .field("created", front.created)
+    .field("owned_by", "kvactor");
+  return json_writer().field("object", "list").field("data", std::vector<json_writer>{model}).str();
 }
 
 } // namespace

@@ -79,6 +79,18 @@ json_writer& json_writer::field(std::string_view k, const std::vector<std::strin
   return *this;
 }
 
+json_writer& json_writer::field(std::string_view k, const std::vector<json_writer>& objects) {
+  key(k);
+  out_ += '[';
+  for (size_t i = 0; i < objects.size(); ++i) {
+    if (i > 0)
+      out_ += ',';
+    out_ += objects[i].str();
+  }
+  out_ += ']';
+  return *this;
+}
+
 json_writer& json_writer::raw_field(std::string_view k, std::string_view json) {
   key(k);
   out_ += json;

@@ -23,6 +23,8 @@ public:
   json_writer& null_field(std::string_view key);
   json_writer& field(std::string_view key, const std::vector<int32_t>& values);
   json_writer& field(std::string_view key, const std::vector<std::string>& values);
+  // An array of objects written by other writers.
+  json_writer& field(std::string_view key, const std::vector<json_writer>& objects);
   // A value already in JSON.
   json_writer& raw_field(std::string_view key, std::string_view json);
   // A nested object written by another writer.
