@@ -173,10 +173,6 @@ private:
   record_book& book_;
 };
 
-clock::duration seconds(double s) {
-  return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-}
-
 } // namespace
 
 std::string completion_body(const generate_request& r) {
@@ -217,10 +213,7 @@ http_outcome drive_http(const std::vector<stress_request>& workload,
                          ended});
     }
   });
-  const auto waited = book.wait_all_resolved(start + seconds(options.timeout_s),
-                                             seconds(options.stall_s));
-  report_unresolved(waited, options.timeout_s, options.stall_s, book);
-  if (waited != record_book::wait_result::resolved) {
+  if (!wait_resolved(book, start, options.timeout_s, options.stall_s)) {
     stopped = true;
     d.open.stop();
   }

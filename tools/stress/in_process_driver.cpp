@@ -14,10 +14,6 @@ namespace {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-clock::duration seconds(double s) {
-  return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-}
-
 // NOTE: the book is not the first parameter: CAF takes a leading pointer for
 // `self`. Sinks share the book: after a stalled run the runtime's shutdown
 // still sends them the ends of the requests left.
@@ -151,9 +147,7 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
           },
           [&](const caf::error& e) { book.error(r.index, sys.render(e)); });
     }
-    const auto waited = book.wait_all_resolved(clock::now() + seconds(options.timeout_s),
-                                               seconds(options.stall_s));
-    report_unresolved(waited, options.timeout_s, options.stall_s, book);
+    wait_resolved(book, clock::now(), options.timeout_s, options.stall_s);
   }
   return wait_idle(sys, runtime);
 }

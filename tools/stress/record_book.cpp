@@ -1,5 +1,7 @@
 #include "tools/stress/record_book.hpp"
 
+#include "tools/stress/workload.hpp"
+
 #include <algorithm>
 #include <iostream>
 
@@ -121,11 +123,12 @@ std::vector<request_record> record_book::records() {
   return records_;
 }
 
-void report_unresolved(record_book::wait_result waited, double timeout_s, double stall_s,
-                       record_book& book) {
+bool wait_resolved(record_book& book, std::chrono::steady_clock::time_point start,
+                   double timeout_s, double stall_s) {
   using wait_result = record_book::wait_result;
+  const auto waited = book.wait_all_resolved(start + seconds(timeout_s), seconds(stall_s));
   if (waited == wait_result::resolved)
-    return;
+    return true;
   std::cerr << "kvactor-stress: ";
   if (waited == wait_result::stalled)
     std::cerr << "no request had an event for " << stall_s
@@ -136,6 +139,7 @@ void report_unresolved(record_book::wait_result waited, double timeout_s, double
     std::cerr << "every connection ended";
   std::cerr << " with " << book.num_requests() - size_t(book.num_resolved()) << " of "
             << book.num_requests() << " requests unresolved\n";
+  return false;
 }
 
 } // namespace kvactor::stress

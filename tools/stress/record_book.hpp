@@ -80,9 +80,10 @@ private:
   std::atomic<int64_t> num_resolved_{0}, num_tokens_{0}, num_cancels_{0}, num_preemptions_{0};
 };
 
-// Says on stderr why a wait ended with requests unresolved (nothing when
-// every request was resolved).
-void report_unresolved(record_book::wait_result waited, double timeout_s, double stall_s,
-                       record_book& book);
+// Waits as wait_all_resolved does, for timeout_s from `start` and stall_s
+// without an event, and says on stderr why requests are left unresolved;
+// true when every request resolved.
+bool wait_resolved(record_book& book, std::chrono::steady_clock::time_point start,
+                   double timeout_s, double stall_s);
 
 } // namespace kvactor::stress

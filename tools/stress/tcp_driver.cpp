@@ -52,10 +52,6 @@ int32_t index_of(const std::string& id, size_t num_requests) {
   return static_cast<int32_t>(v);
 }
 
-clock::duration seconds(double s) {
-  return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-}
-
 // One connection: the requests it carries, the client it currently uses. Its
 // writer thread sends the requests at their arrival times and the cancels
 // that jitter delays; its reader thread reads the events, answers them with
@@ -395,10 +391,7 @@ std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_reques
       if (--num_running == 0)
         book.abandon(); // nothing more can come
     });
-  const auto waited = book.wait_all_resolved(start + seconds(options.timeout_s),
-                                             seconds(options.stall_s));
-  report_unresolved(waited, options.timeout_s, options.stall_s, book);
-  if (waited != record_book::wait_result::resolved)
+  if (!wait_resolved(book, start, options.timeout_s, options.stall_s))
     for (auto& c : connections)
       c->stop();
   for (auto& t : threads)
