@@ -79,6 +79,11 @@ std::variant<std::vector<model::chat_message>, api_error> read_messages(od::valu
 
 } // namespace
 
+bool is_chat_field(std::string_view key) {
+  return key == "messages" || key == "logprobs" || key == "top_logprobs" || key == "tools" ||
+         key == "response_format" || key == "chat_template_kwargs";
+}
+
 std::optional<api_error> read_chat_field(std::string_view key, od::value v, fields& f) {
   if (key == "messages") {
     auto m = read_messages(v);

@@ -26,8 +26,9 @@ struct fields {
   bool return_token_ids = false;
 };
 
-// A field only chat requests have (messages, logprobs as a boolean, tools,
-// response_format, chat_template_kwargs); an error names it.
+// The fields only chat requests have (messages, logprobs as a boolean,
+// tools, ...), which read_chat_field reads; an error names the field.
+bool is_chat_field(std::string_view key);
 std::optional<api_error> read_chat_field(std::string_view key, simdjson::ondemand::value v,
                                          fields& f);
 

@@ -115,8 +115,7 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   bool null = false;
   if (!v.is_null().get(null) && null)
     return std::nullopt;
-  if (chat && (key == "messages" || key == "logprobs" || key == "top_logprobs" || key == "tools" ||
-               key == "response_format" || key == "chat_template_kwargs"))
+  if (chat && is_chat_field(key))
     return read_chat_field(key, v, f);
   if (chat && key == "max_completion_tokens")
     key = "max_tokens";
