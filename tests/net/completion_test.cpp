@@ -1,5 +1,7 @@
 #include "net/completion.hpp"
 
+#include "sse.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -27,20 +29,6 @@ done_event done(request_id id, std::string reason, std::string text, int32_t pro
   d.completion_tokens = generated;
   d.cached_tokens = 1;
   return d;
-}
-
-// The data of each event in a stream.
-std::vector<std::string> events_of(const std::string& stream) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < stream.size()) {
-    EXPECT_EQ(stream.compare(pos, 6, "data: "), 0) << stream.substr(pos);
-    const size_t end = stream.find("\n\n", pos);
-    EXPECT_NE(end, std::string::npos);
-    out.push_back(stream.substr(pos + 6, end - pos - 6));
-    pos = end + 2;
-  }
-  return out;
 }
 
 TEST(completion, answers_a_batch_in_one_body_with_its_usage) {
@@ -85,7 +73,7 @@ TEST(completion, streams_each_piece_then_the_held_back_rest_then_usage_and_done)
   ASSERT_TRUE(c.done());
   stream += c.finish();
 
-  const auto events = events_of(stream);
+  const auto events = sse_events(stream);
   ASSERT_EQ(events.size(), 5u);
   EXPECT_EQ(events.back(), "[DONE]");
   simdjson::dom::parser p;
@@ -124,7 +112,7 @@ TEST(completion, carries_token_ids_when_asked_even_for_held_back_text) {
   done_event d = done(2, "max_tokens", "ab", 1, 2);
   d.tokens = {100, 101};
   s += c.on_done(d);
-  const auto events = events_of(s);
+  const auto events = sse_events(s);
   ASSERT_EQ(events.size(), 3u);
   simdjson::dom::parser p;
   std::vector<int64_t> ids;
@@ -157,7 +145,7 @@ TEST(completion, a_chat_answers_with_a_message_or_opens_each_choice_with_a_role_
   std::string s = stream.on_token(token(5, 0, "Hi"));
   s += stream.on_done(done(5, "max_tokens", "Hi!", 3, 2));
   s += stream.finish();
-  const auto events = events_of(s);
+  const auto events = sse_events(s);
   ASSERT_EQ(events.size(), 4u);
   simdjson::dom::element open = p.parse(events[0]);
   EXPECT_EQ(std::string_view(open["object"]), "chat.completion.chunk");

@@ -4,6 +4,7 @@
 #include "net/http_session.hpp"
 
 #include "net/json_writer.hpp"
+#include "sse.hpp"
 #include "test_runtime.hpp"
 
 #include <boost/beast/http.hpp>
@@ -95,17 +96,6 @@ private:
   boost::beast::flat_buffer buffer_;
 };
 
-// The data of each Server-Sent Event in a body.
-std::vector<std::string> sse_data(const std::string& body) {
-  std::vector<std::string> out;
-  for (size_t pos = 0; (pos = body.find("data: ", pos)) != std::string::npos;) {
-    const size_t end = body.find("\n\n", pos);
-    out.push_back(body.substr(pos + 6, end - pos - 6));
-    pos = end;
-  }
-  return out;
-}
-
 class http_server_test : public ::testing::Test {
 protected:
   void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {}) {
@@ -192,7 +182,7 @@ TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_d
   ASSERT_EQ(res.result_int(), 200);
   EXPECT_EQ(res[http::field::content_type], "text/event-stream");
   EXPECT_TRUE(res.chunked());
-  const auto events = sse_data(res.body());
+  const auto events = sse_events(res.body());
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events.back(), "[DONE]");
   std::string streamed;
@@ -331,7 +321,7 @@ TEST_F(http_server_test, chats_through_the_models_template) {
   const response stream = c.post("/v1/chat/completions",
                                  R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3})");
   ASSERT_EQ(stream.result_int(), 200);
-  const auto events = sse_data(stream.body());
+  const auto events = sse_events(stream.body());
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(std::string_view(p.parse(events[0])["choices"].at(0)["delta"]["role"]), "assistant");
   EXPECT_EQ(events.back(), "[DONE]");
