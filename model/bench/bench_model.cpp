@@ -1,8 +1,8 @@
 // kvactor-bench-model: tokens/s of the CPU forward pass on a model folder
 // (default: the tiny model the build writes), for a prefill step and for
-// decode steps at several batch sizes, with the share of step time spent
-// outside the matrix products (BLAS) and the attention (cache write +
-// paged attention). Each figure is the median of --reps runs.
+// decode steps at several batch sizes, with the shares of step time spent
+// in the matrix products (linear), the attention (cache write + paged
+// attention) and outside both. Each figure is the median of --reps runs.
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
 //                       [--weights=f32|bf16]
@@ -37,8 +37,8 @@ struct options {
 
 struct figures {
   double tokens_per_second;
-  double outside_share; // of step time, outside BLAS and attention
-  double blas_share;
+  double outside_share; // of step time, outside linear and attention
+  double linear_share;
   double attention_share;
 };
 
@@ -141,19 +141,19 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
   std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
-              "%s matrices, fp32 KV; %d device threads (0: all cores); OpenBLAS core %s\n",
+              "%s matrices, fp32 KV; %d device threads (0: all cores); products: %s\n",
               o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads, model::layers::configure_blas());
-  std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "BLAS", "attention", "outside");
+              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads, model::layers::products_name().c_str());
+  std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "linear", "attention", "outside");
 
   {
     const model::sequence_chunk c{0, tokens, tables[0], true};
     const auto batch = model::forward_batch::build(std::span(&c, 1), bs);
     const figures f = measure(**tf, batch, 1, o.reps);
     std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n", ("prefill " + std::to_string(o.prefill)).c_str(),
-                f.tokens_per_second, 100 * f.blas_share, 100 * f.attention_share, 100 * f.outside_share);
+                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share);
   }
   for (int b : batches) {
     // NOTE: every timed step decodes at position `context` of each sequence
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     const figures f = measure(**tf, batch, o.steps, o.reps);
     std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n",
                 ("decode batch " + std::to_string(b) + " ctx " + std::to_string(o.context)).c_str(),
-                f.tokens_per_second, 100 * f.blas_share, 100 * f.attention_share, 100 * f.outside_share);
+                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share);
   }
   return 0;
 }

@@ -84,6 +84,13 @@ const char* configure_blas() {
   return core;
 }
 
+std::string products_name() {
+  const std::span<const product_isa> isas = fixed_order_isas();
+  std::string name = isas.empty() ? "OpenBLAS " : "fixed-order ";
+  name += isas.empty() ? configure_blas() : isa_name(isas.front());
+  return name;
+}
+
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {
   const std::int64_t h = table.cols();
   for_rows(pool, static_cast<std::int64_t>(ids.size()), h, [&](std::int64_t b, std::int64_t e) {
@@ -167,21 +174,22 @@ void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::i
   // each thread streaming its own slice of the weight once per call. Every
   // output is computed whole by one thread, so the split changes no sum.
   const split s(n, pool.num_threads(), 16);
+  const std::span<const product_isa> isas = fixed_order_isas();
   auto part = [&](std::int64_t i) {
     const std::int64_t b = s.begin(i), e = s.end(i);
-    if (has_fixed_order_products()) {
+    if (!isas.empty()) {
       // The packed panel of W; grows once per thread, never shrinks.
       thread_local std::vector<float> scratch;
       if (m > fixed_order_small_rows)
         scratch.resize(std::max<std::size_t>(scratch.size(), static_cast<std::size_t>(fixed_order_panel_rows * k)));
       if (w.type == dtype::f32)
-        fixed_order_product(x, ldx, m, w.f32() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
+        fixed_order_product(isas.front(), x, ldx, m, w.f32() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
       else
-        fixed_order_product(x, ldx, m, w.bf16() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
+        fixed_order_product(isas.front(), x, ldx, m, w.bf16() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
       return;
     }
-    // Without AVX-512: OpenBLAS, whose summation order depends on m (not
-    // batch-invariant; see model/README.md).
+    // Without AVX2 and FMA: OpenBLAS, whose summation order depends on m
+    // (not batch-invariant; see model/README.md).
     const float beta = accumulate ? 1.0f : 0.0f;
     if (w.type == dtype::f32) {
       sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "kernels/thread_pool.hpp"
 #include "model/weights.hpp"
@@ -60,5 +61,9 @@ void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, floa
 /// SSE3 "Prescott" kernels) the kernels of the best instruction set the CPU
 /// has. OPENBLAS_CORETYPE set by the user wins. Returns the core in use.
 const char* configure_blas();
+
+/// What computes linear's products on this CPU: "fixed-order avx512",
+/// "fixed-order avx2" or "OpenBLAS <core>" (after configure_blas()).
+std::string products_name();
 
 } // namespace kvactor::model::layers

@@ -1,20 +1,13 @@
-// The fixed-order products of linear_kernels.hpp, AVX-512.
+// The fixed-order products of linear_kernels.hpp, AVX-512: 16 outputs per vector.
 // NOTE: intrinsics only, no std:: or other inline library code: this file is
 // built with -mavx512*, and an inline function emitted here could be merged
 // (ODR) into callers on CPUs without AVX-512. Everything else has internal
 // linkage.
-#include "model/forward/linear_kernels.hpp"
+#include "model/forward/linear_isa.hpp"
 
 #include <immintrin.h>
 
-namespace kvactor::model::layers {
-
-bool has_fixed_order_products() {
-  static const bool ok =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  return ok;
-}
-
+namespace kvactor::model::layers::avx512 {
 namespace {
 
 inline std::int64_t at_most(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
@@ -205,14 +198,14 @@ void product(const float* x, std::int64_t ldx, std::int64_t m, const T* w, std::
 
 } // namespace
 
-void fixed_order_product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
-                         std::int64_t k, float* y, std::int64_t ldy, bool accumulate, float* scratch) {
-  product(x, ldx, m, w, n, k, y, ldy, accumulate, scratch);
+void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
+             float* y, std::int64_t ldy, bool accumulate, float* scratch) {
+  product<float>(x, ldx, m, w, n, k, y, ldy, accumulate, scratch);
 }
 
-void fixed_order_product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
-                         std::int64_t k, float* y, std::int64_t ldy, bool accumulate, float* scratch) {
-  product(x, ldx, m, w, n, k, y, ldy, accumulate, scratch);
+void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
+             std::int64_t k, float* y, std::int64_t ldy, bool accumulate, float* scratch) {
+  product<std::uint16_t>(x, ldx, m, w, n, k, y, ldy, accumulate, scratch);
 }
 
-} // namespace kvactor::model::layers
+} // namespace kvactor::model::layers::avx512

@@ -9,6 +9,7 @@
 
 #include "model/forward/layers.hpp"
 #include "model/forward/linear_kernels.hpp"
+#include "tests/model/fma_chain.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -85,50 +86,23 @@ TEST(layers, linear_widens_bf16_weights_exactly) {
   EXPECT_EQ(y16, y32);
 }
 
-// The order linear promises for every output, whatever m: one fused
-// multiply-add chain over k = 0, 1, ... from zero, then + y when accumulating.
-std::vector<float> fma_chain(const std::vector<float>& x, const std::vector<float>& w, std::vector<float> y, int64_t m,
-                             int64_t n, int64_t k, bool accumulate) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (int64_t c = 0; c < k; ++c) sum = std::fma(x[size_t(i * k + c)], w[size_t(j * k + c)], sum);
-      float& out = y[size_t(i * n + j)];
-      out = accumulate ? sum + out : sum;
-    }
-  return y;
-}
-
+// linear through the pool: several parts per thread, each through the
+// CPU's best fixed-order kernel (every kernel alone: linear_kernels_test).
 TEST(layers, linear_sums_every_output_in_one_fixed_order) {
-  if (!has_fixed_order_products()) GTEST_SKIP() << "no AVX-512: linear goes through OpenBLAS, whose order depends on m";
+  if (fixed_order_isas().empty()) GTEST_SKIP() << "no AVX2 and FMA: linear goes through OpenBLAS, whose order depends on m";
   kernels::thread_pool pool(2);
   std::mt19937 rng(5);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  // k: below, at and past one vector of 16 with tails; n: a single output,
-  // a masked tail, several parts per pool thread; m: every count of rows up
-  // to 40, then the sizes of decode and prefill steps.
-  std::vector<int64_t> ms;
-  for (int64_t m = 1; m <= 40; ++m) ms.push_back(m);
-  for (int64_t m : {63, 64, 65, 100}) ms.push_back(m);
-  for (int64_t k : {1, 15, 16, 17, 37, 64, 100}) {
-    for (int64_t n : {1, 17, 48, 150}) {
-      std::vector<uint16_t> w16(size_t(n * k));
-      std::vector<float> w32(w16.size());
-      for (size_t i = 0; i < w16.size(); ++i) {
-        w16[i] = f32_to_bf16(normal(rng) * 0.05f);
-        w32[i] = bf16_to_f32(w16[i]);
-      }
-      for (int64_t m : ms) {
-        std::vector<float> x(size_t(m * k)), y0(size_t(m * n));
-        for (float& v : x) v = normal(rng);
-        for (float& v : y0) v = normal(rng);
+  for (int64_t k : {17, 64}) {
+    for (int64_t n : {17, 150}) {
+      const random_case c(n, k, rng);
+      for (int64_t m : {1, 2, 7, 8, 9, 40, 65}) {
+        const std::vector<float> x = c.rows(m, k, rng), y0 = c.rows(m, n, rng);
         for (bool accumulate : {false, true}) {
-          const std::vector<float> want = fma_chain(x, w32, y0, m, n, k, accumulate);
+          const std::vector<float> want = fma_chain(x, c.w32, y0, m, n, k, accumulate);
           std::vector<float> y32 = y0, y16 = y0;
-          linear(pool, x.data(), k, m, matrix(w32, n, k), y32.data(), n, accumulate);
-          linear(pool, x.data(), k, m, weight_view{w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, accumulate);
-          const std::string what = "m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
-                                   (accumulate ? " accumulating" : "");
+          linear(pool, x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, accumulate);
+          linear(pool, x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, accumulate);
+          const std::string what = shape_name(m, n, k, accumulate);
           ASSERT_EQ(std::memcmp(y32.data(), want.data(), want.size() * 4), 0) << "fp32 W, " << what;
           ASSERT_EQ(std::memcmp(y16.data(), want.data(), want.size() * 4), 0) << "bf16 W, " << what;
         }
