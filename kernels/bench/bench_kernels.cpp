@@ -4,6 +4,9 @@
 //                rows written for cache write, blocks copied for swap)
 //   memcpy_GB/s  the same number of bytes copied by memcpy over the pool
 //   ratio        GB/s / memcpy_GB/s (the figure that counts)
+// and read_bandwidth: a plain read over the same threads, the bound the
+// products of a decode step stream their weights against
+// (kvactor-bench-model reports their ratio to it).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/bench/read_bandwidth.hpp"
 #include "kernels/cpu_device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "kernels/ops.hpp"
@@ -150,6 +154,21 @@ void swap_out_bench(benchmark::State& state) {
                      [&] { swap_blocks(dev, streams::swap_out, gpu->view, host->view, pairs)->wait(); });
 }
 
+// args: MiB read
+void read_bandwidth(benchmark::State& state) {
+  const int64_t bytes = state.range(0) << 20;
+  const std::vector<uint64_t> buffer = bench::read_buffer(bytes);
+  uint64_t sink = 0;
+  double seconds = 0.0;
+  for (auto _ : state) {
+    const double s = bench::timed_read(bench_device().pool(), buffer.data(), bytes, sink);
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  benchmark::DoNotOptimize(sink);
+  state.counters["GB/s"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / seconds / 1e9;
+}
+
 void decode_args(benchmark::internal::Benchmark* b) {
   for (int64_t type : {int64_t{0}, int64_t{2}})
     for (int64_t batch : {1, 4, 16, 64})
@@ -157,6 +176,7 @@ void decode_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "context", "dtype"})->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
+BENCHMARK(read_bandwidth)->Arg(64)->Arg(512)->ArgNames({"MiB"})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(decode_attention)->Apply(decode_args);
 BENCHMARK(cache_write_bench)
     ->ArgsProduct({{16, 256, 4096}, {0, 2}})

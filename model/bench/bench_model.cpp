@@ -3,6 +3,9 @@
 // decode steps at several batch sizes, with the shares of step time spent
 // in the matrix products (linear), the attention (cache write + paged
 // attention) and outside both. Each figure is the median of --reps runs.
+// Decode steps also report the rate at which their products stream the
+// weights (matrix bytes x steps/s) and its ratio to a plain read of as many
+// bytes over as many threads, run alternately with the steps.
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
 //                       [--weights=f32|bf16]
@@ -14,7 +17,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <functional>
+#include <thread>
 
+#include "kernels/bench/read_bandwidth.hpp"
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "model/forward/layers.hpp"
@@ -40,6 +46,8 @@ struct figures {
   double outside_share; // of step time, outside linear and attention
   double linear_share;
   double attention_share;
+  double steps_per_second;
+  double read_seconds; // of the plain read beside the steps (0: none)
 };
 
 double median(std::vector<double> v) {
@@ -55,9 +63,11 @@ void run_step(model::transformer& tf, const model::forward_batch& batch) {
   }
 }
 
-figures measure(model::transformer& tf, const model::forward_batch& batch, int num_steps, int reps) {
+// read: a plain read to time after each run (or none).
+figures measure(model::transformer& tf, const model::forward_batch& batch, int num_steps, int reps,
+                const std::function<double()>& read = {}) {
   run_step(tf, batch); // warm-up
-  std::vector<double> tps, outside, blas, attention;
+  std::vector<double> tps, outside, linear, attention, sps, reads;
   for (int r = 0; r < reps; ++r) {
     tf.reset_profile();
     tf.set_profiling(true);
@@ -67,11 +77,25 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
     tf.set_profiling(false);
     const model::forward_profile& p = tf.profile();
     tps.push_back(batch.num_tokens() * double(num_steps) / wall);
+    sps.push_back(double(num_steps) / wall);
     outside.push_back(1.0 - (p.blas_seconds + p.attention_seconds) / p.total_seconds);
-    blas.push_back(p.blas_seconds / p.total_seconds);
+    linear.push_back(p.blas_seconds / p.total_seconds);
     attention.push_back(p.attention_seconds / p.total_seconds);
+    reads.push_back(read ? read() : 0.0);
   }
-  return {median(tps), median(outside), median(blas), median(attention)};
+  return {median(tps), median(outside), median(linear), median(attention), median(sps), median(reads)};
+}
+
+// Bytes of the matrices one decode step reads whole: every projection and
+// the LM head (the embedding only gives rows).
+int64_t matrix_bytes(const model::model_weights& w) {
+  auto bytes = [](const model::weight_view& v) { return v.num_elements() * (v.type == model::dtype::bf16 ? 2 : 4); };
+  int64_t total = bytes(w.lm_head());
+  for (const model::layer_weights& l : w.layers())
+    for (const model::weight_view* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj,
+                                        &l.down_proj})
+      total += bytes(*v);
+  return total;
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -146,7 +170,18 @@ int main(int argc, char** argv) {
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
               o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads, model::layers::products_name().c_str());
-  std::printf("%-28s %12s %9s %9s %9s\n", "step", "tokens/s", "linear", "attention", "outside");
+  const int64_t weight_bytes = matrix_bytes(m->weights);
+  std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of read' = its ratio "
+              "to a plain read of as many bytes over as many threads\n",
+              double(weight_bytes) / 1e6);
+  std::printf("%-28s %12s %9s %9s %9s %11s %9s\n", "step", "tokens/s", "linear", "attention", "outside",
+              "weights GB/s", "of read");
+  kernels::thread_pool read_pool(o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+  const std::vector<uint64_t> read_buffer = kernels::bench::read_buffer(weight_bytes);
+  uint64_t read_sink = 0;
+  const std::function<double()> read = [&] {
+    return kernels::bench::timed_read(read_pool, read_buffer.data(), weight_bytes, read_sink);
+  };
 
   {
     const model::sequence_chunk c{0, tokens, tables[0], true};
@@ -162,10 +197,13 @@ int main(int argc, char** argv) {
     for (int s = 0; s < b; ++s)
       chunks.push_back({o.context, std::span<const int32_t>(tokens).subspan(size_t(s % 16), 1), tables[size_t(s)], true});
     const auto batch = model::forward_batch::build(chunks, bs);
-    const figures f = measure(**tf, batch, o.steps, o.reps);
-    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n",
+    const figures f = measure(**tf, batch, o.steps, o.reps, read);
+    const double weights_gbps = double(weight_bytes) * f.steps_per_second / 1e9;
+    const double read_gbps = double(weight_bytes) / f.read_seconds / 1e9;
+    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%% %11.1f %9.2f\n",
                 ("decode batch " + std::to_string(b) + " ctx " + std::to_string(o.context)).c_str(),
-                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share);
+                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share,
+                weights_gbps, weights_gbps / read_gbps);
   }
   return 0;
 }
