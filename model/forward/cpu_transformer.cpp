@@ -18,12 +18,21 @@ double now_seconds() {
 
 kernels::thread_pool& pool_of(kernels::device& dev) { return static_cast<kernels::cpu_device&>(dev).pool(); }
 
+packed_matrix pack(std::initializer_list<weight_view> parts, dtype type) {
+  return packed_matrix::pack(std::span(parts.begin(), parts.size()), type);
+}
+
 } // namespace
 
 cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
                                  const kernels::kv_cache_view& cache, forward_limits limits)
-    : transformer(config, dev, cache, limits), weights_(weights), inv_freq_(rope_inv_freq(config)),
+    : transformer(config, dev, cache, limits), weights_(weights),
+      lm_head_(pack({weights.lm_head()}, weights.matrix_dtype())), inv_freq_(rope_inv_freq(config)),
       qkv_stride_(config.q_size() + 2 * config.kv_size()) {
+  const dtype type = weights.matrix_dtype();
+  for (const layer_weights& w : weights.layers())
+    layers_.push_back({pack({w.q_proj, w.k_proj, w.v_proj}, type), pack({w.o_proj}, type),
+                       pack({w.gate_proj, w.up_proj}, type), pack({w.down_proj}, type)});
   const auto t = static_cast<std::size_t>(limits.max_num_tokens);
   const auto s = static_cast<std::size_t>(limits.max_num_seqs);
   const auto h = static_cast<std::size_t>(config.hidden_size);
@@ -31,8 +40,7 @@ cpu_transformer::cpu_transformer(const model_config& config, const model_weights
   normed_.resize(t * h);
   qkv_.resize(t * static_cast<std::size_t>(qkv_stride_));
   attn_.resize(t * static_cast<std::size_t>(config.q_size()));
-  gate_.resize(t * static_cast<std::size_t>(config.intermediate_size));
-  up_.resize(gate_.size());
+  gate_up_.resize(t * 2 * static_cast<std::size_t>(config.intermediate_size));
   cos_.resize(t * inv_freq_.size());
   sin_.resize(cos_.size());
   last_.resize(s * h);
@@ -43,7 +51,7 @@ void cpu_transformer::host_task(std::function<void()> task) {
   static_cast<kernels::cpu_device&>(dev_).enqueue(kernels::streams::compute, std::move(task));
 }
 
-void cpu_transformer::timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w, float* y,
+void cpu_transformer::timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w, float* y,
                                    std::int64_t ldy, bool accumulate) {
   const double t0 = profiling_ ? now_seconds() : 0.0;
   layers::linear(pool_of(dev_), x, ldx, m, w, y, ldy, accumulate);
@@ -130,11 +138,8 @@ void cpu_transformer::attention_input(const forward_batch& b, std::int32_t layer
   const auto eps = static_cast<float>(config_.rms_norm_eps);
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.input_layernorm.f32(), eps);
   float* q = qkv_.data();                        // [T, heads, D], rows qkv_stride_ apart
-  float* k = q + config_.q_size();               // [T, kv_heads, D]
-  float* v = k + config_.kv_size();              // [T, kv_heads, D]
-  timed_linear(normed_.data(), h, t, w.q_proj, q, qkv_stride_, false);
-  timed_linear(normed_.data(), h, t, w.k_proj, k, qkv_stride_, false);
-  timed_linear(normed_.data(), h, t, w.v_proj, v, qkv_stride_, false);
+  float* k = q + config_.q_size();               // [T, kv_heads, D]; v follows
+  timed_linear(normed_.data(), h, t, layers_[static_cast<std::size_t>(layer)].qkv, q, qkv_stride_, false);
   if (config_.has_qk_norm()) {
     layers::rms_norm_heads(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, w.q_norm->f32(), eps);
     layers::rms_norm_heads(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, w.k_norm->f32(), eps);
@@ -151,12 +156,13 @@ void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int3
   const std::int64_t inter = config_.intermediate_size;
   const auto eps = static_cast<float>(config_.rms_norm_eps);
   // NOTE: beta = 1 in the product adds the residual for free.
-  timed_linear(attn_.data(), config_.q_size(), t, w.o_proj, hidden_.data(), h, true);
+  const packed_layer& p = layers_[static_cast<std::size_t>(layer)];
+  timed_linear(attn_.data(), config_.q_size(), t, p.o, hidden_.data(), h, true);
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.post_attention_layernorm.f32(), eps);
-  timed_linear(normed_.data(), h, t, w.gate_proj, gate_.data(), inter, false);
-  timed_linear(normed_.data(), h, t, w.up_proj, up_.data(), inter, false);
-  layers::swiglu(pool, gate_.data(), up_.data(), gate_.data(), t, inter);
-  timed_linear(gate_.data(), inter, t, w.down_proj, hidden_.data(), h, true);
+  float* gate = gate_up_.data();
+  timed_linear(normed_.data(), h, t, p.gate_up, gate, 2 * inter, false);
+  layers::swiglu(pool, gate, gate + inter, 2 * inter, gate, 2 * inter, t, inter);
+  timed_linear(gate, 2 * inter, t, p.down, hidden_.data(), h, true);
 }
 
 void cpu_transformer::lm_head(const forward_batch& b) {
@@ -167,7 +173,7 @@ void cpu_transformer::lm_head(const forward_batch& b) {
     std::copy_n(hidden_.data() + b.sample_rows[static_cast<std::size_t>(i)] * h, h, last_.data() + i * h);
   layers::rms_norm(pool_of(dev_), last_.data(), h, last_.data(), h, n, h, weights_.norm().f32(),
                    static_cast<float>(config_.rms_norm_eps));
-  timed_linear(last_.data(), h, n, weights_.lm_head(), logits_.data(), config_.vocab_size, false);
+  timed_linear(last_.data(), h, n, lm_head_, logits_.data(), config_.vocab_size, false);
 }
 
 } // namespace kvactor::model

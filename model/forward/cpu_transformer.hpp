@@ -5,18 +5,18 @@
 // Scratch activations are allocated once for `forward_limits` and reused by
 // every step (stream order keeps steps apart).
 //
-// Numerics: fp32 activations, fp32 KV cache, fp32 accumulation in BLAS.
-// Matrices are fp32, or bf16 kept as in the checkpoint and widened exactly
-// per panel before sgemm (layers::linear): the same results either way.
-// NOTE: Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in cblas.h but its
-// libopenblas.so does not export it (checked with nm), and sbgemm would take
-// bf16 activations anyway (lossy).
+// Numerics: fp32 activations, fp32 KV cache. The matrices are packed once
+// here (packed_matrix, in the weights' dtype: fp32, or bf16 kept as bf16 and
+// widened exactly as the products load it), q | k | v and gate | up stacked
+// so that each is one product; every product sums in one fixed order
+// (layers::linear).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "model/forward/packed_matrix.hpp"
 #include "model/forward/transformer.hpp"
 
 namespace kvactor::model {
@@ -35,10 +35,20 @@ private:
   void attention_input(const forward_batch& b, std::int32_t layer);
   void attention_output_and_mlp(const forward_batch& b, std::int32_t layer);
   void lm_head(const forward_batch& b);
-  void timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w, float* y,
+  void timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w, float* y,
                     std::int64_t ldy, bool accumulate);
 
+  // A layer's matrices as the products read them.
+  struct packed_layer {
+    packed_matrix qkv;     // [q_size + 2 kv_size, hidden]
+    packed_matrix o;       // [hidden, q_size]
+    packed_matrix gate_up; // [2 intermediate, hidden]
+    packed_matrix down;    // [hidden, intermediate]
+  };
+
   const model_weights& weights_;
+  std::vector<packed_layer> layers_;
+  packed_matrix lm_head_;
   std::vector<double> inv_freq_; // [head_dim / 2]
   std::int64_t qkv_stride_;      // q_size + 2 * kv_size
 
@@ -47,8 +57,7 @@ private:
   std::vector<float> normed_;    // [max_num_tokens, hidden]
   std::vector<float> qkv_;       // [max_num_tokens, q_size + 2 kv_size]: q | k | v
   std::vector<float> attn_;      // [max_num_tokens, num_heads, head_dim]
-  std::vector<float> gate_;      // [max_num_tokens, intermediate]
-  std::vector<float> up_;        // [max_num_tokens, intermediate]
+  std::vector<float> gate_up_;   // [max_num_tokens, 2 intermediate]: gate | up, then silu(gate) * up | up
   std::vector<float> cos_, sin_; // [max_num_tokens, head_dim / 2]
   std::vector<float> last_;      // [max_num_seqs, hidden]: rows that sample
   std::vector<float> logits_;    // [max_num_seqs, vocab]

@@ -7,16 +7,6 @@
 #include <cstring>
 #include <functional>
 
-#include <cblas.h>
-#include <cstdlib>
-
-// OpenBLAS's DYNAMIC_ARCH entry points (not in cblas.h); weak, so a build
-// against an OpenBLAS without them still links and keeps its own choice.
-extern "C" {
-void gotoblas_dynamic_init(void) __attribute__((weak));
-void gotoblas_dynamic_quit(void) __attribute__((weak));
-}
-
 #include "kernels/assert.hpp"
 #include "model/forward/linear_kernels.hpp"
 
@@ -51,45 +41,7 @@ void for_rows(kernels::thread_pool& pool, std::int64_t num_rows, std::int64_t ro
 
 } // namespace
 
-const char* configure_blas() {
-  static const char* core = [] {
-    // NOTE: the CPU device's pool already has a thread per core; OpenBLAS's
-    // own threads would compete with it (and spin after each call), so BLAS
-    // runs single-threaded and linear() splits the output columns over the pool.
-    openblas_set_num_threads(1);
-    // NOTE: OpenBLAS 0.3.21 (Debian 12) does not recognise this host's Xeon
-    // ("Intel(R) Xeon(R) Processor", AVX-512, AMX) and picks its generic
-    // Prescott (SSE3) kernels: measured 16 GFLOP/s per core for sgemm
-    // 64x1536x512, against 73 with the SkylakeX kernels. Its DYNAMIC_ARCH
-    // build re-reads OPENBLAS_CORETYPE when re-initialised.
-    const char* name = openblas_get_corename();
-    const bool fallback = name != nullptr && std::strcmp(name, "Prescott") == 0;
-    if (fallback && std::getenv("OPENBLAS_CORETYPE") == nullptr && gotoblas_dynamic_init != nullptr &&
-        gotoblas_dynamic_quit != nullptr) {
-      const char* better = nullptr;
-      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        better = "SkylakeX";
-      else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        better = "Haswell";
-      if (better != nullptr) {
-        ::setenv("OPENBLAS_CORETYPE", better, 0);
-        gotoblas_dynamic_quit();
-        gotoblas_dynamic_init();
-        ::unsetenv("OPENBLAS_CORETYPE");
-      }
-    }
-    return openblas_get_corename();
-  }();
-  return core;
-}
-
-std::string products_name() {
-  const std::span<const product_isa> isas = fixed_order_isas();
-  std::string name = isas.empty() ? "OpenBLAS " : "fixed-order ";
-  name += isas.empty() ? configure_blas() : isa_name(isas.front());
-  return name;
-}
+std::string products_name() { return std::string("fixed-order ") + isa_name(fixed_order_isas().front()); }
 
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {
   const std::int64_t h = table.cols();
@@ -138,73 +90,15 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std:
   });
 }
 
-namespace {
-
-// Rows of a bf16 W widened per panel: 48 rows x k <= 1536 is <= 288 KiB of
-// fp32, which stays in L2 while sgemm reads it.
-constexpr std::int64_t bf16_panel_rows = 48;
-
-// bf16 -> f32 is a 16-bit shift (exact); the loop vectorises.
-void widen_bf16(const std::uint16_t* src, float* dst, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(src[i]) << 16);
-}
-
-void sgemm_nt(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
-              float beta, float* y, std::int64_t ldy) {
-  if (m == 1) {
-    // NOTE: OpenBLAS 0.3.21 (SkylakeX kernels) reads W at 6.4 GB/s through
-    // sgemm with m = 1 but 23.5 GB/s through sgemv (1536x512, one core).
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, w,
-                static_cast<blasint>(k), x, 1, beta, y, 1);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0f, x, static_cast<blasint>(ldx), w, static_cast<blasint>(k), beta, y,
-              static_cast<blasint>(ldy));
-}
-
-} // namespace
-
-void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
+void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
             float* y, std::int64_t ldy, bool accumulate) {
-  KVACTOR_ASSERT(w.type == dtype::f32 || w.type == dtype::bf16, "the CPU forward pass takes fp32 or bf16 matrices");
-  const std::int64_t n = w.rows();
-  const std::int64_t k = w.cols();
-  // NOTE: columns in multiples of 16 rows of W; a part per pool thread keeps
-  // each thread streaming its own slice of the weight once per call. Every
-  // output is computed whole by one thread, so the split changes no sum.
-  const split s(n, pool.num_threads(), 16);
-  const std::span<const product_isa> isas = fixed_order_isas();
+  // NOTE: a part per pool thread, in whole blocks, keeps each thread
+  // streaming its own slice of W once per call. Every output is computed
+  // whole by one thread, so the split changes no sum.
+  const split s(w.num_blocks(), pool.num_threads(), 1);
+  const product_isa isa = fixed_order_isas().front();
   auto part = [&](std::int64_t i) {
-    const std::int64_t b = s.begin(i), e = s.end(i);
-    if (!isas.empty()) {
-      // The packed panel of W; grows once per thread, never shrinks.
-      thread_local std::vector<float> scratch;
-      if (m > fixed_order_small_rows)
-        scratch.resize(std::max<std::size_t>(scratch.size(), static_cast<std::size_t>(fixed_order_panel_rows * k)));
-      if (w.type == dtype::f32)
-        fixed_order_product(isas.front(), x, ldx, m, w.f32() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
-      else
-        fixed_order_product(isas.front(), x, ldx, m, w.bf16() + b * k, e - b, k, y + b, ldy, accumulate, scratch.data());
-      return;
-    }
-    // Without AVX2 and FMA: OpenBLAS, whose summation order depends on m
-    // (not batch-invariant; see model/README.md).
-    const float beta = accumulate ? 1.0f : 0.0f;
-    if (w.type == dtype::f32) {
-      sgemm_nt(x, ldx, m, w.f32() + b * k, e - b, k, beta, y + b, ldy);
-      return;
-    }
-    // NOTE: bf16 weights stay bf16 in memory (half the bytes a decode step
-    // reads); each panel is widened exactly into a per-thread fp32 buffer
-    // that sgemm then reads from L2. Grows once, never shrinks.
-    thread_local std::vector<float> panel;
-    panel.resize(std::max<std::size_t>(panel.size(), static_cast<std::size_t>(bf16_panel_rows * k)));
-    for (std::int64_t r = b; r < e; r += bf16_panel_rows) {
-      const std::int64_t rows = std::min(bf16_panel_rows, e - r);
-      widen_bf16(w.bf16() + r * k, panel.data(), rows * k);
-      sgemm_nt(x, ldx, m, panel.data(), rows, k, beta, y + r, ldy);
-    }
+    fixed_order_product(isa, x, ldx, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
   };
   if (s.num_parts() == 1) part(0);
   else pool.parallel_for(s.num_parts(), part);
@@ -239,13 +133,14 @@ void rope_angles(std::span<const std::int32_t> positions, std::span<const double
     }
 }
 
-void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, float* out, std::int64_t num_tokens,
-            std::int64_t n) {
+void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, std::int64_t ld, float* out,
+            std::int64_t ldo, std::int64_t num_tokens, std::int64_t n) {
   for_rows(pool, num_tokens, n, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b * n; i < e * n; ++i) {
-      const float g = gate[i];
-      out[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
+    for (std::int64_t t = b; t < e; ++t)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float g = gate[t * ld + i];
+        out[t * ldo + i] = g / (1.0f + std::exp(-g)) * up[t * ld + i];
+      }
   });
 }
 

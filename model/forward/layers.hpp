@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/thread_pool.hpp"
+#include "model/forward/packed_matrix.hpp"
 #include "model/weights.hpp"
 
 namespace kvactor::model::layers {
@@ -30,14 +31,17 @@ void rms_norm(kernels::thread_pool& pool, const float* x, std::int64_t ldx, floa
 void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t num_tokens,
                     std::int64_t num_heads, std::int64_t head_dim, const float* weight, float eps);
 
-/// y = x W^T (accumulate: y += x W^T), the columns of y split over the pool.
-/// On CPUs with AVX-512 every output is one fixed fused multiply-add chain
-/// over k (linear_kernels.hpp): a row's result does not depend on m or on
-/// the other rows, and bf16 W (widened exactly) gives the fp32 results bit
-/// for bit. Elsewhere OpenBLAS, whose order depends on m.
-// x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
-void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const weight_view& w,
+/// y = x W^T (accumulate: y += x W^T), W's blocks split over the pool.
+/// Every output is one fixed chain over k (linear_kernels.hpp) through the
+/// CPU's best kernel: a row's result does not depend on m or on the other
+/// rows, and bf16 W (widened exactly) gives the fp32 results of its values.
+// x: [m, w.cols()] rows ldx apart; y: [m, w.rows()] rows ldy apart
+void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
             float* y, std::int64_t ldy, bool accumulate);
+
+/// The kernel linear() runs on this CPU: "fixed-order avx512", "fixed-order
+/// avx2" or "fixed-order generic".
+std::string products_name();
 
 /// Rotary embedding in the rotate-half layout of Hugging Face, in place on
 /// num_heads heads of each token row: for i < D/2,
@@ -51,19 +55,9 @@ void rope(kernels::thread_pool& pool, float* x, std::int64_t ldx, std::int64_t n
 // cos, sin: [T, D/2]
 void rope_angles(std::span<const std::int32_t> positions, std::span<const double> inv_freq, float* cos, float* sin);
 
-/// out = silu(gate) * up.
-// gate, up, out: [T, n] contiguous
-void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, float* out, std::int64_t num_tokens,
-            std::int64_t n);
-
-/// Prepares OpenBLAS once per process: single-threaded (see linear), and
-/// on a CPU that Debian's OpenBLAS 0.3.21 does not know (it falls back to its
-/// SSE3 "Prescott" kernels) the kernels of the best instruction set the CPU
-/// has. OPENBLAS_CORETYPE set by the user wins. Returns the core in use.
-const char* configure_blas();
-
-/// What computes linear's products on this CPU: "fixed-order avx512",
-/// "fixed-order avx2" or "OpenBLAS <core>" (after configure_blas()).
-std::string products_name();
+/// out = silu(gate) * up, in place allowed (out = gate).
+// gate, up: [T, n] rows ld apart; out: [T, n] rows ldo apart
+void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, std::int64_t ld, float* out,
+            std::int64_t ldo, std::int64_t num_tokens, std::int64_t n);
 
 } // namespace kvactor::model::layers

@@ -1,27 +1,32 @@
 #pragma once
 // Entry points of the per-ISA translation units of the fixed-order products
-// (linear_kernels.hpp promises their order; linear_kernels.cpp dispatches).
+// (linear_tiles.inl; linear_kernels.cpp dispatches). w: the first packed
+// block of W (packed_matrix layout) with k columns; y: outputs [0, n) of
+// each of the m rows of x.
 
 #include <cstdint>
 
-#include "model/forward/linear_kernels.hpp"
-
 namespace kvactor::model::layers {
+
+#define KVACTOR_FIXED_ORDER_PRODUCTS                                                                                  \
+  void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t k, std::int64_t n,    \
+               float* y, std::int64_t ldy, bool accumulate);                                                         \
+  void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,            \
+               std::int64_t n, float* y, std::int64_t ldy, bool accumulate);
 
 // Requires AVX-512 F, BW and VL.
 namespace avx512 {
-void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
-             float* y, std::int64_t ldy, bool accumulate, float* scratch);
-void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
-             std::int64_t k, float* y, std::int64_t ldy, bool accumulate, float* scratch);
-} // namespace avx512
-
+KVACTOR_FIXED_ORDER_PRODUCTS
+}
 // Requires AVX2 and FMA.
 namespace avx2 {
-void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
-             float* y, std::int64_t ldy, bool accumulate, float* scratch);
-void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
-             std::int64_t k, float* y, std::int64_t ldy, bool accumulate, float* scratch);
-} // namespace avx2
+KVACTOR_FIXED_ORDER_PRODUCTS
+}
+// Any x86-64 CPU; multiplies and adds unfused.
+namespace generic {
+KVACTOR_FIXED_ORDER_PRODUCTS
+}
+
+#undef KVACTOR_FIXED_ORDER_PRODUCTS
 
 } // namespace kvactor::model::layers

@@ -47,7 +47,6 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
     return make_error("forward pass", "forward limits must be positive");
   switch (dev.kind()) {
   case kernels::device_kind::cpu:
-    layers::configure_blas();
     return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits));
   case kernels::device_kind::cuda:
 #if KVACTOR_HAVE_CUDA

@@ -78,7 +78,7 @@ TEST(emulated_model_ops, swiglu_matches_the_cpu_layer) {
   std::vector<float> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
   emu::launch(dim3(3), dim3(kernels::gpu::model_ops_threads), kernels::gpu::swiglu_kernel, g.data(), u.data(),
               got.data(), n);
-  layers::swiglu(pool, g.data(), u.data(), want.data(), 1, n);
+  layers::swiglu(pool, g.data(), u.data(), n, want.data(), n, 1, n);
   expect_near_all(got, want);
 }
 

@@ -47,14 +47,16 @@ TEST(layers, rms_norm_scales_by_weight) {
   EXPECT_FLOAT_EQ(out[1], 8 * inv);
 }
 
+packed_matrix packed(const weight_view& w, dtype type) { return packed_matrix::pack(std::vector{w}, type); }
+
 TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
   kernels::thread_pool pool(2);
-  // 40 output columns so that the split over the pool has several parts.
+  // 40 output columns: three blocks, split over the pool.
   const int64_t n = 40, k = 3, m = 2;
   std::vector<float> w(size_t(n * k)), x{1, 2, 3, -1, 0, 1};
   for (int64_t i = 0; i < n * k; ++i) w[size_t(i)] = float(i % 7) - 3;
   std::vector<float> y(size_t(m * n), 1.0f);
-  linear(pool, x.data(), k, m, matrix(w, n, k), y.data(), n, true);
+  linear(pool, x.data(), k, m, packed(matrix(w, n, k), dtype::f32), y.data(), n, true);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
       float want = 1.0f;
@@ -63,45 +65,24 @@ TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
     }
 }
 
-// x: [m, k] and W: [n, k] in bf16 and widened; y from both paths.
-struct bf16_case {
-  std::vector<uint16_t> w16;
-  std::vector<float> w32, x;
-  bf16_case(int64_t m, int64_t n, int64_t k) : w16(size_t(n * k)), w32(w16.size()), x(size_t(m * k)) {
-    for (size_t i = 0; i < w16.size(); ++i) {
-      w16[i] = f32_to_bf16(float(int(i % 11) - 5) * 0.37f);
-      w32[i] = bf16_to_f32(w16[i]);
-    }
-    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 13) * 0.25f - 1.0f;
-  }
-};
-
-TEST(layers, linear_widens_bf16_weights_exactly) {
-  kernels::thread_pool pool(2);
-  const int64_t n = 150, k = 37, m = 6; // 150 rows: several panels per part (fixed order) or 48-row panels (OpenBLAS)
-  bf16_case c(m, n, k);
-  std::vector<float> y16(size_t(m * n)), y32(y16.size());
-  linear(pool, c.x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, false);
-  linear(pool, c.x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, false);
-  EXPECT_EQ(y16, y32);
-}
-
 // linear through the pool: several parts per thread, each through the
-// CPU's best fixed-order kernel (every kernel alone: linear_kernels_test).
+// CPU's best kernel (every kernel alone: linear_kernels_test); bf16 W gives
+// the results of its widened values.
 TEST(layers, linear_sums_every_output_in_one_fixed_order) {
-  if (fixed_order_isas().empty()) GTEST_SKIP() << "no AVX2 and FMA: linear goes through OpenBLAS, whose order depends on m";
   kernels::thread_pool pool(2);
+  const bool fused = fuses(fixed_order_isas().front());
   std::mt19937 rng(5);
   for (int64_t k : {17, 64}) {
     for (int64_t n : {17, 150}) {
       const random_case c(n, k, rng);
+      const packed_matrix p32 = packed(c.view32(n, k), dtype::f32), p16 = packed(c.view16(n, k), dtype::bf16);
       for (int64_t m : {1, 2, 7, 8, 9, 40, 65}) {
         const std::vector<float> x = c.rows(m, k, rng), y0 = c.rows(m, n, rng);
         for (bool accumulate : {false, true}) {
-          const std::vector<float> want = fma_chain(x, c.w32, y0, m, n, k, accumulate);
+          const std::vector<float> want = fma_chain(x, c.w32, y0, m, n, k, accumulate, fused);
           std::vector<float> y32 = y0, y16 = y0;
-          linear(pool, x.data(), k, m, matrix(c.w32, n, k), y32.data(), n, accumulate);
-          linear(pool, x.data(), k, m, weight_view{c.w16.data(), dtype::bf16, 2, {n, k}}, y16.data(), n, accumulate);
+          linear(pool, x.data(), k, m, p32, y32.data(), n, accumulate);
+          linear(pool, x.data(), k, m, p16, y16.data(), n, accumulate);
           const std::string what = shape_name(m, n, k, accumulate);
           ASSERT_EQ(std::memcmp(y32.data(), want.data(), want.size() * 4), 0) << "fp32 W, " << what;
           ASSERT_EQ(std::memcmp(y16.data(), want.data(), want.size() * 4), 0) << "bf16 W, " << what;
@@ -115,10 +96,24 @@ TEST(layers, swiglu_is_silu_gate_times_up) {
   kernels::thread_pool pool(1);
   const std::vector<float> g{0, 1, -2}, u{5, 2, 3};
   std::vector<float> out(3);
-  swiglu(pool, g.data(), u.data(), out.data(), 1, 3);
+  swiglu(pool, g.data(), u.data(), 3, out.data(), 3, 1, 3);
   EXPECT_FLOAT_EQ(out[0], 0.0f);
   EXPECT_FLOAT_EQ(out[1], 2.0f / (1.0f + std::exp(-1.0f)));
   EXPECT_FLOAT_EQ(out[2], 3.0f * -2.0f / (1.0f + std::exp(2.0f)));
+}
+
+// Rows of gate | up side by side (the forward pass's fused product), in place.
+TEST(layers, swiglu_reads_and_writes_strided_rows) {
+  kernels::thread_pool pool(1);
+  std::vector<float> gu{1, -2, 5, 7, /* row 2 */ 3, 0, -1, 2};
+  swiglu(pool, gu.data(), gu.data() + 2, 4, gu.data(), 4, 2, 2);
+  auto silu = [](float x) { return x / (1.0f + std::exp(-x)); };
+  EXPECT_FLOAT_EQ(gu[0], silu(1) * 5);
+  EXPECT_FLOAT_EQ(gu[1], silu(-2) * 7);
+  EXPECT_FLOAT_EQ(gu[4], silu(3) * -1);
+  EXPECT_FLOAT_EQ(gu[5], 0.0f);
+  EXPECT_EQ(gu[2], 5.0f); // up untouched
+  EXPECT_EQ(gu[7], 2.0f);
 }
 
 TEST(layers, embedding_widens_bf16_rows) {

@@ -1,0 +1,81 @@
+#include "model/forward/packed_matrix.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "kernels/assert.hpp"
+
+namespace kvactor::model {
+
+void packed_matrix::aligned_free::operator()(std::byte* p) const { std::free(p); }
+
+packed_matrix::packed_matrix(std::int64_t rows, std::int64_t cols, dtype type) : rows_(rows), cols_(cols), type_(type) {
+  // NOTE: 64-byte aligned (a cache line, an AVX-512 vector), zero-filled:
+  // the padding rows of the last block stay zero.
+  const std::size_t bytes = (num_bytes() + 63) / 64 * 64;
+  data_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
+  if (!data_) throw std::bad_alloc();
+  std::memset(data_.get(), 0, bytes);
+}
+
+std::size_t packed_matrix::num_bytes() const {
+  return static_cast<std::size_t>(num_blocks() * block_rows * cols_) * (type_ == dtype::bf16 ? 2 : 4);
+}
+
+const float* packed_matrix::f32_blocks(std::int64_t b) const {
+  KVACTOR_ASSERT(type_ == dtype::f32, "packed matrix is not fp32");
+  return reinterpret_cast<const float*>(data_.get()) + b * block_rows * cols_;
+}
+
+const std::uint16_t* packed_matrix::bf16_blocks(std::int64_t b) const {
+  KVACTOR_ASSERT(type_ == dtype::bf16, "packed matrix is not bf16");
+  return reinterpret_cast<const std::uint16_t*>(data_.get()) + b * block_rows * cols_;
+}
+
+namespace {
+
+// One source row: a view and its row (view null past the last row).
+struct source_row {
+  const weight_view* view = nullptr;
+  std::int64_t row = 0;
+  float at(std::int64_t c) const {
+    const std::int64_t i = row * view->cols() + c;
+    return view->type == dtype::f32 ? view->f32()[i] : bf16_to_f32(view->bf16()[i]);
+  }
+};
+
+} // namespace
+
+packed_matrix packed_matrix::pack(std::span<const weight_view> parts, dtype type) {
+  KVACTOR_ASSERT(type == dtype::f32 || type == dtype::bf16, "packed matrices are fp32 or bf16");
+  KVACTOR_ASSERT(!parts.empty(), "nothing to pack");
+  const std::int64_t cols = parts.front().cols();
+  std::vector<source_row> sources;
+  for (const weight_view& v : parts) {
+    KVACTOR_ASSERT(v.rank == 2 && v.cols() == cols, "packed parts are matrices of one width");
+    KVACTOR_ASSERT(v.type == dtype::f32 || v.type == dtype::bf16, "packed parts are fp32 or bf16");
+    for (std::int64_t r = 0; r < v.rows(); ++r) sources.push_back({&v, r});
+  }
+  packed_matrix m(static_cast<std::int64_t>(sources.size()), cols, type);
+  sources.resize(static_cast<std::size_t>(m.num_blocks() * block_rows)); // padding rows: no view
+  // NOTE: written in the packed order (sequential), read 16 rows at a time.
+  auto* f32 = reinterpret_cast<float*>(m.data_.get());
+  auto* bf16 = reinterpret_cast<std::uint16_t*>(m.data_.get());
+  std::int64_t out = 0;
+  for (std::int64_t b = 0; b < m.num_blocks(); ++b) {
+    const source_row* block = sources.data() + b * block_rows;
+    for (std::int64_t c = 0; c < cols; ++c)
+      for (std::int64_t l = 0; l < block_rows; ++l, ++out) {
+        const source_row& src = block[l];
+        if (src.view == nullptr) continue; // stays zero
+        if (type == dtype::f32) f32[out] = src.at(c);
+        else if (src.view->type == dtype::bf16) bf16[out] = src.view->bf16()[src.row * cols + c];
+        else bf16[out] = f32_to_bf16(src.at(c));
+      }
+  }
+  return m;
+}
+
+} // namespace kvactor::model
