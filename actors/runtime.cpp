@@ -9,6 +9,7 @@
 
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace kvactor {
@@ -30,6 +31,19 @@ caf::expected<T> choose(const char* field, const std::string& name,
     names += names.empty() ? std::string(n) : std::string(" or ") + n;
   }
   return invalid(std::string("engine config: ") + field + " '" + name + "' is not " + names);
+}
+
+// The dtype the matrices are kept in: `chosen`, or for auto bf16 when the
+// checkpoint stores bf16 (kept as it is) and f32 otherwise. The forward pass
+// computes in fp32 either way (bf16 widens exactly as the products load it;
+// model/forward/cpu_transformer.hpp).
+result<model::dtype> matrix_dtype_for(const std::string& model_dir, std::optional<model::dtype> chosen) {
+  if (chosen)
+    return *chosen;
+  auto stored = model::checkpoint_matrix_dtype(model_dir);
+  if (!stored)
+    return stored.error();
+  return *stored == model::dtype::bf16 ? model::dtype::bf16 : model::dtype::f32;
 }
 
 } // namespace
@@ -69,9 +83,14 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   sched.max_num_batched_tokens = config.max_num_batched_tokens;
   sched.max_num_seqs = config.max_num_seqs;
 
-  // NOTE: fp32 matrices: the CPU forward pass computes in fp32 (bf16 weights
-  // widen exactly); see model/forward/cpu_transformer.hpp.
-  auto loaded = model::load_model_folder(config.model_dir, model::dtype::f32);
+  auto weights = choose<std::optional<model::dtype>>(
+    "weights", config.weights, {{"auto", std::nullopt}, {"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
+  if (!weights)
+    return weights.error();
+  auto matrix_dtype = matrix_dtype_for(config.model_dir, *weights);
+  if (!matrix_dtype)
+    return invalid(matrix_dtype.error().message);
+  auto loaded = model::load_model_folder(config.model_dir, *matrix_dtype);
   if (!loaded)
     return invalid(loaded.error().message);
   model::model_config mc = loaded->config;

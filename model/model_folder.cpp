@@ -22,4 +22,12 @@ result<loaded_model> load_model_folder(const std::filesystem::path& dir, dtype m
   return loaded_model{std::move(*config), std::move(*tok), std::move(*weights)};
 }
 
+result<dtype> checkpoint_matrix_dtype(const std::filesystem::path& dir) {
+  auto files = safetensors_set::open_folder(dir);
+  if (!files) return files.error();
+  auto embedding = files->get("model.embed_tokens.weight");
+  if (!embedding) return embedding.error();
+  return embedding->type;
+}
+
 } // namespace kvactor::model

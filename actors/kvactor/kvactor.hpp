@@ -136,6 +136,10 @@ struct engine_config {
   std::string kv_reservation = "paged"; // paged, or contiguous: every request holds
                                         // max context slots from admission on
   bool prefix_caching = true;
+  std::string weights = "auto";        // matrices in memory: f32, bf16, or auto: bf16
+                                       // when the checkpoint stores bf16, else f32
+                                       // (bf16 computes the same results as its
+                                       // widened f32 values in half the memory)
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
   // A fault for stress runs: each step's and swap's completion, and each
   // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms

@@ -107,6 +107,22 @@ TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
   expect_idle();
 }
 
+// The tiny model is a bf16 checkpoint: bf16 matrices (auto keeps them) widen
+// exactly, so every choice gives the tokens of the fp32 pass alone.
+class model_runtime_weights : public model_runtime, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
+  engine_config e;
+  e.weights = GetParam();
+  start(e);
+  const auto prompt = tokens(40, 9);
+  const request_id id = generate(prompt, 10);
+  EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(greedy_alone(prompt, 10)));
+  expect_idle();
+}
+
+INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights, ::testing::Values("auto", "f32", "bf16"));
+
 TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
   start(engine_config{});
   const auto prompt = tokens(40, 21); // two full blocks of 16 can be reused
@@ -189,6 +205,12 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
   EXPECT_THAT(sys.render(r.error()), HasSubstr("preemption 'sometimes'"));
 
   e.preemption = "swap";
+  e.weights = "f16";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("weights 'f16' is not auto or f32 or bf16"));
+
+  e.weights = "auto";
   e.kv_cache_bytes = 100;
   r = spawn_runtime(sys, e);
   ASSERT_FALSE(r);
