@@ -5,11 +5,16 @@
 //   kvactor-bench [--compare=all|none|continuous,padded,paged,prefix,preemption]
 //                 [--sweep=1,4,16,64|none] [--no-overhead] [--quick]
 //                 [--transport=in-process|tcp] [--model=DIR] [--out=DIR] [--seed=1] ...
-// (--help lists every option.) Writes DIR/bench.json and DIR/bench.png.
+//   kvactor-bench --openai=HOST:PORT[|FILE][,HOST:PORT[|FILE]] [--sweep=1,4,16,64]
+//                 [--openai-reps=3] [--openai-prompt=128] [--openai-output=64] [--model=DIR]
+// (--help lists every option.) Writes DIR/bench.json and DIR/bench.png; with
+// --openai, the side by side of running servers (side_by_side.hpp) and
+// DIR/side_by_side.json.
 
 #include "model/config.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "tools/bench/serving/report.hpp"
+#include "tools/bench/serving/side_by_side.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -36,6 +41,10 @@ struct bench_config : caf::actor_system_config {
   int32_t max_batched_tokens = 512;
   std::string transport = "in-process";
   int32_t connections = 8;
+  std::string openai;
+  int32_t openai_reps = 3;
+  int32_t openai_prompt = 128;
+  int32_t openai_output = 64;
 
   bench_config() {
     kvactor::add_message_types(*this);
@@ -54,7 +63,13 @@ struct bench_config : caf::actor_system_config {
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
       .add(transport, "transport", "in-process, or tcp (the line protocol through a loopback server)")
-      .add(connections, "connections", "tcp: client connections per run");
+      .add(connections, "connections", "tcp: client connections per run")
+      .add(openai, "openai",
+           "servers of the OpenAI completions API to measure side by side: HOST:PORT[|FILE],... "
+           "(FILE: a JSON object of fields added to that server's requests); no runtime is started")
+      .add(openai_reps, "openai-reps", "--openai: alternating repetitions per concurrency")
+      .add(openai_prompt, "openai-prompt", "--openai: prompt tokens per request")
+      .add(openai_output, "openai-output", "--openai: output tokens per request");
   }
 };
 
@@ -105,6 +120,44 @@ kvactor::result<std::string> model_dir(const bench_config& cfg) {
   return dir.string();
 }
 
+// --openai: the side by side of running servers; no runtime of our own.
+int side_by_side(const bench_config& cfg, int32_t vocab_size, std::vector<int32_t> levels) {
+  side_by_side_options o;
+  for (const auto& arg : split(cfg.openai)) {
+    auto target = parse_openai_target(arg);
+    if (auto* err = std::get_if<std::string>(&target)) {
+      std::cerr << "kvactor-bench: --openai: " << *err << "\n";
+      return 2;
+    }
+    o.targets.push_back(std::get<openai_target>(target));
+  }
+  if (o.targets.empty() || o.targets.size() > 2 || cfg.openai_reps < 1 || cfg.openai_prompt < 1 ||
+      cfg.openai_output < 1) {
+    std::cerr << "kvactor-bench: --openai takes one or two servers, and positive --openai-reps, "
+                 "--openai-prompt and --openai-output\n";
+    return 2;
+  }
+  o.concurrency = levels.empty() ? std::vector<int32_t>{1} : std::move(levels);
+  o.prompt_len = cfg.openai_prompt;
+  o.output_len = cfg.openai_output;
+  o.reps = cfg.openai_reps;
+  o.vocab_size = vocab_size;
+  o.seed = static_cast<uint64_t>(cfg.seed);
+  o.quick = cfg.quick;
+  const auto rows = run_side_by_side(o, std::cout);
+  print_side_by_side(std::cout, o, rows);
+  const auto json = std::filesystem::path(cfg.out) / "side_by_side.json";
+  std::ofstream(json) << side_by_side_json(o, rows);
+  std::cout << "kvactor-bench: wrote " << json.string() << "\n";
+  for (const auto& row : rows)
+    for (const auto& m : row.targets)
+      if (m.num_ok != m.num_requests) {
+        std::cerr << "kvactor-bench: not every request ended normally\n";
+        return 1;
+      }
+  return 0;
+}
+
 int bench(caf::actor_system& sys, const bench_config& cfg) {
   auto names = comparisons_of(cfg.compare);
   auto levels = levels_of(cfg.sweep);
@@ -129,6 +182,9 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
     std::cerr << "kvactor-bench: " << mc.error().message << "\n";
     return 1;
   }
+
+  if (!cfg.openai.empty())
+    return side_by_side(cfg, static_cast<int32_t>(mc->vocab_size), std::get<0>(levels));
 
   bench_settings s;
   s.engine.model_dir = *dir;
