@@ -5,22 +5,8 @@
 #   serve_http.sh SERVE MODEL_DIR
 set -euo pipefail
 serve=$1 model=$2
-log=$(mktemp)
-trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -f "$log"' EXIT
-# An HTTP port is given, not drawn (0 turns the front off): try a few.
-for _ in 1 2 3 4 5; do
-  http_port=$((20000 + RANDOM % 30000))
-  "$serve" --model="$model" --port=0 --http-port="$http_port" --kv-cache-mib=16 >"$log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 300); do
-    grep -q 'kvactor HTTP on' "$log" && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-  done
-  grep -q 'kvactor HTTP on' "$log" && break
-done
-grep -q 'kvactor HTTP on' "$log" || { echo "the server did not start:"; cat "$log"; exit 1; }
-cat "$log"
+source "$(dirname "$0")/http_server.sh"
+start_http_server "$serve" "$model" --kv-cache-mib=16
 name=$(basename "$model")
 grep -q "model '$name'" "$log"
 
