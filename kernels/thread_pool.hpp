@@ -2,8 +2,11 @@
 // A small fixed pool for data-parallel kernel work on the CPU device.
 // parallel_for is called from a stream's worker thread (never from a CAF
 // worker): the caller takes part in the work and returns when every index is
-// done. Several streams may call it at once.
+// done. Several streams may call it at once. Helpers and the caller spin
+// briefly before they sleep (thread_pool.cpp), so back-to-back calls do not
+// wait for a thread to wake.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -34,6 +37,7 @@ private:
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<int64_t> num_queued_{0};  // queue_.size(), for the helpers' spin
   bool stopping_ = false;
 };
 

@@ -1,7 +1,6 @@
 #pragma once
 // The machine's read bandwidth as the benchmarks compare against it: a plain
-// read of a buffer (sum of its 64-bit words), split over every thread of a
-// pool in contiguous slices, as the products split their weights.
+// read of a buffer (sum of its 64-bit words) by every thread of a pool.
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +16,9 @@ namespace kvactor::kernels::bench {
 // `sink` keeps the sums alive.
 inline double timed_read(thread_pool& pool, const void* data, std::int64_t bytes, std::uint64_t& sink) {
   const auto* words = static_cast<const std::uint64_t*>(data);
-  const std::int64_t n = bytes / 8, parts = pool.num_threads();
+  // NOTE: many slices, taken in turn by whichever thread is free, so that a
+  // helper that wakes late still reads its share.
+  const std::int64_t n = bytes / 8, parts = 16 * pool.num_threads();
   std::vector<std::uint64_t> sums(static_cast<std::size_t>(parts));
   const auto t0 = std::chrono::steady_clock::now();
   pool.parallel_for(parts, [&](std::int64_t p) {
