@@ -1,4 +1,5 @@
-// add_message_types: announces every message type kvactor's actors exchange.
+// add_message_types: announces every message type kvactor's actors exchange;
+// use_serving_scheduler: the scheduler settings for serving.
 
 #include "actors/messages.hpp"
 
@@ -22,6 +23,10 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<host_figures>("kvactor.host_figures");
   cfg.add_message_type<std::vector<block_id>>("kvactor.block_ids");
   cfg.add_message_type<std::vector<std::string>>("kvactor.strings");
+}
+
+void use_serving_scheduler(caf::actor_system_config& cfg) {
+  cfg.set("work-stealing.moderate-poll-attempts", 0);
 }
 
 } // namespace kvactor

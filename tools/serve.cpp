@@ -49,6 +49,7 @@ struct serve_config : caf::actor_system_config {
 
   serve_config() {
     kvactor::add_message_types(*this);
+    kvactor::use_serving_scheduler(*this);
     kvactor::net::add_message_types(*this);
     opt_group{custom_options_, "global"}
       .add(host, "host", "address to listen on")

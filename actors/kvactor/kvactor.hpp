@@ -221,6 +221,16 @@ typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
 // Announces kvactor's message types to the host's configuration.
 void add_message_types(caf::actor_system_config& cfg);
 
+// Tunes CAF's work-stealing scheduler for a process whose cores also run the
+// CPU device: an idle worker sleeps on its condition variable right after
+// its short spin, where CAF by default wakes it every 50 us for 500 more
+// polls. Served steps message the scheduler every few milliseconds, so with
+// the default the idle workers never stop waking, and they took about a
+// fifth of the cores from a served single stream's forward pass. Call
+// before the actor system starts; the command line (--work-stealing.*)
+// overrides it.
+void use_serving_scheduler(caf::actor_system_config& cfg);
+
 // Loads the model, makes the device and spawns the runtime's actors into
 // `sys`. A bad model folder or an unusable device is an error naming what is
 // wrong.

@@ -6,6 +6,7 @@ namespace kvactor::stress {
 
 stress_config::stress_config() {
   kvactor::add_message_types(*this);
+  kvactor::use_serving_scheduler(*this);
   kvactor::net::add_message_types(*this);
   opt_group{custom_options_, "global"}
     .add(mode, "mode", "in-process (spawn the runtime here), tcp (through a line-protocol server) "

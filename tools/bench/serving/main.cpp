@@ -48,6 +48,7 @@ struct bench_config : caf::actor_system_config {
 
   bench_config() {
     kvactor::add_message_types(*this);
+    kvactor::use_serving_scheduler(*this);
     opt_group{custom_options_, "global"}
       .add(compare, "compare", "all, none, or a list of continuous,padded,paged,prefix,preemption")
       .add(sweep, "sweep", "concurrency levels of the mixed workload (none: no sweep)")
