@@ -8,7 +8,9 @@
 #include <functional>
 
 #include "kernels/assert.hpp"
+#include "model/dtype.hpp"
 #include "model/forward/linear_kernels.hpp"
+#include "model/forward/pair_kernels.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -41,7 +43,10 @@ void for_rows(kernels::thread_pool& pool, std::int64_t num_rows, std::int64_t ro
 
 } // namespace
 
-std::string products_name() { return std::string("fixed-order ") + isa_name(fixed_order_isas().front()); }
+std::string products_name(packed_matrix::layout packing) {
+  if (packing == packed_matrix::layout::pairs) return std::string("bf16 pairs ") + isa_name(pair_product_isas().front());
+  return std::string("fixed-order ") + isa_name(fixed_order_isas().front());
+}
 
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const std::int32_t> ids, float* out) {
   const std::int64_t h = table.cols();
@@ -90,16 +95,50 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std:
   });
 }
 
+namespace {
+
+// x rounded to bf16 into `out`: [pair_rows(m), cols] rows cols apart, the
+// padding columns and rows zero.
+// x: [m, n] rows ldx apart
+void round_rows_to_bf16(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m,
+                        std::int64_t n, std::int64_t cols, std::vector<std::uint16_t>& out) {
+  const std::int64_t rows = pair_rows(m);
+  out.resize(static_cast<std::size_t>(rows * cols));
+  std::uint16_t* o = out.data();
+  for_rows(pool, rows, cols, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
+      std::uint16_t* row = o + r * cols;
+      const std::int64_t valid = r < m ? n : 0;
+      for (std::int64_t c = 0; c < valid; ++c) row[c] = f32_to_bf16(x[r * ldx + c]);
+      std::fill(row + valid, row + cols, std::uint16_t{0});
+    }
+  });
+}
+
+} // namespace
+
 void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
             float* y, std::int64_t ldy, bool accumulate) {
   // NOTE: a part per pool thread, in whole blocks, keeps each thread
   // streaming its own slice of W once per call. Every output is computed
   // whole by one thread, so the split changes no sum.
   const split s(w.num_blocks(), pool.num_threads(), 1);
-  const product_isa isa = fixed_order_isas().front();
-  auto part = [&](std::int64_t i) {
-    fixed_order_product(isa, x, ldx, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
-  };
+  std::function<void(std::int64_t)> part;
+  // NOTE: the bf16 rows of x live as long as the calling thread (a stream's
+  // worker), grown to the largest step once.
+  thread_local std::vector<std::uint16_t> x_bf16;
+  if (w.packing() == packed_matrix::layout::pairs) {
+    round_rows_to_bf16(pool, x, ldx, m, w.cols(), w.stored_cols(), x_bf16);
+    const pair_isa isa = pair_product_isas().front();
+    part = [&](std::int64_t i) {
+      pair_product(isa, x_bf16.data(), w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
+    };
+  } else {
+    const product_isa isa = fixed_order_isas().front();
+    part = [&](std::int64_t i) {
+      fixed_order_product(isa, x, ldx, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
+    };
+  }
   if (s.num_parts() == 1) part(0);
   else pool.parallel_for(s.num_parts(), part);
 }

@@ -32,16 +32,19 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, std::int64_t ldx, std:
                     std::int64_t num_heads, std::int64_t head_dim, const float* weight, float eps);
 
 /// y = x W^T (accumulate: y += x W^T), W's blocks split over the pool.
-/// Every output is one fixed chain over k (linear_kernels.hpp) through the
-/// CPU's best kernel: a row's result does not depend on m or on the other
-/// rows, and bf16 W (widened exactly) gives the fp32 results of its values.
+/// Every output is one fixed chain over k through the CPU's best kernel: a
+/// row's result does not depend on m or on the other rows.
+/// W in the columns layout: fp32 activations (linear_kernels.hpp); bf16 W
+/// (widened exactly) gives the fp32 results of its values.
+/// W in the pair layout: bf16 activations (pair_kernels.hpp): x is rounded
+/// to bf16 (nearest even) first; lossy, about 3 significant digits.
 // x: [m, w.cols()] rows ldx apart; y: [m, w.rows()] rows ldy apart
 void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
             float* y, std::int64_t ldy, bool accumulate);
 
-/// The kernel linear() runs on this CPU: "fixed-order avx512", "fixed-order
-/// avx2" or "fixed-order generic".
-std::string products_name();
+/// The kernel linear() runs on this CPU for W in `packing`: "fixed-order
+/// avx512|avx2|generic", or (pairs) "bf16 pairs amx|avx512_bf16|generic".
+std::string products_name(packed_matrix::layout packing = packed_matrix::layout::columns);
 
 /// Rotary embedding in the rotate-half layout of Hugging Face, in place on
 /// num_heads heads of each token row: for i < D/2,

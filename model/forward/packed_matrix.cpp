@@ -11,9 +11,12 @@ namespace kvactor::model {
 
 void packed_matrix::aligned_free::operator()(std::byte* p) const { std::free(p); }
 
-packed_matrix::packed_matrix(std::int64_t rows, std::int64_t cols, dtype type) : rows_(rows), cols_(cols), type_(type) {
+packed_matrix::packed_matrix(std::int64_t rows, std::int64_t cols, dtype type, layout l)
+    : rows_(rows), cols_(cols),
+      stored_cols_(l == layout::pairs ? (cols + pair_cols_multiple - 1) / pair_cols_multiple * pair_cols_multiple : cols),
+      type_(type), layout_(l) {
   // NOTE: 64-byte aligned (a cache line, an AVX-512 vector), zero-filled:
-  // the padding rows of the last block stay zero.
+  // the padding rows of the last block and the padding columns stay zero.
   const std::size_t bytes = (num_bytes() + 63) / 64 * 64;
   data_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
   if (!data_) throw std::bad_alloc();
@@ -21,17 +24,23 @@ packed_matrix::packed_matrix(std::int64_t rows, std::int64_t cols, dtype type) :
 }
 
 std::size_t packed_matrix::num_bytes() const {
-  return static_cast<std::size_t>(num_blocks() * block_rows * cols_) * (type_ == dtype::bf16 ? 2 : 4);
+  return static_cast<std::size_t>(num_blocks() * block_rows * stored_cols_) * (type_ == dtype::bf16 ? 2 : 4);
+}
+
+std::int64_t packed_matrix::index(std::int64_t b, std::int64_t c, std::int64_t l) const {
+  const std::int64_t block = b * block_rows * stored_cols_;
+  if (layout_ == layout::columns) return block + c * block_rows + l;
+  return block + (c - c % 2) * block_rows + 2 * l + c % 2;
 }
 
 const float* packed_matrix::f32_blocks(std::int64_t b) const {
   KVACTOR_ASSERT(type_ == dtype::f32, "packed matrix is not fp32");
-  return reinterpret_cast<const float*>(data_.get()) + b * block_rows * cols_;
+  return reinterpret_cast<const float*>(data_.get()) + b * block_rows * stored_cols_;
 }
 
 const std::uint16_t* packed_matrix::bf16_blocks(std::int64_t b) const {
   KVACTOR_ASSERT(type_ == dtype::bf16, "packed matrix is not bf16");
-  return reinterpret_cast<const std::uint16_t*>(data_.get()) + b * block_rows * cols_;
+  return reinterpret_cast<const std::uint16_t*>(data_.get()) + b * block_rows * stored_cols_;
 }
 
 namespace {
@@ -48,8 +57,9 @@ struct source_row {
 
 } // namespace
 
-packed_matrix packed_matrix::pack(std::span<const weight_view> parts, dtype type) {
+packed_matrix packed_matrix::pack(std::span<const weight_view> parts, dtype type, layout l) {
   KVACTOR_ASSERT(type == dtype::f32 || type == dtype::bf16, "packed matrices are fp32 or bf16");
+  KVACTOR_ASSERT(l == layout::columns || type == dtype::bf16, "the pair layout is bf16");
   KVACTOR_ASSERT(!parts.empty(), "nothing to pack");
   const std::int64_t cols = parts.front().cols();
   std::vector<source_row> sources;
@@ -58,18 +68,18 @@ packed_matrix packed_matrix::pack(std::span<const weight_view> parts, dtype type
     KVACTOR_ASSERT(v.type == dtype::f32 || v.type == dtype::bf16, "packed parts are fp32 or bf16");
     for (std::int64_t r = 0; r < v.rows(); ++r) sources.push_back({&v, r});
   }
-  packed_matrix m(static_cast<std::int64_t>(sources.size()), cols, type);
+  packed_matrix m(static_cast<std::int64_t>(sources.size()), cols, type, l);
   sources.resize(static_cast<std::size_t>(m.num_blocks() * block_rows)); // padding rows: no view
-  // NOTE: written in the packed order (sequential), read 16 rows at a time.
+  // NOTE: written in about the packed order, read 16 rows at a time.
   auto* f32 = reinterpret_cast<float*>(m.data_.get());
   auto* bf16 = reinterpret_cast<std::uint16_t*>(m.data_.get());
-  std::int64_t out = 0;
   for (std::int64_t b = 0; b < m.num_blocks(); ++b) {
     const source_row* block = sources.data() + b * block_rows;
     for (std::int64_t c = 0; c < cols; ++c)
-      for (std::int64_t l = 0; l < block_rows; ++l, ++out) {
-        const source_row& src = block[l];
+      for (std::int64_t lane = 0; lane < block_rows; ++lane) {
+        const source_row& src = block[lane];
         if (src.view == nullptr) continue; // stays zero
+        const std::int64_t out = m.index(b, c, lane);
         if (type == dtype::f32) f32[out] = src.at(c);
         else if (src.view->type == dtype::bf16) bf16[out] = src.view->bf16()[src.row * cols + c];
         else bf16[out] = f32_to_bf16(src.at(c));

@@ -9,6 +9,14 @@
 // Rows past the last are zeros. Values are fp32 or bf16 bits. Packing can
 // stack several matrices of the same width (q | k | v, gate | up) so that one
 // product computes them all.
+//
+// The pair layout (bf16 only) is what the bf16 dot-product instructions
+// read (pair_kernels.hpp: AVX512_BF16's vdpbf16ps, AMX's tdpbf16ps): at
+// every pair of columns, the block's 16 outputs side by side, each with its
+// two values, the columns zero-padded to a multiple of 32 (one AMX step):
+//
+//   block b, pair p, lane l, half h  =  W[16 b + l, 2 p + h]
+//                                       at  (b * stored_cols + 2 p) * 16 + 2 l + h
 
 #include <cstddef>
 #include <cstdint>
@@ -23,14 +31,22 @@ namespace kvactor::model {
 class packed_matrix {
 public:
   static constexpr std::int64_t block_rows = 16;
+  /// The pair layout's columns are a multiple of this.
+  static constexpr std::int64_t pair_cols_multiple = 32;
+
+  enum class layout { columns, pairs };
 
   /// The rows of `parts` one after the other, in `type` (f32 or bf16):
-  /// bf16 to f32 widens exactly, f32 to bf16 rounds to nearest even.
+  /// bf16 to f32 widens exactly, f32 to bf16 rounds to nearest even. The
+  /// pair layout takes bf16 only.
   // parts: rank-2 f32 or bf16 views, all with the same number of columns
-  static packed_matrix pack(std::span<const weight_view> parts, dtype type);
+  static packed_matrix pack(std::span<const weight_view> parts, dtype type, layout l = layout::columns);
 
   std::int64_t rows() const { return rows_; }
   std::int64_t cols() const { return cols_; }
+  /// Columns as stored: cols(), or (pairs) cols() rounded up to pair_cols_multiple.
+  std::int64_t stored_cols() const { return stored_cols_; }
+  layout packing() const { return layout_; }
   std::int64_t num_blocks() const { return (rows_ + block_rows - 1) / block_rows; }
   dtype type() const { return type_; }
   std::size_t num_bytes() const;
@@ -43,10 +59,13 @@ private:
   struct aligned_free {
     void operator()(std::byte* p) const;
   };
-  packed_matrix(std::int64_t rows, std::int64_t cols, dtype type);
+  packed_matrix(std::int64_t rows, std::int64_t cols, dtype type, layout l);
+  /// Where W[16 b + l, c] is stored, in elements.
+  std::int64_t index(std::int64_t b, std::int64_t c, std::int64_t l) const;
 
-  std::int64_t rows_ = 0, cols_ = 0;
+  std::int64_t rows_ = 0, cols_ = 0, stored_cols_ = 0;
   dtype type_ = dtype::f32;
+  layout layout_ = layout::columns;
   std::unique_ptr<std::byte[], aligned_free> data_;
 };
 

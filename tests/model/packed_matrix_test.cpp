@@ -62,5 +62,29 @@ TEST(packed_matrix, converts_between_fp32_and_bf16) {
   EXPECT_EQ(up.f32_blocks()[1], 3.0f);
 }
 
+TEST(packed_matrix, pair_layout_puts_element_r_c_at_block_pair_lane_half) {
+  const int64_t rows = 37, cols = 5;
+  std::vector<float> w(size_t(rows * cols));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i) + 1.0f; // exact in bf16 up to 256
+  const packed_matrix p =
+      packed_matrix::pack(std::vector{f32_view(w, rows, cols)}, dtype::bf16, packed_matrix::layout::pairs);
+  EXPECT_EQ(p.packing(), packed_matrix::layout::pairs);
+  EXPECT_EQ(p.cols(), cols);
+  EXPECT_EQ(p.stored_cols(), 32); // padded to one AMX step
+  EXPECT_EQ(p.num_bytes(), size_t(3 * 16 * 32 * 2));
+  const uint16_t* data = p.bf16_blocks();
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t c = 0; c < 32; ++c)
+      for (int64_t l = 0; l < 16; ++l) {
+        const int64_t r = 16 * b + l;
+        const float want = r < rows && c < cols ? w[size_t(r * cols + c)] : 0.0f; // padding rows and columns: zeros
+        ASSERT_EQ(bf16_to_f32(data[(b * 32 + c - c % 2) * 16 + 2 * l + c % 2]), want) << "row " << r << " col " << c;
+      }
+  EXPECT_EQ(p.bf16_blocks(2), data + 2 * 16 * 32);
+  const packed_matrix wide = packed_matrix::pack(std::vector{f32_view(std::vector<float>(size_t(2 * 33)), 2, 33)},
+                                                 dtype::bf16, packed_matrix::layout::pairs);
+  EXPECT_EQ(wide.stored_cols(), 64);
+}
+
 } // namespace
 } // namespace kvactor::model

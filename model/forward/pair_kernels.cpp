@@ -1,0 +1,79 @@
+// Which bf16 pair kernel a CPU runs, and the call through one.
+#include "model/forward/pair_kernels.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/assert.hpp"
+#include "model/forward/pair_isa.hpp"
+
+namespace kvactor::model::layers {
+namespace {
+
+// NOTE: Linux hands out AMX's 8 KiB of tile state per process, on request
+// (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a tile
+// instruction without it faults. A kernel too old to know the request says
+// no, and AMX is not used.
+bool os_grants_tile_data() {
+  constexpr long arch_req_xcomp_perm = 0x1023;
+  constexpr long xfeature_xtiledata = 18;
+  return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+}
+
+} // namespace
+
+std::span<const pair_isa> pair_product_isas() {
+  struct found {
+    std::array<pair_isa, 3> isa{};
+    std::size_t size = 0;
+  };
+  static const found isas = [] {
+    found f;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && os_grants_tile_data())
+      f.isa[f.size++] = pair_isa::amx;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16"))
+      f.isa[f.size++] = pair_isa::avx512_bf16;
+    f.isa[f.size++] = pair_isa::generic;
+    return f;
+  }();
+  return {isas.isa.data(), isas.size};
+}
+
+const char* isa_name(pair_isa isa) {
+  switch (isa) {
+  case pair_isa::generic: return "generic";
+  case pair_isa::avx512_bf16: return "avx512_bf16";
+  case pair_isa::amx: return "amx";
+  }
+  return "?";
+}
+
+std::int64_t pair_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
+
+void pair_product(pair_isa isa, const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
+                  std::int64_t first_block, std::int64_t num_blocks, float* y, std::int64_t ldy, bool accumulate) {
+  const std::span<const pair_isa> isas = pair_product_isas();
+  KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(), "pair kernel not supported by this CPU");
+  KVACTOR_ASSERT(w.packing() == packed_matrix::layout::pairs, "pair products need the pair layout");
+  KVACTOR_ASSERT(first_block >= 0 && num_blocks >= 0 && first_block + num_blocks <= w.num_blocks(),
+                 "blocks outside the packed matrix");
+  KVACTOR_ASSERT(ldx >= w.stored_cols(), "x rows shorter than W's stored columns");
+  constexpr std::int64_t rows = packed_matrix::block_rows;
+  const std::int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
+  if (m <= 0 || n <= 0) return;
+  const std::uint16_t* wb = w.bf16_blocks(first_block);
+  float* yb = y + first_block * rows;
+  const std::int64_t k = w.stored_cols();
+  switch (isa) {
+  case pair_isa::amx: amx::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
+  case pair_isa::avx512_bf16: avx512_bf16::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
+  case pair_isa::generic: pair_generic::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
+  }
+}
+
+} // namespace kvactor::model::layers
