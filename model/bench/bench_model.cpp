@@ -8,7 +8,9 @@
 // bytes over as many threads, run alternately with the steps.
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16]
+//                       [--weights=f32|bf16] [--activations=f32|bf16]
+// (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
+// CPU's bf16 instructions; the matrices are loaded in bf16.)
 
 #include <algorithm>
 #include <chrono>
@@ -39,6 +41,7 @@ struct options {
   int reps = 5;
   int threads = 0;
   model::dtype weights = model::dtype::f32; // matrices in memory
+  model::dtype activations = model::dtype::f32; // the products' input rows
 };
 
 struct figures {
@@ -112,12 +115,15 @@ bool parse(int argc, char** argv, options& o) {
     else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
     else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
     else if (a == "--weights=f32") o.weights = model::dtype::f32;
+    else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
+    else if (a == "--activations=f32") o.activations = model::dtype::f32;
     else {
       std::fprintf(stderr, "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-                           "[--reps=5] [--threads=0] [--weights=f32|bf16]\n");
+                           "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16]\n");
       return false;
     }
   }
+  if (o.activations == model::dtype::bf16) o.weights = model::dtype::bf16;
   return o.context > 0 && o.prefill > 0 && o.steps > 0 && o.reps > 0;
 }
 
@@ -152,7 +158,7 @@ int main(int argc, char** argv) {
   }
   std::fill_n(static_cast<float*>(cache->view.base), shape.total_bytes() / 4, 0.01f);
   auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view,
-                                       {std::max(o.prefill, max_batch), max_batch});
+                                       {std::max(o.prefill, max_batch), max_batch}, o.activations);
   if (!tf) {
     std::fprintf(stderr, "%s\n", tf.error().message.c_str());
     return 1;
@@ -169,7 +175,10 @@ int main(int argc, char** argv) {
               o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads, model::layers::products_name().c_str());
+              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads,
+              model::layers::products_name(o.activations == model::dtype::bf16 ? model::packed_matrix::layout::pairs
+                                                                              : model::packed_matrix::layout::columns)
+                .c_str());
   const int64_t weight_bytes = matrix_bytes(m->weights);
   std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of read' = its ratio "
               "to a plain read of as many bytes over as many threads\n",

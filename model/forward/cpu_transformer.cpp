@@ -18,18 +18,28 @@ double now_seconds() {
 
 kernels::thread_pool& pool_of(kernels::device& dev) { return static_cast<kernels::cpu_device&>(dev).pool(); }
 
-packed_matrix pack(std::initializer_list<weight_view> parts, dtype type) {
-  return packed_matrix::pack(std::span(parts.begin(), parts.size()), type);
+// The matrices' packing for products taking `activations`: as the weights
+// are (columns), or bf16 pairs.
+struct packing {
+  dtype type;
+  packed_matrix::layout layout;
+  packing(dtype weights, dtype activations)
+      : type(activations == dtype::bf16 ? dtype::bf16 : weights),
+        layout(activations == dtype::bf16 ? packed_matrix::layout::pairs : packed_matrix::layout::columns) {}
+};
+
+packed_matrix pack(std::initializer_list<weight_view> parts, packing p) {
+  return packed_matrix::pack(std::span(parts.begin(), parts.size()), p.type, p.layout);
 }
 
 } // namespace
 
 cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
-                                 const kernels::kv_cache_view& cache, forward_limits limits)
+                                 const kernels::kv_cache_view& cache, forward_limits limits, dtype activations)
     : transformer(config, dev, cache, limits), weights_(weights),
-      lm_head_(pack({weights.lm_head()}, weights.matrix_dtype())), inv_freq_(rope_inv_freq(config)),
-      qkv_stride_(config.q_size() + 2 * config.kv_size()) {
-  const dtype type = weights.matrix_dtype();
+      lm_head_(pack({weights.lm_head()}, packing(weights.matrix_dtype(), activations))),
+      inv_freq_(rope_inv_freq(config)), qkv_stride_(config.q_size() + 2 * config.kv_size()) {
+  const packing type(weights.matrix_dtype(), activations);
   for (const layer_weights& w : weights.layers())
     layers_.push_back({pack({w.q_proj, w.k_proj, w.v_proj}, type), pack({w.o_proj}, type),
                        pack({w.gate_proj, w.up_proj}, type), pack({w.down_proj}, type)});

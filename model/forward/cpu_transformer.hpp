@@ -9,7 +9,9 @@
 // here (packed_matrix, in the weights' dtype: fp32, or bf16 kept as bf16 and
 // widened exactly as the products load it), q | k | v and gate | up stacked
 // so that each is one product; every product sums in one fixed order
-// (layers::linear).
+// (layers::linear). With bf16 activations the matrices are packed in bf16
+// pairs instead (an fp32 matrix rounded to bf16) and every product rounds
+// its input rows to bf16; everything else stays fp32.
 
 #include <cstdint>
 #include <functional>
@@ -25,7 +27,7 @@ class cpu_transformer final : public transformer {
 public:
   /// `dev` must be a CPU device; create() has checked the cache and limits.
   cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
-                  const kernels::kv_cache_view& cache, forward_limits limits);
+                  const kernels::kv_cache_view& cache, forward_limits limits, dtype activations);
 
   status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
 

@@ -125,13 +125,15 @@ void linear(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::i
   const split s(w.num_blocks(), pool.num_threads(), 1);
   std::function<void(std::int64_t)> part;
   // NOTE: the bf16 rows of x live as long as the calling thread (a stream's
-  // worker), grown to the largest step once.
+  // worker), grown to the largest step once; the pool's threads get their
+  // address (a thread_local named in the lambda would be their own).
   thread_local std::vector<std::uint16_t> x_bf16;
   if (w.packing() == packed_matrix::layout::pairs) {
     round_rows_to_bf16(pool, x, ldx, m, w.cols(), w.stored_cols(), x_bf16);
+    const std::uint16_t* xb = x_bf16.data();
     const pair_isa isa = pair_product_isas().front();
-    part = [&](std::int64_t i) {
-      pair_product(isa, x_bf16.data(), w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
+    part = [&, xb](std::int64_t i) {
+      pair_product(isa, xb, w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
     };
   } else {
     const product_isa isa = fixed_order_isas().front();

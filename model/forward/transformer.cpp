@@ -34,7 +34,7 @@ std::int64_t transformer::pinned_host_bytes(const model_config& config, forward_
 
 result<std::unique_ptr<transformer>> transformer::create(const model_config& config, const model_weights& weights,
                                                          kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                         forward_limits limits) {
+                                                         forward_limits limits, dtype activations) {
   const kernels::kv_cache_shape want = cache_shape(config, cache.shape.num_blocks, cache.shape.block_size);
   const kernels::kv_cache_shape& got = cache.shape;
   if (got.type != kernels::dtype::f32 || got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||
@@ -45,9 +45,14 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
                                           std::to_string(want.head_dim) + ")");
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
     return make_error("forward pass", "forward limits must be positive");
+  if (activations != dtype::f32 && activations != dtype::bf16)
+    return make_error("forward pass", std::string("activations in ") + kernels::dtype_name(activations) +
+                                          " are not built (f32 or bf16)");
+  if (activations == dtype::bf16 && dev.kind() != kernels::device_kind::cpu)
+    return make_error("forward pass", "bf16 activations are built for the CPU device only, not " + dev.name());
   switch (dev.kind()) {
   case kernels::device_kind::cpu:
-    return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits));
+    return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits, activations));
   case kernels::device_kind::cuda:
 #if KVACTOR_HAVE_CUDA
   {

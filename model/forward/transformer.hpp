@@ -14,7 +14,9 @@
 //   cuda_transformer (model/cuda/cuda_transformer.hpp, CUDA builds): kernels
 //                    and cuBLAS on the compute stream, device-resident weights
 // Both compute in fp32 (activations, KV cache, accumulation), so they agree
-// within fp32 rounding.
+// within fp32 rounding. The CPU pass also offers bf16 activations (an
+// opt-in: each product rounds its input rows to bf16 and multiplies bf16
+// matrices on the CPU's bf16 instructions, summing in fp32; lossy).
 // The CPU pass is batch-invariant on CPUs with AVX-512: a sequence's K/V
 // and logits are bit-identical whatever else is in the step, however its
 // prompt is chunked, and whether a token is decoded or recomputed in a
@@ -60,14 +62,15 @@ public:
   transformer(const transformer&) = delete;
   transformer& operator=(const transformer&) = delete;
 
-  /// The forward pass for `dev`'s kind. `weights` and the memory behind
-  /// `cache` must outlive the transformer. Fails for a non-fp32 cache, a
-  /// cache shape that disagrees with the config, non-positive limits, or
-  /// what the device's implementation cannot do (CUDA: head_dim other than
-  /// 64 or 128, out of device memory, a CUDA or cuBLAS error).
+  /// The forward pass for `dev`'s kind, its products taking `activations`
+  /// (f32, or bf16 on the CPU). `weights` and the memory behind `cache`
+  /// must outlive the transformer. Fails for a non-fp32 cache, a cache
+  /// shape that disagrees with the config, non-positive limits, or what the
+  /// device's implementation cannot do (CUDA: bf16 activations, head_dim
+  /// other than 64 or 128, out of device memory, a CUDA or cuBLAS error).
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                     forward_limits limits);
+                                                     forward_limits limits, dtype activations = dtype::f32);
 
   /// The cache shape this model needs for `num_blocks` blocks.
   static kernels::kv_cache_shape cache_shape(const model_config& config, std::int64_t num_blocks,

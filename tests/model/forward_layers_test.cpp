@@ -9,6 +9,7 @@
 
 #include "model/forward/layers.hpp"
 #include "model/forward/linear_kernels.hpp"
+#include "model/forward/pair_kernels.hpp"
 #include "tests/model/fma_chain.hpp"
 
 namespace kvactor::model::layers {
@@ -90,6 +91,35 @@ TEST(layers, linear_sums_every_output_in_one_fixed_order) {
       }
     }
   }
+}
+
+// bf16 activations: linear rounds x to bf16 (nearest even) and runs the
+// CPU's best pair kernel over the pool, whose parts change no bit.
+TEST(layers, linear_on_bf16_pairs_rounds_x_and_runs_the_pair_kernel) {
+  kernels::thread_pool pool(2);
+  std::mt19937 rng(9);
+  const pair_isa isa = pair_product_isas().front();
+  for (int64_t k : {17, 64}) {
+    for (int64_t n : {17, 150}) {
+      const random_case c(n, k, rng);
+      const packed_matrix w = packed_matrix::pack(std::vector{c.view16(n, k)}, dtype::bf16, packed_matrix::layout::pairs);
+      for (int64_t m : {1, 2, 7, 17, 40, 65}) {
+        const int64_t ldx = k + 3; // x rows wider than k
+        const std::vector<float> x = c.rows(m, ldx, rng), y0 = c.rows(m, n, rng);
+        std::vector<uint16_t> rounded(size_t(pair_rows(m) * w.stored_cols()));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < k; ++j) rounded[size_t(i * w.stored_cols() + j)] = f32_to_bf16(x[size_t(i * ldx + j)]);
+        for (bool accumulate : {false, true}) {
+          std::vector<float> want = y0, got = y0;
+          pair_product(isa, rounded.data(), w.stored_cols(), m, w, 0, w.num_blocks(), want.data(), n, accumulate);
+          linear(pool, x.data(), ldx, m, w, got.data(), n, accumulate);
+          ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+              << isa_name(isa) << ", " << shape_name(m, n, k, accumulate);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(products_name(packed_matrix::layout::pairs), std::string("bf16 pairs ") + isa_name(isa));
 }
 
 TEST(layers, swiglu_is_silu_gate_times_up) {
