@@ -83,7 +83,8 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
     r->host_cache_.view.shape = model::transformer::cache_shape(config, 0, options.block_size);
   }
 
-  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view, limits);
+  auto forward =
+    model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view, limits, options.activations);
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());

@@ -33,6 +33,7 @@ struct model_runner_options {
   int32_t max_num_batched_tokens = 512;
   int32_t max_num_seqs = 64;
   int32_t num_threads = 0;            // CPU device threads; 0: all cores
+  model::dtype activations = model::dtype::f32; // the products' input rows (transformer::create)
 };
 
 class model_runner final : public step_runner {

@@ -34,10 +34,18 @@ caf::expected<T> choose(const char* field, const std::string& name,
 }
 
 // The dtype the matrices are kept in: `chosen`, or for auto bf16 when the
-// checkpoint stores bf16 (kept as it is) and f32 otherwise. The forward pass
-// computes in fp32 either way (bf16 widens exactly as the products load it;
-// model/forward/cpu_transformer.hpp).
-result<model::dtype> matrix_dtype_for(const std::string& model_dir, std::optional<model::dtype> chosen) {
+// checkpoint stores bf16 (kept as it is) or the products take bf16
+// activations (they multiply bf16 matrices), f32 otherwise. With fp32
+// activations the forward pass computes in fp32 either way (bf16 widens
+// exactly as the products load it; model/forward/cpu_transformer.hpp).
+result<model::dtype> matrix_dtype_for(const std::string& model_dir, std::optional<model::dtype> chosen,
+                                      model::dtype activations) {
+  if (activations == model::dtype::bf16) {
+    if (chosen == model::dtype::f32)
+      return kvactor::error{"engine config: weights 'f32' with activations 'bf16': bf16 activations multiply "
+                          "bf16 matrices (weights 'bf16' or 'auto')"};
+    return model::dtype::bf16;
+  }
   if (chosen)
     return *chosen;
   auto stored = model::checkpoint_matrix_dtype(model_dir);
@@ -87,7 +95,11 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     "weights", config.weights, {{"auto", std::nullopt}, {"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
   if (!weights)
     return weights.error();
-  auto matrix_dtype = matrix_dtype_for(config.model_dir, *weights);
+  auto activations =
+    choose<model::dtype>("activations", config.activations, {{"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
+  if (!activations)
+    return activations.error();
+  auto matrix_dtype = matrix_dtype_for(config.model_dir, *weights, *activations);
   if (!matrix_dtype)
     return invalid(matrix_dtype.error().message);
   auto loaded = model::load_model_folder(config.model_dir, *matrix_dtype);
@@ -105,6 +117,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.max_num_batched_tokens = config.max_num_batched_tokens;
   options.max_num_seqs = config.max_num_seqs;
   options.num_threads = config.num_threads;
+  options.activations = *activations;
   auto runner = model_runner::create(mc, std::move(loaded->weights), options);
   if (!runner)
     return invalid(config.model_dir + ": " + runner.error().message);

@@ -140,6 +140,10 @@ struct engine_config {
                                        // when the checkpoint stores bf16, else f32
                                        // (bf16 computes the same results as its
                                        // widened f32 values in half the memory)
+  std::string activations = "f32";     // the products' input rows: f32 (exact), or
+                                       // bf16 (CPU: rounded to bf16 and multiplied on
+                                       // AMX or AVX512_BF16, fp32 sums; lossy, faster
+                                       // for many rows); bf16 keeps the matrices bf16
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
   // A fault for stress runs: each step's and swap's completion, and each
   // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms

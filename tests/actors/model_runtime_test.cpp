@@ -136,11 +136,16 @@ TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
   expect_idle();
 }
 
-class model_runtime_preemption : public model_runtime, public ::testing::WithParamInterface<std::string> {};
+// (preemption, activations): bf16 activations keep batch invariance, so
+// their outputs too stay those of the sequence alone.
+class model_runtime_preemption : public model_runtime,
+                                 public ::testing::WithParamInterface<std::tuple<std::string, std::string>> {};
 
 TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   engine_config e;
-  e.preemption = GetParam();
+  e.preemption = std::get<0>(GetParam());
+  e.activations = std::get<1>(GetParam());
+  const model::dtype activations = e.activations == "bf16" ? model::dtype::bf16 : model::dtype::f32;
   e.block_size = 4;
   // One block of this model (2 layers, K and V, 4 tokens, 2 KV heads of 32,
   // fp32) is 4 KiB: 12 device blocks, while each request grows to 9.
@@ -155,14 +160,18 @@ TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   int preemptions = 0;
   for (auto& [id, prompt] : sent) {
     const done_event done = events_->wait_done(id);
-    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24))) << "request " << id;
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, activations))) << "request " << id;
     preemptions += done.preemptions;
   }
   EXPECT_GT(preemptions, 0);
   expect_idle();
 }
 
-INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption, ::testing::Values("swap", "recompute"));
+INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
+                         ::testing::Combine(::testing::Values("swap", "recompute"), ::testing::Values("f32", "bf16")),
+                         [](const auto& p) {
+                           return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_activations";
+                         });
 
 TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
   start(engine_config{});
@@ -211,6 +220,19 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
   EXPECT_THAT(sys.render(r.error()), HasSubstr("weights 'f16' is not auto or f32 or bf16"));
 
   e.weights = "auto";
+  e.activations = "f16";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("activations 'f16' is not f32 or bf16"));
+
+  e.activations = "bf16";
+  e.weights = "f32";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("weights 'f32' with activations 'bf16'"));
+
+  e.weights = "auto";
+  e.activations = "f32";
   e.kv_cache_bytes = 100;
   r = spawn_runtime(sys, e);
   ASSERT_FALSE(r);

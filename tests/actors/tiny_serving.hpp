@@ -51,16 +51,18 @@ inline const std::filesystem::path& model_dir() {
   return dir.path;
 }
 
-// Greedy tokens of the paged forward pass run alone, one sequence, no actors.
-inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
-  auto m = model::load_model_folder(model_dir(), model::dtype::f32);
+// Greedy tokens of the paged forward pass run alone, one sequence, no
+// actors, its products taking `activations` (bf16: on bf16 matrices).
+inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens,
+                                         model::dtype activations = model::dtype::f32) {
+  auto m = model::load_model_folder(model_dir(), activations);
   EXPECT_TRUE(m.has_value());
   auto dev = kernels::make_device("cpu");
   const int32_t bs = 16;
   const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
   auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
                                           model::transformer::cache_shape(m->config, num_blocks, bs));
-  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1});
+  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations);
   EXPECT_TRUE(tf.has_value());
   std::vector<int32_t> table;
   for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));

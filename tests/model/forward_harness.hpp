@@ -90,7 +90,9 @@ struct paged_seq {
 
 class harness {
 public:
-  explicit harness(const loaded_model& m, int64_t num_blocks = 64, const std::string& device = "cpu") : m_(m) {
+  explicit harness(const loaded_model& m, int64_t num_blocks = 64, const std::string& device = "cpu",
+                   dtype activations = dtype::f32)
+      : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
     auto d = kernels::make_device(device, opts);
@@ -101,7 +103,7 @@ public:
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
     fill_nan(*dev_, cache_.view);
-    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16});
+    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16}, activations);
     if (!t) std::fprintf(stderr, "%s\n", t.error().message.c_str());
     KVACTOR_ASSERT(t.has_value(), "transformer");
     tf_ = std::move(t.value());
