@@ -39,6 +39,7 @@ struct bench_config : caf::actor_system_config {
   int64_t kv_cache_mib = 256;
   int32_t max_seqs = 64;
   int32_t max_batched_tokens = 512;
+  std::string activations = "f32";
   std::string transport = "in-process";
   int32_t connections = 8;
   std::string openai;
@@ -63,6 +64,7 @@ struct bench_config : caf::actor_system_config {
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
+      .add(activations, "activations", "the products' input rows: f32, or bf16 (lossy; AMX or AVX512_BF16)")
       .add(transport, "transport", "in-process, or tcp (the line protocol through a loopback server)")
       .add(connections, "connections", "tcp: client connections per run")
       .add(openai, "openai",
@@ -195,6 +197,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
+  s.engine.activations = cfg.activations;
   // NOTE: the runtime's KV cache is fp32 (see actors/runtime.cpp).
   s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * int64_t{sizeof(float)};
   s.vocab_size = static_cast<int32_t>(mc->vocab_size);

@@ -35,7 +35,8 @@ json_writer run_json(const run_report& r) {
     .field("kv_cache_bytes", e.kv_cache_bytes)
     .field("max_num_seqs", e.max_num_seqs)
     .field("max_num_batched_tokens", e.max_num_batched_tokens)
-    .field("max_model_len", e.max_model_len);
+    .field("max_model_len", e.max_model_len)
+    .field("activations", e.activations);
   metrics.field("requests", m.num_requests)
     .field("ok", m.num_ok)
     .field("output_tokens", m.output_tokens)
