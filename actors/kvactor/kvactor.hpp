@@ -140,6 +140,9 @@ struct engine_config {
                                        // when the checkpoint stores bf16, else f32
                                        // (bf16 computes the same results as its
                                        // widened f32 values in half the memory)
+  std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (CPU only):
+                                       // twice the blocks for the same bytes, K/V
+                                       // and attention rounded to bf16
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
   // A fault for stress runs: each step's and swap's completion, and each
   // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms
