@@ -7,7 +7,7 @@
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
 //                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]
-//                 [--no-prefix-caching] [--weights=auto|f32|bf16]
+//                 [--no-prefix-caching] [--weights=auto|f32|bf16] [--kv-dtype=f32|bf16]
 // Options come through CAF's configuration (also caf-application.ini).
 // Without --model it serves the default tiny model, written on first run.
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
@@ -45,6 +45,7 @@ struct serve_config : caf::actor_system_config {
   std::string kv_reservation = "paged";
   bool no_prefix_caching = false;
   std::string weights = "auto";
+  std::string kv_dtype = "f32";
   int32_t fault_jitter_ms = 0;
 
   serve_config() {
@@ -76,6 +77,8 @@ struct serve_config : caf::actor_system_config {
       .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content")
       .add(weights, "weights",
            "matrices in memory: f32, bf16, or auto (bf16 for a bf16 checkpoint, else f32)")
+      .add(kv_dtype, "kv-dtype",
+           "KV cache elements: f32, or bf16 (CPU: twice the blocks per MiB, K/V rounded to bf16)")
       .add(fault_jitter_ms, "fault-jitter-ms",
            "testing fault: report step and swap completions up to N ms late (0: off)");
   }
@@ -127,6 +130,7 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   engine.kv_reservation = cfg.kv_reservation;
   engine.prefix_caching = !cfg.no_prefix_caching;
   engine.weights = cfg.weights;
+  engine.kv_dtype = cfg.kv_dtype;
   engine.fault_jitter_ms = cfg.fault_jitter_ms;
   auto runtime = kvactor::spawn_runtime(sys, engine);
   if (!runtime) {
