@@ -42,7 +42,11 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
   if (options.block_size <= 0)
     return kvactor::make_error("engine config", "block_size must be positive");
-  const kernels::kv_cache_shape unit = model::transformer::cache_shape(config, 1, options.block_size);
+  // Both pools hold options.kv_dtype: a bf16 block takes half the bytes of an f32 one.
+  auto shape_of = [&](int64_t num_blocks) {
+    return model::transformer::cache_shape(config, num_blocks, options.block_size, options.kv_dtype);
+  };
+  const kernels::kv_cache_shape unit = shape_of(1);
   const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
   if (num_device_blocks <= 0)
     return kvactor::make_error("engine config", "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
@@ -65,22 +69,24 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   if (!dev)
     return kvactor::make_error("device '" + options.device + "'", dev.error().message);
   r->dev_ = std::move(dev.value());
+  if (const status s = model::transformer::check_cache_dtype(r->dev_->kind(), options.kv_dtype); !s)
+    return s.error();
 
   auto device_cache = kernels::allocate_kv_cache(
-    *r->dev_, kernels::memory_kind::device, model::transformer::cache_shape(config, num_device_blocks, options.block_size));
+    *r->dev_, kernels::memory_kind::device, shape_of(num_device_blocks));
   if (!device_cache)
     return kvactor::make_error("device '" + options.device + "'", "cannot allocate the KV cache of " +
                                                                   std::to_string(num_device_blocks) + " blocks");
   r->device_cache_ = std::move(*device_cache);
   if (num_host_blocks > 0) {
     auto host_cache = kernels::allocate_kv_cache(
-      *r->dev_, kernels::memory_kind::pinned_host, model::transformer::cache_shape(config, num_host_blocks, options.block_size));
+      *r->dev_, kernels::memory_kind::pinned_host, shape_of(num_host_blocks));
     if (!host_cache)
       return kvactor::make_error("device '" + options.device + "'", "cannot allocate the pinned swap pool of " +
                                                                     std::to_string(num_host_blocks) + " blocks");
     r->host_cache_ = std::move(*host_cache);
   } else {
-    r->host_cache_.view.shape = model::transformer::cache_shape(config, 0, options.block_size);
+    r->host_cache_.view.shape = shape_of(0);
   }
 
   auto forward =

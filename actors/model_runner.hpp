@@ -29,6 +29,7 @@ struct model_runner_options {
   std::string device = "cpu";         // cpu, cuda, cuda:N
   int64_t kv_cache_bytes = 256 << 20; // device pool
   int64_t swap_bytes = 256 << 20;     // pinned host pool (0: no swapping)
+  kernels::dtype kv_dtype = kernels::dtype::f32; // both pools' elements (bf16: the CPU forward pass only)
   int32_t block_size = 16;
   int32_t max_num_batched_tokens = 512;
   int32_t max_num_seqs = 64;

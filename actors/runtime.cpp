@@ -91,6 +91,10 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   sched.max_num_batched_tokens = config.max_num_batched_tokens;
   sched.max_num_seqs = config.max_num_seqs;
 
+  auto kv_dtype = choose<kernels::dtype>("kv_dtype", config.kv_dtype,
+                                         {{"f32", kernels::dtype::f32}, {"bf16", kernels::dtype::bf16}});
+  if (!kv_dtype)
+    return kv_dtype.error();
   auto weights = choose<std::optional<model::dtype>>(
     "weights", config.weights, {{"auto", std::nullopt}, {"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
   if (!weights)
@@ -113,6 +117,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.device = config.device;
   options.kv_cache_bytes = config.kv_cache_bytes;
   options.swap_bytes = config.swap_bytes;
+  options.kv_dtype = *kv_dtype;
   options.block_size = config.block_size != 0 ? config.block_size : default_block_size(config.device);
   options.max_num_batched_tokens = config.max_num_batched_tokens;
   options.max_num_seqs = config.max_num_seqs;

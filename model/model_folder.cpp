@@ -23,6 +23,11 @@ result<loaded_model> load_model_folder(const std::filesystem::path& dir, dtype m
 }
 
 result<dtype> checkpoint_matrix_dtype(const std::filesystem::path& dir) {
+  // NOTE: the folder and config.json first, so that a bad folder gives the
+  // error load_model_folder would give (the runtime asks this first).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return make_error(dir.string(), "model folder not found");
+  if (auto config = load_config(dir / "config.json"); !config) return config.error();
   auto files = safetensors_set::open_folder(dir);
   if (!files) return files.error();
   auto embedding = files->get("model.embed_tokens.weight");

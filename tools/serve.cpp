@@ -8,6 +8,7 @@
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
 //                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]
 //                 [--no-prefix-caching] [--weights=auto|f32|bf16] [--activations=f32|bf16]
+//                 [--kv-dtype=f32|bf16]
 // Options come through CAF's configuration (also caf-application.ini).
 // Without --model it serves the default tiny model, written on first run.
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
@@ -46,6 +47,7 @@ struct serve_config : caf::actor_system_config {
   bool no_prefix_caching = false;
   std::string weights = "auto";
   std::string activations = "f32";
+  std::string kv_dtype = "f32";
   int32_t fault_jitter_ms = 0;
 
   serve_config() {
@@ -80,6 +82,8 @@ struct serve_config : caf::actor_system_config {
       .add(activations, "activations",
            "the products' input rows: f32 (exact), or bf16 (rounded to bf16, on AMX or "
            "AVX512_BF16; lossy, faster for many rows)")
+      .add(kv_dtype, "kv-dtype",
+           "KV cache elements: f32, or bf16 (CPU: twice the blocks per MiB, K/V rounded to bf16)")
       .add(fault_jitter_ms, "fault-jitter-ms",
            "testing fault: report step and swap completions up to N ms late (0: off)");
   }
@@ -132,6 +136,7 @@ int serve(caf::actor_system& sys, const serve_config& cfg) {
   engine.prefix_caching = !cfg.no_prefix_caching;
   engine.weights = cfg.weights;
   engine.activations = cfg.activations;
+  engine.kv_dtype = cfg.kv_dtype;
   engine.fault_jitter_ms = cfg.fault_jitter_ms;
   auto runtime = kvactor::spawn_runtime(sys, engine);
   if (!runtime) {

@@ -144,6 +144,9 @@ struct engine_config {
                                        // bf16 (CPU: rounded to bf16 and multiplied on
                                        // AMX or AVX512_BF16, fp32 sums; lossy, faster
                                        // for many rows); bf16 keeps the matrices bf16
+  std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (CPU only):
+                                       // twice the blocks for the same bytes, K/V
+                                       // and attention rounded to bf16
   int32_t num_threads = 0;             // CPU device threads; 0: all cores
   // A fault for stress runs: each step's and swap's completion, and each
   // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms

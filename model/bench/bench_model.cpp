@@ -8,7 +8,7 @@
 // bytes over as many threads, run alternately with the steps.
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16] [--activations=f32|bf16]
+//                       [--weights=f32|bf16] [--activations=f32|bf16] [--kv-dtype=f32|bf16]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16.)
 
@@ -42,6 +42,7 @@ struct options {
   int threads = 0;
   model::dtype weights = model::dtype::f32; // matrices in memory
   model::dtype activations = model::dtype::f32; // the products' input rows
+  kernels::dtype kv = kernels::dtype::f32;   // KV cache elements
 };
 
 struct figures {
@@ -117,9 +118,12 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--weights=f32") o.weights = model::dtype::f32;
     else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
     else if (a == "--activations=f32") o.activations = model::dtype::f32;
+    else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
+    else if (a == "--kv-dtype=f32") o.kv = kernels::dtype::f32;
     else {
       std::fprintf(stderr, "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-                           "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16]\n");
+                           "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16] "
+                           "[--kv-dtype=f32|bf16]\n");
       return false;
     }
   }
@@ -142,7 +146,7 @@ int main(int argc, char** argv) {
   const int max_batch = batches.back();
   const int blocks_per_seq = std::max(o.context + 1, o.prefill) / bs + 1;
   const int64_t num_blocks = int64_t{max_batch} * blocks_per_seq;
-  const kernels::kv_cache_shape shape = model::transformer::cache_shape(m->config, num_blocks, bs);
+  const kernels::kv_cache_shape shape = model::transformer::cache_shape(m->config, num_blocks, bs, o.kv);
   kernels::device_options dopt;
   dopt.num_threads = o.threads;
   dopt.device_bytes = shape.total_bytes() + (int64_t{1} << 20);
@@ -156,7 +160,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot allocate %lld bytes of KV cache\n", static_cast<long long>(shape.total_bytes()));
     return 1;
   }
-  std::fill_n(static_cast<float*>(cache->view.base), shape.total_bytes() / 4, 0.01f);
+  const int64_t num_elements = shape.total_bytes() / static_cast<int64_t>(kernels::dtype_size(o.kv));
+  for (int64_t i = 0; i < num_elements; ++i) kernels::store_from_float(o.kv, cache->view.base, size_t(i), 0.01f);
   auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view,
                                        {std::max(o.prefill, max_batch), max_batch}, o.activations);
   if (!tf) {
@@ -171,11 +176,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
   std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
-              "%s matrices, fp32 KV; %d device threads (0: all cores); products: %s\n",
+              "%s matrices, %s KV; %d device threads (0: all cores); products: %s\n",
               o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
               (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
               (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.weights == model::dtype::bf16 ? "bf16" : "fp32", o.threads,
+              o.weights == model::dtype::bf16 ? "bf16" : "fp32", kernels::dtype_name(o.kv), o.threads,
               model::layers::products_name(o.activations == model::dtype::bf16 ? model::packed_matrix::layout::pairs
                                                                               : model::packed_matrix::layout::columns)
                 .c_str());

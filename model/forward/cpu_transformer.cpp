@@ -50,6 +50,10 @@ cpu_transformer::cpu_transformer(const model_config& config, const model_weights
   normed_.resize(t * h);
   qkv_.resize(t * static_cast<std::size_t>(qkv_stride_));
   attn_.resize(t * static_cast<std::size_t>(config.q_size()));
+  if (cache.shape.type == kernels::dtype::bf16) {
+    qkv16_.resize(qkv_.size());
+    attn16_.resize(attn_.size());
+  }
   gate_up_.resize(t * 2 * static_cast<std::size_t>(config.intermediate_size));
   cos_.resize(t * inv_freq_.size());
   sin_.resize(cos_.size());
@@ -77,47 +81,12 @@ status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logi
     if (profiling_) step_started_ = now_seconds();
     embed(*batch);
   });
-  const auto kv_heads = static_cast<std::int32_t>(config_.num_key_value_heads);
-  const auto head_dim = static_cast<std::int32_t>(config_.head_dim);
   for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(config_.num_hidden_layers); ++layer) {
     host_task([this, batch, layer] {
       attention_input(*batch, layer);
       if (profiling_) attention_started_ = now_seconds();
     });
-    kernels::cache_write_params w{};
-    w.key = qkv_.data() + config_.q_size();                     // [T, kv_heads, D], rows qkv_stride_ apart
-    w.value = qkv_.data() + config_.q_size() + config_.kv_size(); // [T, kv_heads, D], rows qkv_stride_ apart
-    w.k_cache = cache_.k(layer);
-    w.v_cache = cache_.v(layer);
-    w.slot_mapping = b.slot_mapping.data();
-    w.num_tokens = b.num_tokens();
-    w.num_kv_heads = kv_heads;
-    w.head_dim = head_dim;
-    w.type = kernels::dtype::f32;
-    w.key_stride = qkv_stride_;
-    w.value_stride = qkv_stride_;
-    kernels::cache_write(dev_, kernels::streams::compute, w);
-
-    kernels::paged_attention_params a{};
-    a.out = attn_.data();   // [T, heads, D]
-    a.query = qkv_.data();  // [T, heads, D], rows qkv_stride_ apart
-    a.k_cache = cache_.k(layer);
-    a.v_cache = cache_.v(layer);
-    a.block_tables = b.block_tables.data();
-    a.seq_lens = b.seq_lens.data();
-    a.query_start_loc = b.is_decode() ? nullptr : b.query_start_loc.data();
-    a.num_seqs = b.num_seqs();
-    a.num_tokens = b.num_tokens();
-    a.num_heads = static_cast<std::int32_t>(config_.num_attention_heads);
-    a.num_kv_heads = kv_heads;
-    a.head_dim = head_dim;
-    a.block_size = b.block_size;
-    a.max_blocks_per_seq = b.max_blocks_per_seq;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    a.type = kernels::dtype::f32;
-    a.query_stride = qkv_stride_;
-    kernels::paged_attention(dev_, kernels::streams::compute, a);
-
+    enqueue_attention(b, layer);
     host_task([this, batch, layer] {
       if (profiling_) profile_.attention_seconds += now_seconds() - attention_started_;
       attention_output_and_mlp(*batch, layer);
@@ -133,6 +102,51 @@ status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logi
                                 static_cast<std::size_t>(batch->num_sample_rows() * config_.vocab_size)));
   });
   return {};
+}
+
+// cache_write of the step's K/V rows, then paged attention into attn_ (or,
+// with a bf16 cache, from qkv16_ into attn16_), on the compute stream.
+void cpu_transformer::enqueue_attention(const forward_batch& b, std::int32_t layer) {
+  const kernels::dtype type = cache_.shape.type;
+  const bool bf16 = type == kernels::dtype::bf16;
+  const auto kv_heads = static_cast<std::int32_t>(config_.num_key_value_heads);
+  const auto head_dim = static_cast<std::int32_t>(config_.head_dim);
+  const std::size_t elem = kernels::dtype_size(type);
+  // [T, q_size + 2 kv_size] of `type`: q | k | v, rows qkv_stride_ apart
+  const char* qkv = bf16 ? reinterpret_cast<const char*>(qkv16_.data()) : reinterpret_cast<const char*>(qkv_.data());
+  kernels::cache_write_params w{};
+  w.key = qkv + static_cast<std::size_t>(config_.q_size()) * elem;                       // [T, kv_heads, D]
+  w.value = qkv + static_cast<std::size_t>(config_.q_size() + config_.kv_size()) * elem; // [T, kv_heads, D]
+  w.k_cache = cache_.k(layer);
+  w.v_cache = cache_.v(layer);
+  w.slot_mapping = b.slot_mapping.data();
+  w.num_tokens = b.num_tokens();
+  w.num_kv_heads = kv_heads;
+  w.head_dim = head_dim;
+  w.type = type;
+  w.key_stride = qkv_stride_;
+  w.value_stride = qkv_stride_;
+  kernels::cache_write(dev_, kernels::streams::compute, w);
+
+  kernels::paged_attention_params a{};
+  a.out = bf16 ? static_cast<void*>(attn16_.data()) : static_cast<void*>(attn_.data()); // [T, heads, D]
+  a.query = qkv;                                                                        // [T, heads, D]
+  a.k_cache = cache_.k(layer);
+  a.v_cache = cache_.v(layer);
+  a.block_tables = b.block_tables.data();
+  a.seq_lens = b.seq_lens.data();
+  a.query_start_loc = b.is_decode() ? nullptr : b.query_start_loc.data();
+  a.num_seqs = b.num_seqs();
+  a.num_tokens = b.num_tokens();
+  a.num_heads = static_cast<std::int32_t>(config_.num_attention_heads);
+  a.num_kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.block_size = b.block_size;
+  a.max_blocks_per_seq = b.max_blocks_per_seq;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  a.type = type;
+  a.query_stride = qkv_stride_;
+  kernels::paged_attention(dev_, kernels::streams::compute, a);
 }
 
 void cpu_transformer::embed(const forward_batch& b) {
@@ -156,6 +170,8 @@ void cpu_transformer::attention_input(const forward_batch& b, std::int32_t layer
   }
   layers::rope(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, cos_.data(), sin_.data());
   layers::rope(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, cos_.data(), sin_.data());
+  // bf16 cache: whole q | k | v rows rounded (the attention reads q, the cache write k and v).
+  if (!qkv16_.empty()) layers::to_bf16(pool, q, qkv_stride_, qkv16_.data(), qkv_stride_, t, qkv_stride_);
 }
 
 void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int32_t layer) {
@@ -167,6 +183,8 @@ void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int3
   const auto eps = static_cast<float>(config_.rms_norm_eps);
   // NOTE: beta = 1 in the product adds the residual for free.
   const packed_layer& p = layers_[static_cast<std::size_t>(layer)];
+  if (!attn16_.empty())
+    layers::from_bf16(pool, attn16_.data(), config_.q_size(), attn_.data(), config_.q_size(), t, config_.q_size());
   timed_linear(attn_.data(), config_.q_size(), t, p.o, hidden_.data(), h, true);
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.post_attention_layernorm.f32(), eps);
   float* gate = gate_up_.data();

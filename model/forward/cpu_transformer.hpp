@@ -5,7 +5,12 @@
 // Scratch activations are allocated once for `forward_limits` and reused by
 // every step (stream order keeps steps apart).
 //
-// Numerics: fp32 activations, fp32 KV cache. The matrices are packed once
+// Numerics: fp32 activations, an fp32 or bf16 KV cache. With bf16, each
+// layer rounds the step's q | k | v rows to bf16 (nearest even, element by
+// element) into scratch of its own, writes the cache and runs the attention
+// in bf16 (the kernels' bf16 paths), and widens the attention output back to
+// fp32 for o_proj; nothing depends on the other rows of the step, so the
+// pass stays batch-invariant. The matrices are packed once
 // here (packed_matrix, in the weights' dtype: fp32, or bf16 kept as bf16 and
 // widened exactly as the products load it), q | k | v and gate | up stacked
 // so that each is one product; every product sums in one fixed order
@@ -35,6 +40,7 @@ private:
   void host_task(std::function<void()> task);
   void embed(const forward_batch& b);
   void attention_input(const forward_batch& b, std::int32_t layer);
+  void enqueue_attention(const forward_batch& b, std::int32_t layer);
   void attention_output_and_mlp(const forward_batch& b, std::int32_t layer);
   void lm_head(const forward_batch& b);
   void timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w, float* y,
@@ -59,6 +65,9 @@ private:
   std::vector<float> normed_;    // [max_num_tokens, hidden]
   std::vector<float> qkv_;       // [max_num_tokens, q_size + 2 kv_size]: q | k | v
   std::vector<float> attn_;      // [max_num_tokens, num_heads, head_dim]
+  // bf16 cache only (empty otherwise): the attention's input and output.
+  std::vector<std::uint16_t> qkv16_;  // [max_num_tokens, q_size + 2 kv_size]: q | k | v in bf16
+  std::vector<std::uint16_t> attn16_; // [max_num_tokens, num_heads, head_dim] in bf16
   std::vector<float> gate_up_;   // [max_num_tokens, 2 intermediate]: gate | up, then silu(gate) * up | up
   std::vector<float> cos_, sin_; // [max_num_tokens, head_dim / 2]
   std::vector<float> last_;      // [max_num_seqs, hidden]: rows that sample

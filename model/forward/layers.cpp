@@ -185,4 +185,20 @@ void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, std:
   });
 }
 
+void to_bf16(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::uint16_t* out, std::int64_t ldo,
+             std::int64_t num_rows, std::int64_t n) {
+  for_rows(pool, num_rows, n, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r)
+      for (std::int64_t i = 0; i < n; ++i) out[r * ldo + i] = f32_to_bf16(x[r * ldx + i]);
+  });
+}
+
+void from_bf16(kernels::thread_pool& pool, const std::uint16_t* x, std::int64_t ldx, float* out, std::int64_t ldo,
+               std::int64_t num_rows, std::int64_t n) {
+  for_rows(pool, num_rows, n, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r)
+      for (std::int64_t i = 0; i < n; ++i) out[r * ldo + i] = bf16_to_f32(x[r * ldx + i]);
+  });
+}
+
 } // namespace kvactor::model::layers

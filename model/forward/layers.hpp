@@ -63,4 +63,14 @@ void rope_angles(std::span<const std::int32_t> positions, std::span<const double
 void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, std::int64_t ld, float* out,
             std::int64_t ldo, std::int64_t num_tokens, std::int64_t n);
 
+/// out = x rounded to bf16 (nearest even, as f32_to_bf16), element by element.
+// x: [num_rows, n] rows ldx apart; out: [num_rows, n] bf16 bits, rows ldo apart
+void to_bf16(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::uint16_t* out, std::int64_t ldo,
+             std::int64_t num_rows, std::int64_t n);
+
+/// out = x widened to fp32 (exact), element by element.
+// x: [num_rows, n] bf16 bits, rows ldx apart; out: [num_rows, n] rows ldo apart
+void from_bf16(kernels::thread_pool& pool, const std::uint16_t* x, std::int64_t ldx, float* out, std::int64_t ldo,
+               std::int64_t num_rows, std::int64_t n);
+
 } // namespace kvactor::model::layers

@@ -13,15 +13,25 @@
 namespace kvactor::model {
 
 kernels::kv_cache_shape transformer::cache_shape(const model_config& c, std::int64_t num_blocks,
-                                                 std::int32_t block_size) {
+                                                 std::int32_t block_size, kernels::dtype kv_type) {
   kernels::kv_cache_shape s;
   s.num_layers = static_cast<std::int32_t>(c.num_hidden_layers);
   s.num_blocks = num_blocks;
   s.block_size = block_size;
   s.num_kv_heads = static_cast<std::int32_t>(c.num_key_value_heads);
   s.head_dim = static_cast<std::int32_t>(c.head_dim);
-  s.type = kernels::dtype::f32;
+  s.type = kv_type;
   return s;
+}
+
+status transformer::check_cache_dtype(kernels::device_kind kind, kernels::dtype type) {
+  const std::string name = kernels::dtype_name(type);
+  if (kind == kernels::device_kind::cuda && type != kernels::dtype::f32)
+    return make_error("forward pass", "the CUDA forward pass has no " + name + " KV cache (kv_dtype " + name +
+                                          "); it takes f32 only");
+  if (type != kernels::dtype::f32 && type != kernels::dtype::bf16)
+    return make_error("forward pass", "the CPU forward pass takes an f32 or bf16 KV cache, not " + name);
+  return {};
 }
 
 std::int64_t transformer::pinned_host_bytes(const model_config& config, forward_limits limits,
@@ -35,14 +45,15 @@ std::int64_t transformer::pinned_host_bytes(const model_config& config, forward_
 result<std::unique_ptr<transformer>> transformer::create(const model_config& config, const model_weights& weights,
                                                          kernels::device& dev, const kernels::kv_cache_view& cache,
                                                          forward_limits limits, dtype activations) {
-  const kernels::kv_cache_shape want = cache_shape(config, cache.shape.num_blocks, cache.shape.block_size);
   const kernels::kv_cache_shape& got = cache.shape;
-  if (got.type != kernels::dtype::f32 || got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||
-      got.head_dim != want.head_dim || got.block_size <= 0 || cache.base == nullptr)
-    return make_error("forward pass", "the KV cache shape disagrees with the model (want fp32, " +
+  const kernels::kv_cache_shape want = cache_shape(config, got.num_blocks, got.block_size, got.type);
+  if (got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads || got.head_dim != want.head_dim ||
+      got.block_size <= 0 || cache.base == nullptr)
+    return make_error("forward pass", "the KV cache shape disagrees with the model (want " +
                                           std::to_string(want.num_layers) + " layers, " +
                                           std::to_string(want.num_kv_heads) + " KV heads of " +
-                                          std::to_string(want.head_dim) + ")");
+                                          std::to_string(want.head_dim) + ", a positive block size)");
+  if (const status s = check_cache_dtype(dev.kind(), got.type); !s) return s.error();
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
     return make_error("forward pass", "forward limits must be positive");
   if (activations != dtype::f32 && activations != dtype::bf16)

@@ -13,8 +13,11 @@
 //                    CPU device, OpenBLAS
 //   cuda_transformer (model/cuda/cuda_transformer.hpp, CUDA builds): kernels
 //                    and cuBLAS on the compute stream, device-resident weights
-// Both compute in fp32 (activations, KV cache, accumulation), so they agree
-// within fp32 rounding. The CPU pass also offers bf16 activations (an
+// Both compute in fp32 (activations, accumulation) over an fp32 KV cache, so
+// they agree within fp32 rounding. The CPU pass also takes a bf16 KV cache:
+// each step's K/V rows and queries are rounded to bf16 (nearest even), the
+// cache write and attention run in bf16 and the attention output is widened
+// back to fp32 for o_proj (cpu_transformer.hpp); and bf16 activations (an
 // opt-in: each product rounds its input rows to bf16 and multiplies bf16
 // matrices on the CPU's bf16 instructions, summing in fp32; lossy).
 // The CPU pass is batch-invariant on CPUs with AVX-512: a sequence's K/V
@@ -64,17 +67,23 @@ public:
 
   /// The forward pass for `dev`'s kind, its products taking `activations`
   /// (f32, or bf16 on the CPU). `weights` and the memory behind `cache`
-  /// must outlive the transformer. Fails for a non-fp32 cache, a cache
-  /// shape that disagrees with the config, non-positive limits, or what the
+  /// must outlive the transformer. Fails for a cache shape that disagrees
+  /// with the config, a cache dtype the device's pass does not take (CPU:
+  /// f32 or bf16; CUDA: f32 only), non-positive limits, or what the
   /// device's implementation cannot do (CUDA: bf16 activations, head_dim
   /// other than 64 or 128, out of device memory, a CUDA or cuBLAS error).
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
                                                      forward_limits limits, dtype activations = dtype::f32);
 
-  /// The cache shape this model needs for `num_blocks` blocks.
+  /// The cache shape this model needs for `num_blocks` blocks of `kv_type`
+  /// elements (f32, or bf16 on the CPU: half the bytes per block).
   static kernels::kv_cache_shape cache_shape(const model_config& config, std::int64_t num_blocks,
-                                             std::int32_t block_size);
+                                             std::int32_t block_size, kernels::dtype kv_type = kernels::dtype::f32);
+
+  /// Whether the pass of a device of `kind` takes a KV cache of `type`: f32
+  /// everywhere, bf16 on the CPU only; the error names the dtype.
+  static status check_cache_dtype(kernels::device_kind kind, kernels::dtype type);
 
   /// Pinned host memory a forward pass on a device with memory of its own
   /// (CUDA) takes from the device's pinned pool: the step upload and the

@@ -43,10 +43,15 @@ protected:
     auto rt = spawn_runtime(sys_, e);
     ASSERT_TRUE(rt) << sys_.render(rt.error());
     rt_ = *rt;
+    // NOTE: request ids start again in each runtime: a fresh collector.
+    events_ = std::make_shared<collector>();
     sink_ = sys_.spawn(sink_fn, events_);
   }
 
-  void TearDown() override {
+  void TearDown() override { stop(); }
+
+  // Shuts the runtime down (every actor ends); start() may follow.
+  void stop() {
     if (!rt_) return;
     bool done = false;
     self_->request(rt_, caf::infinite, shutdown_atom::value)
@@ -160,7 +165,7 @@ TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   int preemptions = 0;
   for (auto& [id, prompt] : sent) {
     const done_event done = events_->wait_done(id);
-    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, activations))) << "request " << id;
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::f32, 16, activations))) << "request " << id;
     preemptions += done.preemptions;
   }
   EXPECT_GT(preemptions, 0);
@@ -172,6 +177,62 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
                          [](const auto& p) {
                            return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_activations";
                          });
+
+// A bf16 KV cache: K/V and attention rounded to bf16, batch-invariant like
+// the fp32 cache, so with the same block size the outputs equal those of the
+// bf16 pass run alone bit for bit, through preemption by swap (the bf16
+// blocks go to the host pool and back) and by recompute.
+class model_runtime_bf16_kv : public model_runtime, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preemption) {
+  engine_config e;
+  e.kv_dtype = "bf16";
+  e.preemption = GetParam();
+  e.block_size = 4;
+  // One bf16 block of this model (2 layers, K and V, 4 tokens, 2 KV heads of
+  // 32) is 2 KiB: 12 device blocks, while each request grows to 9.
+  e.kv_cache_bytes = 12 * 2048;
+  e.swap_bytes = 64 * 2048;
+  start(e);
+  const runtime_figures pools = figures();
+  EXPECT_EQ(pools.device_blocks_total, 12);
+  EXPECT_EQ(pools.host_blocks_total, 64);
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 4; ++i) {
+    auto prompt = tokens(9, 100 * i + 3);
+    sent.emplace_back(generate(prompt, 24), prompt);
+  }
+  int preemptions = 0;
+  for (auto& [id, prompt] : sent) {
+    const done_event done = events_->wait_done(id);
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::bf16, 4)))
+      << "request " << id;
+    preemptions += done.preemptions;
+  }
+  EXPECT_GT(preemptions, 0);
+  expect_idle();
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv, ::testing::Values("swap", "recompute"));
+
+TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
+  std::map<std::string, runtime_figures> pools;
+  for (const char* kv : {"f32", "bf16"}) {
+    engine_config e;
+    e.kv_dtype = kv;
+    e.kv_cache_bytes = 1 << 20;
+    e.swap_bytes = 1 << 19;
+    start(e);
+    pools[kv] = figures();
+    const request_id id = generate(tokens(20, 4), 4); // it serves
+    EXPECT_EQ(events_->wait_done(id).finish_reason, "max_tokens");
+    expect_idle();
+    stop();
+  }
+  EXPECT_GT(pools["f32"].device_blocks_total, 0);
+  EXPECT_EQ(pools["bf16"].device_blocks_total, 2 * pools["f32"].device_blocks_total);
+  EXPECT_EQ(pools["bf16"].host_blocks_total, 2 * pools["f32"].host_blocks_total);
+}
 
 TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
   start(engine_config{});
@@ -233,6 +294,12 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
 
   e.weights = "auto";
   e.activations = "f32";
+  e.kv_dtype = "f16";
+  r = spawn_runtime(sys, e);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(sys.render(r.error()), HasSubstr("kv_dtype 'f16' is not f32 or bf16"));
+
+  e.kv_dtype = "f32";
   e.kv_cache_bytes = 100;
   r = spawn_runtime(sys, e);
   ASSERT_FALSE(r);

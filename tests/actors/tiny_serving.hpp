@@ -51,17 +51,20 @@ inline const std::filesystem::path& model_dir() {
   return dir.path;
 }
 
-// Greedy tokens of the paged forward pass run alone, one sequence, no
-// actors, its products taking `activations` (bf16: on bf16 matrices).
+// Greedy tokens of the paged forward pass run alone, one sequence, no actors,
+// over a cache of `kv_type` in blocks of `bs` tokens, its products taking
+// `activations` (bf16: on bf16 matrices). The pass is batch-invariant, so a
+// runtime with the same cache dtype, block size and activations gives these
+// tokens bit for bit, whatever its batches and preemptions.
 inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens,
+                                         kernels::dtype kv_type = kernels::dtype::f32, int32_t bs = 16,
                                          model::dtype activations = model::dtype::f32) {
   auto m = model::load_model_folder(model_dir(), activations);
   EXPECT_TRUE(m.has_value());
   auto dev = kernels::make_device("cpu");
-  const int32_t bs = 16;
   const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
   auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
-                                          model::transformer::cache_shape(m->config, num_blocks, bs));
+                                          model::transformer::cache_shape(m->config, num_blocks, bs, kv_type));
   auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations);
   EXPECT_TRUE(tf.has_value());
   std::vector<int32_t> table;

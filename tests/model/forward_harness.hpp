@@ -91,7 +91,7 @@ struct paged_seq {
 class harness {
 public:
   explicit harness(const loaded_model& m, int64_t num_blocks = 64, const std::string& device = "cpu",
-                   dtype activations = dtype::f32)
+                   kernels::dtype kv_type = kernels::dtype::f32, dtype activations = dtype::f32)
       : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
@@ -99,7 +99,7 @@ public:
     KVACTOR_ASSERT(d.has_value(), "device");
     dev_ = std::move(d.value());
     auto c = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device,
-                                        transformer::cache_shape(m.config, num_blocks, block_size));
+                                        transformer::cache_shape(m.config, num_blocks, block_size, kv_type));
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
     fill_nan(*dev_, cache_.view);
@@ -113,9 +113,10 @@ public:
 
   // NaN in every unused slot: a read past a context poisons the logits.
   static void fill_nan(kernels::device& dev, const kernels::kv_cache_view& v) {
-    const std::vector<float> nan(static_cast<size_t>(v.shape.total_bytes() / 4),
-                                 std::numeric_limits<float>::quiet_NaN());
-    dev.copy_async(kernels::streams::compute, v.base, nan.data(), nan.size() * sizeof(float));
+    std::vector<std::byte> nan(static_cast<size_t>(v.shape.total_bytes()));
+    for (size_t i = 0; i < nan.size() / kernels::dtype_size(v.shape.type); ++i)
+      kernels::store_from_float(v.shape.type, nan.data(), i, std::numeric_limits<float>::quiet_NaN());
+    dev.copy_async(kernels::streams::compute, v.base, nan.data(), nan.size());
     dev.record(kernels::streams::compute)->wait();
   }
 
@@ -149,14 +150,16 @@ public:
   // The batch of the last step (emulated_forward_test replays it).
   const forward_batch& last_batch() const { return last_batch_; }
   // K (which 0) or V (which 1) of layer `layer` for positions [0, num_cached)
-  // of `s`, position after position: [num_cached, num_kv_heads, head_dim].
+  // of `s`, position after position: [num_cached, num_kv_heads, head_dim]
+  // (a bf16 cache widened, exactly: equal floats are equal bits).
   std::vector<float> cached_rows(const paged_seq& s, int32_t layer, int which) const {
     const kernels::kv_cache_shape& shape = cache_.view.shape;
     const int64_t row = int64_t{shape.num_kv_heads} * shape.head_dim;
     std::vector<float> out(size_t(s.num_cached * row));
     for (int32_t p = 0; p < s.num_cached; ++p) {
-      const auto* block = static_cast<const float*>(cache_.view.block(layer, which, s.table[size_t(p / block_size)]));
-      std::copy_n(block + (p % block_size) * row, row, out.begin() + p * row);
+      const auto* block = static_cast<const char*>(cache_.view.block(layer, which, s.table[size_t(p / block_size)]));
+      for (int64_t i = 0; i < row; ++i)
+        out[size_t(p * row + i)] = kernels::load_as_float(shape.type, block, size_t((p % block_size) * row + i));
     }
     return out;
   }
@@ -174,8 +177,16 @@ private:
   forward_batch last_batch_;
 };
 
-// |got - want| <= 2e-4 + 1e-3 |want| everywhere; reports the first mismatches.
-inline void expect_close(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
+// How close the paged pass's logits must come to the dense reference's:
+// |got - want| <= atol + rtol |want|.
+struct tolerance {
+  double atol = 2e-4;
+  double rtol = 1e-3;
+};
+
+// |got - want| within `tol` everywhere; reports the first mismatches.
+inline void expect_close(std::span<const float> got, const std::vector<double>& want, const std::string& what,
+                         tolerance tol = {}) {
   ASSERT_EQ(got.size(), want.size()) << what;
   int num_bad = 0;
   double worst = 0;
@@ -183,7 +194,7 @@ inline void expect_close(std::span<const float> got, const std::vector<double>& 
   for (size_t i = 0; i < got.size(); ++i) {
     const double diff = std::abs(double(got[i]) - want[i]);
     worst = std::max(worst, std::isnan(diff) ? 1e30 : diff);
-    if (!(diff <= 2e-4 + 1e-3 * std::abs(want[i]))) {
+    if (!(diff <= tol.atol + tol.rtol * std::abs(want[i]))) {
       if (num_bad++ < 5) first += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
     }
   }

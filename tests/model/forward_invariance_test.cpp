@@ -1,7 +1,10 @@
 // Batch invariance of the CPU forward pass: a sequence's K/V and logits are
 // bit-identical whatever else shares its steps, however its prompt is
 // chunked, and whether a token went through a decode step or was recomputed
-// in a prefill (recompute preemption). Compared bit for bit (memcmp), never
+// in a prefill (recompute preemption), with an fp32 and with a bf16 KV cache
+// (the CPU attention's per-(token, KV head) loop is the same code for decode
+// and prefill rows, its tiles start at key 0 of the sequence, and the bf16
+// roundings are element by element). Compared bit for bit (memcmp), never
 // within a tolerance: a near-tie of two logits must break the same way in
 // the serving run as in an undisturbed one.
 #include <gtest/gtest.h>
@@ -49,16 +52,18 @@ void expect_same_cache(const harness& ha, const paged_seq& a, const harness& hb,
                        what + (which == 0 ? ": K" : ": V") + " of layer " + std::to_string(l));
 }
 
-// (architecture, matrices in memory, the products' activations)
-class forward_invariance_test : public ::testing::TestWithParam<std::tuple<architecture, dtype, dtype>> {
+// (style, matrices, KV cache, the products' activations): fp32 or bf16 each.
+class forward_invariance_test : public ::testing::TestWithParam<std::tuple<architecture, dtype, dtype, dtype>> {
 protected:
   const loaded_model& m() const { return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam())); }
-  harness make_harness(int64_t num_blocks = 64) const { return harness(m(), num_blocks, "cpu", std::get<2>(GetParam())); }
+  harness fresh(int64_t num_blocks = 64) const {
+    return harness(m(), num_blocks, "cpu", std::get<2>(GetParam()), std::get<3>(GetParam()));
+  }
   int64_t num_layers() const { return m().config.num_hidden_layers; }
 };
 
 TEST_P(forward_invariance_test, a_sequence_alone_or_in_mixed_batches) {
-  harness alone = make_harness(64), mixed = make_harness(256);
+  harness alone = fresh(64), mixed = fresh(256);
   paged_seq a{prompt(29, 21), {}, 0};
   paged_seq b = a;
   // Company for b: long token runs computed in chunks of varied sizes that
@@ -96,14 +101,14 @@ TEST_P(forward_invariance_test, a_sequence_alone_or_in_mixed_batches) {
 TEST_P(forward_invariance_test, prefill_chunking_changes_nothing) {
   constexpr int32_t len = 100;
   // Chunks of 1: the logits of every position, and the K/V to compare with.
-  harness h1 = make_harness();
+  harness h1 = fresh();
   paged_seq s1{prompt(len, 41), {}, 0};
   std::vector<std::vector<float>> at(len);
   for (int32_t p = 0; p < len; ++p) at[size_t(p)] = h1.step({{&s1, 1}}, true);
 
   for (int32_t chunk : {7, 64, len}) {
     const std::string what = "chunks of " + std::to_string(chunk);
-    harness h = make_harness();
+    harness h = fresh();
     paged_seq s{prompt(len, 41), {}, 0};
     while (s.num_cached < len) {
       const std::vector<float> logits = h.step({{&s, std::min(chunk, len - s.num_cached)}}, true);
@@ -112,7 +117,7 @@ TEST_P(forward_invariance_test, prefill_chunking_changes_nothing) {
     }
     expect_same_cache(h, s, h1, s1, num_layers(), what + " vs chunks of 1");
     // Decoding on from either cache gives the same steps.
-    harness hd = make_harness();
+    harness hd = fresh();
     paged_seq d{prompt(len, 41), {}, 0};
     for (int32_t p = 0; p < len; ++p) hd.step({{&d, 1}});
     std::vector<float> ls = at[len - 1], ld = ls;
@@ -127,7 +132,7 @@ TEST_P(forward_invariance_test, prefill_chunking_changes_nothing) {
 }
 
 TEST_P(forward_invariance_test, recomputing_decoded_tokens_as_a_prefill_changes_nothing) {
-  harness h = make_harness(96);
+  harness h = fresh(96);
   // Decode 24 tokens after a 20-token prompt, a riding sequence beside it.
   paged_seq s{prompt(20, 51), {}, 0};
   paged_seq rider{prompt(200, 52), {}, 0};
@@ -158,11 +163,13 @@ TEST_P(forward_invariance_test, recomputing_decoded_tokens_as_a_prefill_changes_
 INSTANTIATE_TEST_SUITE_P(models, forward_invariance_test,
                          ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
                                             ::testing::Values(dtype::f32, dtype::bf16),
+                                            ::testing::Values(dtype::f32, dtype::bf16),
                                             ::testing::Values(dtype::f32, dtype::bf16)),
                          [](const auto& p) {
                            return std::string(architecture_name(std::get<0>(p.param))) +
-                                  (std::get<1>(p.param) == dtype::f32 ? "_f32" : "_bf16") +
-                                  (std::get<2>(p.param) == dtype::f32 ? "" : "_bf16_activations");
+                                  (std::get<1>(p.param) == dtype::f32 ? "_f32" : "_bf16") + "_kv_" +
+                                  kernels::dtype_name(std::get<2>(p.param)) +
+                                  (std::get<3>(p.param) == dtype::f32 ? "" : "_bf16_activations");
                          });
 
 } // namespace

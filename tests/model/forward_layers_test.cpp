@@ -156,5 +156,57 @@ TEST(layers, embedding_widens_bf16_rows) {
   EXPECT_EQ(out, (std::vector<float>{-3, 0, 1, 2}));
 }
 
+// Round to nearest even at bf16's 8 significant bits, NaN kept, on strided
+// rows (q | k | v rows of the bf16 cache path); elements between rows untouched.
+TEST(layers, to_bf16_rounds_each_element_to_nearest_even) {
+  kernels::thread_pool pool(2);
+  const float half_ulp = std::ldexp(1.0f, -8); // of 1.0 in bf16 (ulp 2^-7)
+  const std::vector<float> x{1.0f, 1.0f + half_ulp, 1.0f + 3 * half_ulp, 1.0f + half_ulp + std::ldexp(1.0f, -20),
+                             /* row 2 */ -2.5f, 0.0f, std::nanf(""), 3.0e38f};
+  std::vector<uint16_t> out(10, 0xabcd);
+  to_bf16(pool, x.data(), 4, out.data(), 5, 2, 4);
+  EXPECT_EQ(out[0], 0x3f80); // exact
+  EXPECT_EQ(out[1], 0x3f80); // a tie, down to the even 1.0
+  EXPECT_EQ(out[2], 0x3f82); // a tie, up to the even 1 + 2^-6
+  EXPECT_EQ(out[3], 0x3f81); // past the tie: up
+  EXPECT_EQ(out[4], 0xabcd); // between the rows
+  EXPECT_EQ(out[5], 0xc020);
+  EXPECT_EQ(out[6], 0x0000);
+  EXPECT_TRUE(std::isnan(bf16_to_f32(out[7])));
+  EXPECT_EQ(out[8], f32_to_bf16(3.0e38f));
+  EXPECT_EQ(out[9], 0xabcd);
+}
+
+TEST(layers, from_bf16_widens_exactly_on_strided_rows) {
+  kernels::thread_pool pool(2);
+  const std::vector<uint16_t> x{0x3f80, 0xc020, 0xffff, /* row 2 */ 0x3f81, 0x0001, 0xffff};
+  std::vector<float> out(6, 7.0f);
+  from_bf16(pool, x.data(), 3, out.data(), 3, 2, 2);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -2.5f);
+  EXPECT_EQ(out[2], 7.0f);
+  EXPECT_EQ(out[3], 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_EQ(out[4], std::ldexp(1.0f, -133)); // the smallest bf16 subnormal
+  EXPECT_EQ(out[5], 7.0f);
+}
+
+// Enough rows to split over the pool: every element as the scalar rounding
+// gives it, and back again to the rounded values.
+TEST(layers, bf16_conversions_split_over_the_pool_change_no_element) {
+  kernels::thread_pool pool(2);
+  const int64_t rows = 64, n = 1024;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(size_t(rows * n)), back(x.size());
+  for (float& v : x) v = normal(rng);
+  std::vector<uint16_t> h(x.size());
+  to_bf16(pool, x.data(), n, h.data(), n, rows, n);
+  from_bf16(pool, h.data(), n, back.data(), n, rows, n);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(h[i], f32_to_bf16(x[i])) << i;
+    ASSERT_EQ(back[i], bf16_to_f32(f32_to_bf16(x[i]))) << i;
+  }
+}
+
 } // namespace
 } // namespace kvactor::model::layers

@@ -37,6 +37,7 @@ struct bench_config : caf::actor_system_config {
   int32_t threads = 0;
   int32_t block_size = 0;
   int64_t kv_cache_mib = 256;
+  std::string kv_dtype = "f32";
   int32_t max_seqs = 64;
   int32_t max_batched_tokens = 512;
   std::string activations = "f32";
@@ -62,6 +63,7 @@ struct bench_config : caf::actor_system_config {
       .add(threads, "threads", "CPU device threads (0: all cores)")
       .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
       .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
+      .add(kv_dtype, "kv-dtype", "KV cache elements: f32 or bf16 (CPU)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
       .add(activations, "activations", "the products' input rows: f32, or bf16 (lossy; AMX or AVX512_BF16)")
@@ -195,11 +197,12 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.num_threads = cfg.threads;
   s.engine.block_size = cfg.block_size != 0 ? cfg.block_size : kvactor::default_block_size(cfg.device);
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
+  s.engine.kv_dtype = cfg.kv_dtype;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
   s.engine.activations = cfg.activations;
-  // NOTE: the runtime's KV cache is fp32 (see actors/runtime.cpp).
-  s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * int64_t{sizeof(float)};
+  // NOTE: a bad --kv-dtype is the runtime's error (spawn_runtime names it).
+  s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * (cfg.kv_dtype == "bf16" ? 2 : 4);
   s.vocab_size = static_cast<int32_t>(mc->vocab_size);
   s.seed = static_cast<uint64_t>(cfg.seed);
   s.quick = cfg.quick;

@@ -33,6 +33,7 @@ json_writer run_json(const run_report& r) {
     .field("preemption", e.preemption)
     .field("block_size", e.block_size)
     .field("kv_cache_bytes", e.kv_cache_bytes)
+    .field("kv_dtype", e.kv_dtype)
     .field("max_num_seqs", e.max_num_seqs)
     .field("max_num_batched_tokens", e.max_num_batched_tokens)
     .field("max_model_len", e.max_model_len)
