@@ -26,13 +26,17 @@ struct alignas(64) tile_config {
   std::uint8_t rows[16] = {};
 };
 
-// Every tile 16 rows of 64 bytes: A [16 rows, 32 bf16], B [16 pairs, 16 x 2
-// bf16], C [16, 16 fp32].
-constexpr tile_config full_tiles() {
+// Every tile 64 bytes wide: A [rows, 32 bf16], B [16 pairs, 16 x 2 bf16],
+// C [rows, 16 fp32]: tmm0-4 (the C tiles and one_row_tile's A) `rows` high,
+// the rest 16 (two_row_tiles runs on full tiles only).
+// NOTE: fewer rows than 16 when x has fewer (a decode step of a few
+// sequences): a tile operation's cost and its loads shrink with its rows,
+// and each row's sums are the same whatever the tile's height.
+constexpr tile_config tiles(std::uint8_t rows) {
   tile_config c;
   for (int t = 0; t < 8; ++t) {
     c.colsb[t] = 64;
-    c.rows[t] = 16;
+    c.rows[t] = t < 5 ? rows : 16;
   }
   return c;
 }
@@ -140,10 +144,11 @@ void two_row_tiles(const args& a, int nb) {
 
 void product(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,
              std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
-  static constexpr tile_config config = full_tiles();
-  _tile_loadconfig(&config);
   const std::int64_t num_blocks = (n + block_rows - 1) / block_rows;
   const std::int64_t row_tiles = (m + 15) / 16;
+  static constexpr tile_config full = tiles(16);
+  const tile_config few = tiles(static_cast<std::uint8_t>(m < 16 ? m : 16));
+  _tile_loadconfig(row_tiles == 1 ? &few : &full);
   // NOTE: blocks outside, rows inside: the blocks of a pass stay in cache
   // while every row tile passes over them.
   const int blocks_per_pass = row_tiles == 1 ? 4 : 2;
