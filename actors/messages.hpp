@@ -48,7 +48,7 @@ typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generation_params& x) {
   return f(caf::meta::type_name("kvactor.generation_params"), x.max_tokens, x.ignore_eos,
-           x.sampling);
+           x.sampling, x.num_logprobs);
 }
 
 template <class Inspector>
@@ -59,7 +59,7 @@ typename Inspector::result_type inspect(Inspector& f, table_delta& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("kvactor.scheduled_sequence"), x.id, x.start, x.tokens,
-           x.blocks, x.sample, x.sampling, x.num_output_tokens);
+           x.blocks, x.sample, x.sampling, x.num_output_tokens, x.num_logprobs);
 }
 
 template <class Inspector>
@@ -69,7 +69,7 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
-  return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token);
+  return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token, x.logprobs);
 }
 
 template <class Inspector>
@@ -80,7 +80,7 @@ typename Inspector::result_type inspect(Inspector& f, step_output& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_update& x) {
   return f(caf::meta::type_name("kvactor.sequence_update"), x.id, x.token, x.finished,
-           x.num_cached_tokens, x.num_preemptions);
+           x.num_cached_tokens, x.num_preemptions, x.logprobs);
 }
 
 template <class Inspector>
@@ -137,6 +137,16 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("kvactor.sampling_params"), x.temperature, x.top_k, x.top_p,
            x.seed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, logprob_entry& x) {
+  return f(caf::meta::type_name("kvactor.logprob_entry"), x.token, x.logprob);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_logprobs& x) {
+  return f(caf::meta::type_name("kvactor.token_logprobs"), x.logprob, x.top);
 }
 
 } // namespace model

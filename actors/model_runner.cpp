@@ -1,6 +1,7 @@
 #include "actors/model_runner.hpp"
 
 #include "kernels/ops.hpp"
+#include "model/logprobs.hpp"
 #include "model/sampler.hpp"
 
 #include <algorithm>
@@ -146,7 +147,8 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
       if (!s.sample)
         continue;
       const auto r = logits.subspan(row++ * vocab, vocab);
-      out.sampled.push_back({s.id, model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens))});
+      const token_id t = model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens));
+      out.sampled.push_back({s.id, t, s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}});
     }
     out.forward_seconds = job->seconds();
     job->done(std::move(out));

@@ -51,7 +51,7 @@ request_actor::behavior_type request_fn(request_actor::stateful_pointer<request_
       auto& r = *self->state.req;
       const auto now = request_state::clock::now();
       if (u.token != no_token) {
-        if (auto ev = r.on_token(u.token, now))
+        if (auto ev = r.on_token(u.token, now, u.logprobs))
           self->send(sink, std::move(*ev));
         if (r.stop_seen() && !self->state.stop_sent) {
           self->state.stop_sent = true;

@@ -27,6 +27,9 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
     return refuse(id, "invalid_field", "top_k must be >= 0");
   if (!(req.top_p > 0.0f && req.top_p <= 1.0f))
     return refuse(id, "invalid_field", "top_p must be in (0, 1]");
+  if (req.logprobs < -1 || req.logprobs > max_logprobs)
+    return refuse(id, "invalid_field",
+                  "logprobs must be in [0, " + std::to_string(max_logprobs) + "] (or -1: none)");
   for (const auto& s : req.stop)
     if (s.empty() || !model::is_valid_utf8(s))
       return refuse(id, "invalid_field", "stop sequences must be non-empty UTF-8 text");
@@ -56,15 +59,20 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
 
 request_state::request_state(request_id id, generate_request req, std::vector<token_id> prompt,
                              const model::tokenizer& tok, clock::time_point now)
-  : id_(id), req_(std::move(req)), prompt_(std::move(prompt)), decoder_(tok), start_(now) {
+  : id_(id), req_(std::move(req)), prompt_(std::move(prompt)), tok_(&tok), decoder_(tok), start_(now) {
 }
 
 generation_params request_state::params() const {
   return {req_.max_tokens, req_.ignore_eos,
-          model::sampling_params{req_.temperature, req_.top_k, req_.top_p, req_.seed}};
+          model::sampling_params{req_.temperature, req_.top_k, req_.top_p, req_.seed}, req_.logprobs};
 }
 
-std::optional<token_event> request_state::on_token(token_id t, clock::time_point now) {
+token_logprob request_state::logprob_of(token_id t, float logprob) const {
+  return {t, logprob, std::string(tok_->token_bytes(t))};
+}
+
+std::optional<token_event> request_state::on_token(token_id t, clock::time_point now,
+                                                   const model::token_logprobs& logprobs) {
   if (stop_seen_)
     return std::nullopt;
   if (!first_token_)
@@ -85,7 +93,13 @@ std::optional<token_event> request_state::on_token(token_id t, clock::time_point
     stop_seen_ = true;
   }
   const size_t end = stop_seen_ ? text_.size() : text_.size() - held_back();
-  token_event ev{id_, static_cast<int32_t>(tokens_.size() - 1), t, {}};
+  token_event ev{id_, static_cast<int32_t>(tokens_.size() - 1), t, {}, false, {}, {}};
+  if (req_.logprobs >= 0) {
+    ev.has_logprobs = true;
+    ev.logprob = logprob_of(t, logprobs.logprob);
+    for (const model::logprob_entry& e : logprobs.top)
+      ev.top_logprobs.push_back(logprob_of(e.token, e.logprob));
+  }
   if (end > num_streamed_) {
     ev.text = text_.substr(num_streamed_, end - num_streamed_);
     num_streamed_ = end;

@@ -42,8 +42,10 @@ public:
   int32_t priority() const { return req_.priority; }
   generation_params params() const;
 
-  // A generated token; nullopt once the request has stopped (late tokens).
-  std::optional<token_event> on_token(token_id t, clock::time_point now);
+  // A generated token (with its logprobs, when the request asked for
+  // them); nullopt once the request has stopped (late tokens).
+  std::optional<token_event> on_token(token_id t, clock::time_point now,
+                                      const model::token_logprobs& logprobs = {});
   // A stop sequence was seen: the scheduler should end the sequence.
   bool stop_seen() const { return stop_seen_; }
   // The one done event, from the scheduler's final update.
@@ -54,10 +56,12 @@ private:
                 const model::tokenizer& tok, clock::time_point now);
   // How many bytes at the end of text_ could begin a stop sequence.
   size_t held_back() const;
+  token_logprob logprob_of(token_id t, float logprob) const;
 
   request_id id_;
   generate_request req_;
   std::vector<token_id> prompt_;
+  const model::tokenizer* tok_;
   model::incremental_decoder decoder_;
   std::vector<int32_t> tokens_;
   std::string text_;        // decoded so far, cut at a stop sequence

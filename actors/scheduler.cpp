@@ -182,7 +182,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
     const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
     st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
-                              e.params.sampling, e.seq.num_output_tokens());
+                              e.params.sampling, e.seq.num_output_tokens(), e.params.num_logprobs);
     st.in_flight.emplace_back(&e, e.seq.id(), sample);
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());
@@ -374,6 +374,7 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     else if (e.seq.num_output_tokens() >= e.params.max_tokens)
       u = end_in_batch(e, finish_reason::max_tokens);
     u.token = sampled->token;
+    u.logprobs = sampled->logprobs;
     updates.push_back(u);
   }
   return updates;

@@ -7,6 +7,7 @@
 #include "actors/table_delta.hpp"
 #include "actors/token_list.hpp"
 #include "actors/types.hpp"
+#include "model/logprobs.hpp"
 #include "model/sampler.hpp"
 
 #include <optional>
@@ -19,6 +20,7 @@ struct generation_params {
   int32_t max_tokens = 16;
   bool ignore_eos = false;
   model::sampling_params sampling;
+  int32_t num_logprobs = -1; // -1: none; else the token's and this many alternatives'
 };
 
 // One sequence's share of a step: a prefill chunk or a decode token.
@@ -38,6 +40,7 @@ struct scheduled_sequence {
   bool sample = false;               // sample a token from the last position's logits
   model::sampling_params sampling;
   int32_t num_output_tokens = 0;     // tokens generated so far: the sampler's step
+  int32_t num_logprobs = -1;         // >= 0: the sampled token's logprobs and this many alternatives'
 };
 
 struct step_plan {
@@ -51,6 +54,7 @@ struct step_plan {
 struct sampled_token {
   seq_id id = 0;
   token_id token = 0;
+  model::token_logprobs logprobs{}; // when its sequence asked (num_logprobs >= 0)
 };
 
 struct step_output {
@@ -76,6 +80,7 @@ struct sequence_update {
   finish_reason finished = finish_reason::none;
   int32_t num_cached_tokens = 0; // prompt tokens served by the prefix cache
   int32_t num_preemptions = 0;
+  model::token_logprobs logprobs{}; // the token's, when the request asked
 };
 
 } // namespace kvactor

@@ -35,7 +35,13 @@ struct generate_request {
   int32_t priority = 0;               // higher runs first
   std::vector<std::string> stop;      // end when the text contains one of these
   bool ignore_eos = false;
+  int32_t logprobs = -1;              // -1: none; 0..20: each token event carries its
+                                      // token's log probability and this many of the
+                                      // most likely tokens' (max_logprobs)
 };
+
+// The most likely alternatives a request may ask for with each token.
+constexpr int32_t max_logprobs = 20;
 
 // The answer to a generate request: accepted (error_code empty) or refused.
 struct admission {
@@ -46,6 +52,14 @@ struct admission {
   bool ok() const { return error_code.empty(); }
 };
 
+// A token and its log probability under the model: the log-softmax of the
+// step's logits, before temperature, top-k and top-p.
+struct token_logprob {
+  int32_t token = 0;
+  float logprob = 0.0f;
+  std::string bytes; // the token's bytes (a piece of a UTF-8 character, maybe)
+};
+
 // One generated token; text is what it completes (may be empty while a
 // multi-byte character or a possible stop sequence is incomplete).
 struct token_event {
@@ -53,6 +67,11 @@ struct token_event {
   int32_t index = 0;
   int32_t token = 0;
   std::string text;
+  // When the request asked for logprobs (has_logprobs): this token's, and
+  // its `logprobs` most likely tokens', most likely first.
+  bool has_logprobs = false;
+  token_logprob logprob{};
+  std::vector<token_logprob> top_logprobs{};
 };
 
 // Exactly once per accepted request.
@@ -187,7 +206,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("kvactor.generate_request"), x.prompt, x.prompt_tokens,
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
-           x.ignore_eos);
+           x.ignore_eos, x.logprobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
+  return f(caf::meta::type_name("kvactor.token_logprob"), x.token, x.logprob, x.bytes);
 }
 
 template <class Inspector>
@@ -198,7 +222,8 @@ typename Inspector::result_type inspect(Inspector& f, admission& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_event& x) {
-  return f(caf::meta::type_name("kvactor.token_event"), x.id, x.index, x.token, x.text);
+  return f(caf::meta::type_name("kvactor.token_event"), x.id, x.index, x.token, x.text,
+           x.has_logprobs, x.logprob, x.top_logprobs);
 }
 
 template <class Inspector>

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -127,6 +128,42 @@ TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
 }
 
 INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights, ::testing::Values("auto", "f32", "bf16"));
+
+// Each token of a greedy request that asks for 3 logprobs is the most
+// likely of its step, its logprob the top one's, the alternatives in order.
+TEST_F(model_runtime, token_events_carry_the_models_logprobs_when_asked) {
+  start(engine_config{});
+  const auto prompt = tokens(20, 5);
+  generate_request req;
+  req.prompt_tokens = prompt;
+  req.max_tokens = 6;
+  req.ignore_eos = true;
+  req.logprobs = 3;
+  admission a;
+  self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
+    .receive([&](const admission& x) { a = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+  ASSERT_TRUE(a.ok()) << a.error_message;
+  const request_id plain = generate(prompt, 2);
+  EXPECT_THAT(events_->wait_done(a.id).tokens, ElementsAreArray(greedy_alone(prompt, 6)));
+  events_->wait_done(plain);
+  std::lock_guard lock(events_->mutex);
+  const std::vector<token_event>& evs = events_->tokens[a.id];
+  ASSERT_EQ(evs.size(), 6u);
+  for (const token_event& ev : evs) {
+    ASSERT_TRUE(ev.has_logprobs) << "token " << ev.index;
+    ASSERT_EQ(ev.top_logprobs.size(), 3u);
+    EXPECT_EQ(ev.top_logprobs[0].token, ev.token) << "greedy takes the most likely";
+    EXPECT_EQ(ev.logprob.token, ev.token);
+    EXPECT_EQ(ev.logprob.logprob, ev.top_logprobs[0].logprob);
+    EXPECT_LT(ev.logprob.logprob, 0.0f);
+    EXPECT_GE(ev.top_logprobs[0].logprob, ev.top_logprobs[1].logprob);
+    EXPECT_GE(ev.top_logprobs[1].logprob, ev.top_logprobs[2].logprob);
+    double mass = 0;
+    for (const token_logprob& t : ev.top_logprobs) mass += std::exp(double(t.logprob));
+    EXPECT_LE(mass, 1.0 + 1e-6);
+  }
+  for (const token_event& ev : events_->tokens[plain]) EXPECT_FALSE(ev.has_logprobs);
+}
 
 TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
   start(engine_config{});

@@ -63,6 +63,11 @@ TEST(request_state, refuses_each_bad_field_by_name) {
   r.top_k = -2;
   EXPECT_THAT(refused(r).error_message, HasSubstr("top_k"));
   r = text("hi");
+  r.logprobs = max_logprobs + 1;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("logprobs"));
+  r.logprobs = -2;
+  EXPECT_THAT(refused(r).error_message, HasSubstr("logprobs"));
+  r = text("hi");
   r.stop = {""};
   EXPECT_THAT(refused(r).error_message, HasSubstr("stop"));
   EXPECT_THAT(refused(text("\xff\xfe")).error_message, HasSubstr("UTF-8"));
@@ -73,6 +78,35 @@ TEST(request_state, refuses_each_bad_field_by_name) {
   auto a = refused(text(std::string(200, 'a'), 8));
   EXPECT_EQ(a.error_code, "prompt_too_long");
   EXPECT_EQ(a.id, 7u);
+}
+
+// A request that asks for logprobs gets its token's and the alternatives'
+// with their bytes; one that does not gets none, whatever the update holds.
+TEST(request_state, token_events_carry_logprobs_only_when_asked) {
+  const std::vector<token_id> ids = tok().encode("the hill");
+  ASSERT_GE(ids.size(), 2u);
+  const model::token_logprobs lp{-0.25f, {{ids[0], -0.25f}, {ids[1], -1.5f}}};
+  auto asked = text("x", 8);
+  asked.logprobs = 2;
+  auto r = accepted(asked);
+  auto ev = r.on_token(ids[0], t0, lp);
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_TRUE(ev->has_logprobs);
+  EXPECT_EQ(ev->logprob.token, ids[0]);
+  EXPECT_EQ(ev->logprob.logprob, -0.25f);
+  EXPECT_EQ(ev->logprob.bytes, tok().token_bytes(ids[0]));
+  ASSERT_EQ(ev->top_logprobs.size(), 2u);
+  EXPECT_EQ(ev->top_logprobs[1].token, ids[1]);
+  EXPECT_EQ(ev->top_logprobs[1].logprob, -1.5f);
+  EXPECT_EQ(ev->top_logprobs[1].bytes, tok().token_bytes(ids[1]));
+  EXPECT_EQ(accepted(asked).params().num_logprobs, 2);
+
+  auto plain = accepted(text("x", 8));
+  EXPECT_EQ(plain.params().num_logprobs, -1);
+  auto none = plain.on_token(ids[0], t0, lp);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_logprobs);
+  EXPECT_TRUE(none->top_logprobs.empty());
 }
 
 TEST(request_state, streams_text_that_joins_up_to_the_whole) {
