@@ -87,6 +87,8 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
     .field("ignore_eos", req.ignore_eos);
   if (!req.stop.empty())
     w.field("stop", req.stop);
+  if (req.logprobs >= 0)
+    w.field("logprobs", req.logprobs);
 }
 
 std::string cancel_line(std::string_view id) {

@@ -1,6 +1,7 @@
 #include "net/line_protocol.hpp"
 
 #include "net/json_writer.hpp"
+#include "net/logprob_report.hpp"
 
 #include <cmath>
 #include <limits>
@@ -95,6 +96,11 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     if (v.get_bool().get(b))
       return bad("true or false");
     f.req.ignore_eos = b;
+  } else if (key == "logprobs") {
+    int64_t n;
+    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
+      return bad("an integer in [0, " + std::to_string(max_logprobs) + "]");
+    f.req.logprobs = static_cast<int32_t>(n);
   }
   return std::nullopt; // unknown keys are ignored
 }
@@ -182,13 +188,16 @@ std::string format_accepted(std::string_view id, int32_t num_prompt_tokens) {
 }
 
 std::string format_token(std::string_view id, const token_event& ev) {
-  return json_writer()
-    .field("event", "token")
-    .field("id", id)
-    .field("index", ev.index)
-    .field("token", ev.token)
-    .field("text", ev.text)
-    .line();
+  json_writer w;
+  w.field("event", "token").field("id", id).field("index", ev.index).field("token", ev.token).field("text", ev.text);
+  if (ev.has_logprobs) {
+    std::vector<json_writer> top;
+    for (const token_logprob& t : ev.top_logprobs)
+      top.push_back(std::move(
+        json_writer().field("token", t.token).field("text", t.bytes).field("logprob", reported_logprob(t.logprob))));
+    w.field("logprob", reported_logprob(ev.logprob.logprob)).field("top_logprobs", top);
+  }
+  return w.line();
 }
 
 std::string format_done(std::string_view id, const done_event& d) {

@@ -5,10 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace kvactor::net {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 protocol_error error_of(std::string_view line) {
   line_parser p;
@@ -84,6 +87,8 @@ TEST(line_protocol, names_the_request_in_field_errors) {
     {R"({"op":"generate","id":"r1"})", "missing_field", "prompt"},
     {R"({"op":"generate","id":"r1","prompt":"a","prompt_tokens":[1]})", "invalid_field", "exactly one"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":0})", "invalid_field", "max_tokens"},
+    {R"({"op":"generate","id":"r1","prompt":"a","logprobs":21})", "invalid_field", "logprobs"},
+    {R"({"op":"generate","id":"r1","prompt":"a","logprobs":-1})", "invalid_field", "logprobs"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":"16"})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1e20})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","temperature":-1})", "invalid_field", "temperature"},
@@ -143,6 +148,20 @@ TEST(line_protocol, formats_events_that_parse_back) {
   EXPECT_EQ(tok->index, 3);
   EXPECT_EQ(tok->token, 42);
   EXPECT_EQ(tok->text, "hé");
+  EXPECT_THAT(tok->line, Not(HasSubstr("logprob")));
+}
+
+// A token event of a request that asked for logprobs: its token's, then the
+// alternatives with their bytes (a piece of a character as U+FFFD) and -inf
+// as -9999.
+TEST(line_protocol, token_events_carry_logprobs_when_asked) {
+  token_event ev{1, 0, 42, "h", true, {42, -0.5f, "h"}, {}};
+  ev.top_logprobs = {{42, -0.5f, "h"}, {7, -std::numeric_limits<float>::infinity(), "\xc3"}};
+  const std::string line = format_token("a", ev);
+  auto parsed = parse_event(line);
+  ASSERT_TRUE(parsed.has_value()) << line;
+  EXPECT_THAT(line, HasSubstr(R"("text":"h","logprob":-0.5,"top_logprobs":[{"token":42,"text":"h","logprob":-0.5},)"
+                              "{\"token\":7,\"text\":\"\xef\xbf\xbd\",\"logprob\":-9999}]"));
 }
 
 TEST(line_protocol, client_lines_parse_as_the_same_request) {
@@ -154,7 +173,9 @@ TEST(line_protocol, client_lines_parse_as_the_same_request) {
   req.seed = 77;
   req.priority = -2;
   req.stop = {"\n", "x"};
+  req.logprobs = 4;
   auto g = generate_of(generate_line("q", req));
+  EXPECT_EQ(g.request.logprobs, 4);
   EXPECT_EQ(g.id, "q");
   EXPECT_EQ(g.request.prompt, req.prompt);
   EXPECT_EQ(g.request.max_tokens, 9);
