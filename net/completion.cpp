@@ -1,6 +1,7 @@
 #include "net/completion.hpp"
 
 #include "net/json_writer.hpp"
+#include "net/openai_logprobs.hpp"
 #include "net/openai_request.hpp"
 
 #include <cassert>
@@ -39,8 +40,16 @@ std::string_view completion::object() const {
   return meta_.stream ? "chat.completion.chunk" : "chat.completion";
 }
 
+void completion::write_logprobs(json_writer& w, std::span<const token_event> tokens, int64_t first_offset) const {
+  if (!meta_.logprobs || tokens.empty())
+    w.null_field("logprobs");
+  else
+    w.object("logprobs", meta_.chat ? chat_logprobs(tokens) : completion_logprobs(tokens, first_offset));
+}
+
 std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
-                              std::span<const int32_t> token_ids, bool opening) const {
+                              std::span<const int32_t> token_ids, std::span<const token_event> tokens,
+                              int64_t first_offset, bool opening) const {
   json_writer c;
   c.field("index", static_cast<int64_t>(index));
   if (!meta_.chat) {
@@ -55,7 +64,7 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
   }
   if (meta_.return_token_ids && !opening)
     c.field("token_ids", std::vector<int32_t>(token_ids.begin(), token_ids.end()));
-  c.null_field("logprobs");
+  write_logprobs(c, tokens, first_offset);
   if (finish_reason)
     c.field("finish_reason", finish_reason);
   else
@@ -68,23 +77,36 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
 }
 
 std::string completion::piece(choice& c, size_t index, std::string_view text,
-                              const char* finish_reason, std::span<const int32_t> token_ids) {
+                              const char* finish_reason, std::span<const int32_t> token_ids,
+                              std::span<const token_event> tokens) {
   std::string out;
   if (meta_.chat && !c.opened) {
     c.opened = true;
-    out = chunk(index, {}, nullptr, {}, true);
+    out = chunk(index, {}, nullptr, {}, {}, 0, true);
   }
-  return out + chunk(index, text, finish_reason, token_ids);
+  out += chunk(index, text, finish_reason, token_ids, tokens, c.num_token_bytes);
+  c.num_token_bytes += num_token_bytes(tokens);
+  return out;
 }
 
 std::string completion::on_token(const token_event& ev) {
   auto i = index_of_.find(ev.id);
-  // NOTE: a token whose text is held back sends nothing, unless its id is asked for.
-  if (i == index_of_.end() || !meta_.stream || (ev.text.empty() && !meta_.return_token_ids))
+  if (i == index_of_.end())
     return {};
   auto& c = choices_[i->second];
+  const bool logprobs = meta_.logprobs && ev.has_logprobs;
+  if (!meta_.stream) {
+    if (logprobs)
+      c.logprobs.push_back(ev);
+    return {};
+  }
+  // NOTE: a token whose text is held back sends nothing, unless its id or
+  // its logprobs are asked for.
+  if (ev.text.empty() && !meta_.return_token_ids && !logprobs)
+    return {};
   c.num_streamed += ev.text.size();
-  return piece(c, i->second, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1));
+  return piece(c, i->second, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1),
+               logprobs ? std::span<const token_event>(&ev, 1) : std::span<const token_event>());
 }
 
 std::string completion::on_done(const done_event& d) {
@@ -143,7 +165,11 @@ std::string completion::finish() const {
       c.field("text", end.text);
     if (meta_.return_token_ids)
       c.field("token_ids", end.tokens);
-    c.null_field("logprobs").field("finish_reason", openai_finish_reason(end.finish_reason));
+    if (meta_.logprobs)
+      c.object("logprobs", meta_.chat ? chat_logprobs(choices_[i].logprobs) : completion_logprobs(choices_[i].logprobs, 0));
+    else
+      c.null_field("logprobs");
+    c.field("finish_reason", openai_finish_reason(end.finish_reason));
   }
   return envelope().field("choices", choices).raw_field("usage", usage()).str();
 }

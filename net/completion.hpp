@@ -23,6 +23,7 @@ struct completion_meta {
   bool include_usage = false;
   bool chat = false; // chat.completion objects: messages and deltas rather than text
   bool return_token_ids = false; // choices and chunks carry token_ids (vLLM's extension)
+  bool logprobs = false; // choices and chunks carry their tokens' logprobs (openai_logprobs.hpp)
 };
 
 class completion {
@@ -46,13 +47,19 @@ private:
     bool opened = false;     // a chat stream's role delta went out
     bool done = false;
     done_event end;
+    std::vector<token_event> logprobs; // not streaming: every token's, for the body
+    int64_t num_token_bytes = 0;       // streaming: text_offset of the next token
   };
-  // One event of choice `index`: a piece of text, its end, or (opening) a
-  // chat's role delta; a chat's first event is preceded by its opening.
+  // What a chunk or a choice says of its tokens: null, or their logprobs.
+  void write_logprobs(json_writer& w, std::span<const token_event> tokens, int64_t first_offset) const;
+  // One event of choice `index`: a piece of text (with its token, when it
+  // carries logprobs), its end, or (opening) a chat's role delta; a chat's
+  // first event is preceded by its opening.
   std::string chunk(size_t index, std::string_view text, const char* finish_reason,
-                    std::span<const int32_t> token_ids, bool opening = false) const;
+                    std::span<const int32_t> token_ids, std::span<const token_event> tokens = {},
+                    int64_t first_offset = 0, bool opening = false) const;
   std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
-                    std::span<const int32_t> token_ids);
+                    std::span<const int32_t> token_ids, std::span<const token_event> tokens = {});
   std::string_view object() const;
   // id, object, created, model: what every answer and event starts with.
   json_writer envelope() const;

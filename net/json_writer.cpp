@@ -31,15 +31,46 @@ json_writer& json_writer::field(std::string_view k, int64_t value) {
   return *this;
 }
 
-json_writer& json_writer::field(std::string_view k, double value) {
-  key(k);
+namespace {
+
+void append_number(std::string& out, double value) {
   if (!std::isfinite(value)) {
-    out_ += "null";
-    return *this;
+    out += "null";
+    return;
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", value);
-  out_ += buf;
+  out += buf;
+}
+
+template <class T, class Append>
+void append_array(std::string& out, const std::vector<T>& values, Append append) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0)
+      out += ',';
+    append(out, values[i]);
+  }
+  out += ']';
+}
+
+} // namespace
+
+json_writer& json_writer::field(std::string_view k, double value) {
+  key(k);
+  append_number(out_, value);
+  return *this;
+}
+
+json_writer& json_writer::field(std::string_view k, const std::vector<double>& values) {
+  key(k);
+  append_array(out_, values, append_number);
+  return *this;
+}
+
+json_writer& json_writer::field(std::string_view k, const std::vector<int64_t>& values) {
+  key(k);
+  append_array(out_, values, [](std::string& out, int64_t v) { out += std::to_string(v); });
   return *this;
 }
 
@@ -57,13 +88,7 @@ json_writer& json_writer::null_field(std::string_view k) {
 
 json_writer& json_writer::field(std::string_view k, const std::vector<int32_t>& values) {
   key(k);
-  out_ += '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0)
-      out_ += ',';
-    out_ += std::to_string(values[i]);
-  }
-  out_ += ']';
+  append_array(out_, values, [](std::string& out, int32_t v) { out += std::to_string(v); });
   return *this;
 }
 

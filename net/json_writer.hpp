@@ -22,6 +22,9 @@ public:
   json_writer& field(std::string_view key, bool value);
   json_writer& null_field(std::string_view key);
   json_writer& field(std::string_view key, const std::vector<int32_t>& values);
+  json_writer& field(std::string_view key, const std::vector<int64_t>& values);
+  // Numbers as field(key, double) writes them (non-finite ones as null).
+  json_writer& field(std::string_view key, const std::vector<double>& values);
   json_writer& field(std::string_view key, const std::vector<std::string>& values);
   // An array of objects written by other writers.
   json_writer& field(std::string_view key, const std::vector<json_writer>& objects);

@@ -91,17 +91,17 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
       return *e;
     f.messages = std::move(std::get<std::vector<model::chat_message>>(m));
   } else if (key == "logprobs") {
-    bool on = false;
-    if (v.get_bool().get(on))
+    if (v.is_null())
+      return std::nullopt;
+    if (v.get_bool().get(f.chat_logprobs))
       return must_be(key, "true or false");
-    if (on)
-      return unsupported(key, "logprobs");
   } else if (key == "top_logprobs") {
     int64_t n;
-    if (v.get_int64().get(n) || n < 0 || n > 20)
-      return must_be(key, "an integer in [0, 20]");
-    if (n > 0)
-      return unsupported(key, "top_logprobs");
+    if (v.is_null())
+      return std::nullopt;
+    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
+      return must_be(key, "an integer in [0, " + std::to_string(max_logprobs) + "]");
+    f.chat_top_logprobs = static_cast<int32_t>(n);
   } else if (key == "tools") {
     od::array a;
     size_t n = 0;

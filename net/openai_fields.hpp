@@ -24,6 +24,10 @@ struct fields {
   bool stream = false;
   std::optional<bool> include_usage;
   bool return_token_ids = false;
+  // A chat's logprobs (true: each token's) and top_logprobs (how many
+  // alternatives), which read_body turns into params.logprobs.
+  bool chat_logprobs = false;
+  int32_t chat_top_logprobs = 0;
 };
 
 // The fields only chat requests have (messages, logprobs as a boolean,

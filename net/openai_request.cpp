@@ -181,10 +181,14 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     if (n > 1)
       return unsupported(key, std::string(key) + " > 1");
   } else if (key == "logprobs") {
+    // NOTE: OpenAI takes up to 5 alternatives, vLLM up to its max_logprobs
+    // (20 by default); null is none.
     int64_t n;
-    if (v.get_int64().get(n) || n < 0 || n > 5)
-      return must_be(key, "an integer in [0, 5]");
-    return unsupported(key, "logprobs");
+    if (v.is_null())
+      return std::nullopt;
+    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
+      return must_be(key, "an integer in [0, " + std::to_string(max_logprobs) + "]");
+    f.params.logprobs = static_cast<int32_t>(n);
   } else if (key == "echo") {
     bool echo = false;
     if (v.get_bool().get(echo))
@@ -255,6 +259,10 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
     return invalid(chat ? "messages" : "prompt", chat ? "messages is required" : "prompt is required");
   if (f.include_usage && !f.stream)
     return invalid("stream_options", "stream_options is only allowed when stream is true");
+  if (chat && f.chat_top_logprobs > 0 && !f.chat_logprobs)
+    return invalid("top_logprobs", "top_logprobs requires logprobs to be true");
+  if (chat && f.chat_logprobs)
+    f.params.logprobs = f.chat_top_logprobs;
   return f;
 }
 

@@ -49,6 +49,15 @@ public:
     return token_id(h % uint64_t(vocab_size - 8)) + 4; // clear of the special tokens
   }
 
+  // The stand-in's distribution for a step whose token is `t`: logit 2 for
+  // t, 1 for the next id, 0 for the rest; logprobs of it when asked.
+  static model::token_logprobs logprobs_of(token_id t, int32_t vocab_size, int32_t k) {
+    std::vector<float> logits(size_t(vocab_size), 0.0f);
+    logits[size_t(t)] = 2.0f;
+    logits[size_t((t + 1) % vocab_size)] = 1.0f;
+    return model::logprobs(logits, t, k);
+  }
+
   // Each step takes at least this long: a slow model, so that a test's
   // cancel reliably lands mid-generation.
   void set_step_time(std::chrono::milliseconds t) { step_time_ = t; }
@@ -107,8 +116,11 @@ public:
           throw std::logic_error("a step starts past the sequence's cached tokens");
         h.resize(size_t(s.start));
         h.insert(h.end(), s.tokens.begin(), s.tokens.end());
-        if (s.sample)
-          out.sampled.push_back({s.id, next_token(h, vocab_size_)});
+        if (s.sample) {
+          const token_id t = next_token(h, vocab_size_);
+          out.sampled.push_back(
+            {s.id, t, s.num_logprobs >= 0 ? logprobs_of(t, vocab_size_, s.num_logprobs) : model::token_logprobs{}});
+        }
       }
       done(std::move(out));
     });

@@ -129,6 +129,77 @@ TEST(completion, carries_token_ids_when_asked_even_for_held_back_text) {
   EXPECT_THAT(whole.finish(), HasSubstr(R"("token_ids":[100,101])"));
 }
 
+// A token that carries logprobs: its text, its logprob and two alternatives.
+token_event with_logprobs(request_id id, int32_t index, std::string text, std::string bytes, float logprob) {
+  token_event ev = token(id, index, std::move(text));
+  ev.has_logprobs = true;
+  ev.logprob = {ev.token, logprob, bytes};
+  ev.top_logprobs = {{ev.token, logprob, bytes}, {7, logprob - 1.0f, "zz"}};
+  return ev;
+}
+
+TEST(completion, writes_logprobs_as_the_completions_api_has_them) {
+  completion_meta m = meta(false);
+  m.logprobs = true;
+  completion c(m, 1);
+  c.accepted(0, 3);
+  c.on_token(with_logprobs(3, 0, "ab", "ab", -0.5f));
+  c.on_token(with_logprobs(3, 1, "", "\xc3", -0.25f)); // a piece of a character: held back
+  c.on_done(done(3, "max_tokens", "ab\xc3", 1, 2));
+  simdjson::dom::parser p;
+  simdjson::dom::element lp = p.parse(c.finish())["choices"].at(0)["logprobs"];
+  simdjson::dom::array tokens = lp["tokens"];
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(std::string_view(tokens.at(0)), "ab");
+  EXPECT_EQ(std::string_view(tokens.at(1)), "\xef\xbf\xbd"); // U+FFFD
+  EXPECT_EQ(double(lp["token_logprobs"].at(1)), -0.25);
+  EXPECT_EQ(double(lp["top_logprobs"].at(0)["zz"]), -1.5);
+  EXPECT_EQ(double(lp["top_logprobs"].at(0)["ab"]), -0.5);
+  EXPECT_EQ(int64_t(lp["text_offset"].at(0)), 0);
+  EXPECT_EQ(int64_t(lp["text_offset"].at(1)), 2);
+
+  // Streaming: every token's chunk carries its own, held-back text or not;
+  // text_offset runs on; the last chunk has none.
+  completion_meta sm = meta(true);
+  sm.logprobs = true;
+  completion s(sm, 1);
+  s.accepted(0, 3);
+  std::string out = s.on_token(with_logprobs(3, 0, "ab", "ab", -0.5f));
+  out += s.on_token(with_logprobs(3, 1, "", "c", -0.25f));
+  out += s.on_done(done(3, "max_tokens", "abc", 1, 2));
+  const auto events = sse_events(out);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(int64_t(p.parse(events[1])["choices"].at(0)["logprobs"]["text_offset"].at(0)), 2);
+  EXPECT_EQ(std::string_view(p.parse(events[1])["choices"].at(0)["logprobs"]["tokens"].at(0)), "c");
+  EXPECT_TRUE(p.parse(events[2])["choices"].at(0)["logprobs"].is_null());
+}
+
+TEST(completion, writes_logprobs_as_the_chat_api_has_them) {
+  completion_meta m{"chatcmpl-1", 1, "tiny", false, false, true};
+  m.logprobs = true;
+  completion c(m, 1);
+  c.accepted(0, 4);
+  c.on_token(with_logprobs(4, 0, "", "\xc3", -0.5f));
+  c.on_done(done(4, "eos", "", 3, 1));
+  simdjson::dom::parser p;
+  simdjson::dom::element first = p.parse(c.finish())["choices"].at(0)["logprobs"]["content"].at(0);
+  EXPECT_EQ(double(first["logprob"]), -0.5);
+  simdjson::dom::array bytes = first["bytes"];
+  ASSERT_EQ(bytes.size(), 1u);
+  EXPECT_EQ(int64_t(bytes.at(0)), 0xc3); // exact, where the token text has U+FFFD
+  simdjson::dom::array top = first["top_logprobs"];
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(std::string_view(top.at(1)["token"]), "zz");
+  EXPECT_EQ(double(top.at(1)["logprob"]), -1.5);
+
+  // Asked for nothing: null, whatever the events carry.
+  completion none(meta(false), 1);
+  none.accepted(0, 4);
+  none.on_token(with_logprobs(4, 0, "a", "a", -0.5f));
+  none.on_done(done(4, "eos", "a", 3, 1));
+  EXPECT_TRUE(p.parse(none.finish())["choices"].at(0)["logprobs"].is_null());
+}
+
 TEST(completion, a_chat_answers_with_a_message_or_opens_each_choice_with_a_role_delta) {
   completion whole({"chatcmpl-1", 1, "tiny", false, false, true}, 1);
   whole.accepted(0, 4);

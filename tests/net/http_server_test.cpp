@@ -169,6 +169,41 @@ TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
   EXPECT_EQ(int64_t(body["usage"]["total_tokens"]), 9);
 }
 
+// Greedy: each token is the most likely of its step, so its logprob is the
+// largest of its alternatives'.
+TEST_F(http_server_test, answers_each_tokens_logprobs_when_asked) {
+  start();
+  http_client c(port_);
+  const response res = c.post("/v1/completions", R"({"prompt":[5,6,7],"max_tokens":6,"temperature":0,"logprobs":2})");
+  ASSERT_EQ(res.result_int(), 200) << res.body();
+  simdjson::dom::parser p;
+  simdjson::dom::element lp = p.parse(res.body())["choices"].at(0)["logprobs"];
+  simdjson::dom::array tokens = lp["tokens"], values = lp["token_logprobs"], top = lp["top_logprobs"];
+  ASSERT_EQ(tokens.size(), 6u);
+  ASSERT_EQ(values.size(), 6u);
+  ASSERT_EQ(top.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const double v = values.at(i);
+    EXPECT_LE(v, 0.0);
+    double best = -1e9;
+    size_t num_alternatives = 0;
+    for (auto [text, logprob] : simdjson::dom::object(top.at(i))) {
+      best = std::max(best, double(logprob));
+      ++num_alternatives;
+    }
+    EXPECT_GE(num_alternatives, 1u); // two, or one where both render as the same text
+    EXPECT_EQ(v, best) << "token " << i;
+  }
+
+  const response chat = c.post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],)"
+                                                       R"("max_tokens":3,"logprobs":true,"top_logprobs":1})");
+  ASSERT_EQ(chat.result_int(), 200) << chat.body();
+  simdjson::dom::element body = p.parse(chat.body());
+  simdjson::dom::array content = body["choices"].at(0)["logprobs"]["content"];
+  EXPECT_EQ(int64_t(content.size()), int64_t(body["usage"]["completion_tokens"]));
+  for (simdjson::dom::element e : content) EXPECT_EQ(simdjson::dom::array(e["top_logprobs"]).size(), 1u);
+}
+
 TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_done) {
   start();
   http_client c(port_);

@@ -110,7 +110,7 @@ TEST(openai_request, names_the_field_at_fault) {
 }
 
 TEST(openai_request, refuses_what_it_does_not_support_rather_than_ignoring_it) {
-  for (const char* field : {R"("n":2)", R"("best_of":3)", R"("logprobs":2)", R"("echo":true)",
+  for (const char* field : {R"("n":2)", R"("best_of":3)", R"("echo":true)",
                             R"("presence_penalty":0.5)", R"("frequency_penalty":-1)",
                             R"("suffix":"x")", R"("logit_bias":{"5":1})"}) {
     const api_error e = refused(std::string(R"({"prompt":"a",)") + field + "}");
@@ -120,6 +120,16 @@ TEST(openai_request, refuses_what_it_does_not_support_rather_than_ignoring_it) {
   }
   // Their neutral values are fine.
   parsed(R"({"prompt":"a","n":1,"echo":false,"presence_penalty":0,"logit_bias":{}})");
+}
+
+TEST(openai_request, reads_logprobs_up_to_twenty) {
+  EXPECT_EQ(parsed(R"({"prompt":"a"})").prompts[0].logprobs, -1);
+  EXPECT_EQ(parsed(R"({"prompt":"a","logprobs":null})").prompts[0].logprobs, -1);
+  EXPECT_EQ(parsed(R"({"prompt":["a","b"],"logprobs":0})").prompts[1].logprobs, 0);
+  EXPECT_EQ(parsed(R"({"prompt":"a","logprobs":20})").prompts[0].logprobs, 20);
+  for (const char* bad : {R"({"prompt":"a","logprobs":21})", R"({"prompt":"a","logprobs":-1})",
+                          R"({"prompt":"a","logprobs":true})"})
+    EXPECT_EQ(refused(bad).param, std::optional<std::string>("logprobs")) << bad;
 }
 
 TEST(openai_request, refuses_bodies_that_are_not_one_json_object) {
@@ -183,6 +193,19 @@ TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
   EXPECT_EQ(plain.prompts[0].max_tokens, default_chat_max_tokens);
 }
 
+// A chat's logprobs: true asks for each token's, top_logprobs for that many
+// alternatives (which needs logprobs true, as OpenAI has it).
+TEST(openai_chat_request, reads_logprobs_and_top_logprobs) {
+  const std::string m = R"({"messages":[{"role":"user","content":"x"}])";
+  EXPECT_EQ(chat_parsed(m + "}").prompts[0].logprobs, -1);
+  EXPECT_EQ(chat_parsed(m + R"(,"logprobs":false,"top_logprobs":0})").prompts[0].logprobs, -1);
+  EXPECT_EQ(chat_parsed(m + R"(,"logprobs":true})").prompts[0].logprobs, 0);
+  EXPECT_EQ(chat_parsed(m + R"(,"top_logprobs":5,"logprobs":true})").prompts[0].logprobs, 5);
+  EXPECT_EQ(chat_refused(m + R"(,"top_logprobs":2})").param, std::optional<std::string>("top_logprobs"));
+  EXPECT_EQ(chat_refused(m + R"(,"logprobs":true,"top_logprobs":21})").param,
+            std::optional<std::string>("top_logprobs"));
+}
+
 TEST(openai_chat_request, passes_enable_thinking_to_the_template) {
   const auto qwen3 = model::chat_template::detect("<|im_start|><|im_end|><think>");
   auto c = chat_parsed(R"({"messages":[{"role":"user","content":"q"}],)"
@@ -203,7 +226,7 @@ TEST(openai_chat_request, names_the_message_or_field_at_fault) {
                         bad{R"({"messages":[{"role":"user","content":7}]})", "messages[0].content"},
                         bad{R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content"},
                         bad{R"({"messages":[{"role":"tool","content":"x"}]})", "messages"},
-                        bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})", "logprobs"},
+                        bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":1})", "logprobs"},
                         bad{R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools"},
                         bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})", "response_format"}}) {
     const api_error e = chat_refused(b.body);
