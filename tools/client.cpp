@@ -2,7 +2,7 @@
 //
 //   kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]
 //                  [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]
-//                  [--json] [--cancel-after=N] "prompt"
+//                  [--logprobs=N] [--json] [--cancel-after=N] "prompt"
 //   kvactor-client [--host=H] [--port=P] --stats
 
 #include "net/client.hpp"
@@ -27,7 +27,7 @@ struct options {
   std::cerr << "kvactor-client: " << problem << "\n"
             << "usage: kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]\n"
                "                      [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]\n"
-               "                      [--json] [--cancel-after=N] \"prompt\"\n"
+               "                      [--logprobs=N] [--json] [--cancel-after=N] \"prompt\"\n"
                "       kvactor-client [--host=H] [--port=P] --stats\n";
   std::exit(2);
 }
@@ -63,6 +63,7 @@ options parse(int argc, char** argv) {
     else if (name == "top-p") o.req.top_p = static_cast<float>(number());
     else if (name == "seed") o.req.seed = static_cast<uint64_t>(number());
     else if (name == "stop") o.req.stop.push_back(v);
+    else if (name == "logprobs") o.req.logprobs = static_cast<int32_t>(number());
     else if (name == "cancel-after") o.cancel_after = static_cast<int64_t>(number());
     else if (name == "json") o.json = true;
     else if (name == "stats") o.stats = true;
