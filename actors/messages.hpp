@@ -21,7 +21,6 @@ using swapped_atom = caf::atom_constant<caf::atom("swapped")>;
 using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
 using denied_atom = caf::atom_constant<caf::atom("denied")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
-using check_atom = caf::atom_constant<caf::atom("check")>;
 using window_atom = caf::atom_constant<caf::atom("window")>;
 
 // A validated request, as the request actor hands it to the scheduler.

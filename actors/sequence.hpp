@@ -60,7 +60,6 @@ public:
   // (a prefill in chunks, or the one new token of a decode step).
   int32_t num_computed_tokens() const { return num_computed_tokens_; }
   int32_t num_uncomputed_tokens() const { return num_tokens() - num_computed_tokens_; }
-  bool is_prefilling() const { return num_uncomputed_tokens() > 1; }
   void add_computed_tokens(int32_t n);
 
   // The prefix-cache key of each full block of tokens(), chained from the

@@ -1,11 +1,13 @@
 #pragma once
 // Identifiers shared by the bookkeeping core.
 
+#include "model/token_id.hpp"
+
 #include <cstdint>
 
 namespace kvactor {
 
-using token_id = int32_t;
+using model::token_id;
 using block_id = int32_t;    // index of a block in the device or host pool
 using seq_id = uint64_t;     // one sequence (request) for its whole life
 using slot_id = int64_t;     // block * block_size + offset: a row of the KV cache
