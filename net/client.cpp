@@ -82,7 +82,7 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
     .field("temperature", double(req.temperature))
     .field("top_k", req.top_k)
     .field("top_p", double(req.top_p))
-    .field("seed", static_cast<int64_t>(req.seed & 0x7fffffffffffffffULL))
+    .field("seed", req.seed)
     .field("priority", req.priority)
     .field("ignore_eos", req.ignore_eos);
   if (!req.stop.empty())

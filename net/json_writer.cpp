@@ -56,6 +56,12 @@ void append_array(std::string& out, const std::vector<T>& values, Append append)
 
 } // namespace
 
+json_writer& json_writer::field(std::string_view k, uint64_t value) {
+  key(k);
+  out_ += std::to_string(value);
+  return *this;
+}
+
 json_writer& json_writer::field(std::string_view k, double value) {
   key(k);
   append_number(out_, value);

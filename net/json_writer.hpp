@@ -18,6 +18,7 @@ public:
   json_writer& field(std::string_view key, const char* value) { return field(key, std::string_view(value)); }
   json_writer& field(std::string_view key, int64_t value);
   json_writer& field(std::string_view key, int32_t value) { return field(key, int64_t{value}); }
+  json_writer& field(std::string_view key, uint64_t value);
   json_writer& field(std::string_view key, double value);
   json_writer& field(std::string_view key, bool value);
   json_writer& null_field(std::string_view key);

@@ -68,7 +68,7 @@ TEST(client_lines, generate_line_reads_back_as_the_same_request) {
   r.temperature = 0.75f;
   r.top_k = 40;
   r.top_p = 0.5f;
-  r.seed = (uint64_t{1} << 62) + 12345;
+  r.seed = (uint64_t{1} << 63) + 12345; // above int64: the whole range goes through
   r.priority = -3;
   r.stop = {"\n\n", "END\""};
   r.ignore_eos = true;
