@@ -66,12 +66,17 @@ void write_out(const args& a, const float (&c)[16][16], std::int64_t row0, std::
   }
 }
 
-// One row tile against nb <= 4 blocks: C tmm0-3, A tmm4, B tmm5, 6, 7, 5.
-void one_row_tile(const args& a, int nb) {
+// C tiles tmm0-3 to zero.
+void zero_accumulators() {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
+}
+
+// One row tile against nb <= 4 blocks: C tmm0-3, A tmm4, B tmm5, 6, 7, 5.
+void one_row_tile(const args& a, int nb) {
+  zero_accumulators();
   const long sx = a.ldx * 2;
   for (std::int64_t kk = 0; kk < a.k; kk += k_step) {
     _tile_loadd(4, a.x + kk, sx);
@@ -110,10 +115,7 @@ void one_row_tile(const args& a, int nb) {
 // Two row tiles against nb <= 2 blocks: C tmm0-3 (row tile r, block b at
 // 2 r + b), A tmm4, 5, B tmm6, 7.
 void two_row_tiles(const args& a, int nb) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  zero_accumulators();
   const long sx = a.ldx * 2;
   for (std::int64_t kk = 0; kk < a.k; kk += k_step) {
     _tile_loadd(4, a.x + kk, sx);

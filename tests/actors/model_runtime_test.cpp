@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -296,60 +297,44 @@ TEST_F(model_runtime, cancel_returns_every_block) {
   expect_idle();
 }
 
+// Each bad setting alone, on an otherwise good configuration: refused with
+// a message naming it.
 TEST(model_runtime_config, errors_name_what_is_wrong) {
   test_config cfg;
   caf::actor_system sys{cfg};
-  engine_config e;
-  e.model_dir = "/nonexistent/kvactor-model";
-  auto r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("/nonexistent/kvactor-model"));
-
-  e.model_dir = model_dir().string();
-  e.preemption = "sometimes";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("preemption 'sometimes'"));
-
-  e.preemption = "swap";
-  e.weights = "f16";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("weights 'f16' is not auto or f32 or bf16"));
-
-  e.weights = "auto";
-  e.activations = "f16";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("activations 'f16' is not f32 or bf16"));
-
-  e.activations = "bf16";
-  e.weights = "f32";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("weights 'f32' with activations 'bf16'"));
-
-  e.weights = "auto";
-  e.activations = "f32";
-  e.kv_dtype = "f16";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("kv_dtype 'f16' is not f32 or bf16"));
-
-  e.kv_dtype = "f32";
-  e.kv_cache_bytes = 100;
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("holds no KV block"));
-
-  // Without a GPU (or CUDA in the build): no device. With one: this model's
-  // head_dim of 32, which the CUDA attention does not take. A clear error
-  // naming cuda either way.
-  e.kv_cache_bytes = 1 << 20;
-  e.device = "cuda";
-  r = spawn_runtime(sys, e);
-  ASSERT_FALSE(r);
-  EXPECT_THAT(sys.render(r.error()), HasSubstr("cuda"));
+  struct bad {
+    std::function<void(engine_config&)> change;
+    std::string named;
+  };
+  const std::vector<bad> cases{
+    {[](engine_config& e) { e.model_dir = "/nonexistent/kvactor-model"; }, "/nonexistent/kvactor-model"},
+    {[](engine_config& e) { e.preemption = "sometimes"; }, "preemption 'sometimes'"},
+    {[](engine_config& e) { e.weights = "f16"; }, "weights 'f16' is not auto or f32 or bf16"},
+    {[](engine_config& e) { e.activations = "f16"; }, "activations 'f16' is not f32 or bf16"},
+    {[](engine_config& e) {
+       e.activations = "bf16";
+       e.weights = "f32";
+     },
+     "weights 'f32' with activations 'bf16'"},
+    {[](engine_config& e) { e.kv_dtype = "f16"; }, "kv_dtype 'f16' is not f32 or bf16"},
+    {[](engine_config& e) { e.kv_cache_bytes = 100; }, "holds no KV block"},
+    // Without a GPU (or CUDA in the build): no device. With one: this
+    // model's head_dim of 32, which the CUDA attention does not take. A
+    // clear error naming cuda either way.
+    {[](engine_config& e) {
+       e.kv_cache_bytes = 1 << 20;
+       e.device = "cuda";
+     },
+     "cuda"},
+  };
+  for (const bad& c : cases) {
+    engine_config e;
+    e.model_dir = model_dir().string();
+    c.change(e);
+    auto r = spawn_runtime(sys, e);
+    ASSERT_FALSE(r) << c.named;
+    EXPECT_THAT(sys.render(r.error()), HasSubstr(c.named));
+  }
 }
 
 } // namespace
