@@ -24,24 +24,29 @@ namespace kvactor {
 
 using request_id = uint64_t;
 
+// The ranges a generate_request's fields must lie in (the runtime refuses
+// others as invalid_field; the model's context bounds the prompt and
+// max_tokens together).
+constexpr int32_t max_max_tokens = int32_t{1} << 20;
+constexpr double max_temperature = 1e6; // far above it sampling is uniform anyway
+constexpr int32_t max_priority = 1000000; // priorities lie in [-max_priority, max_priority]
+constexpr int32_t max_logprobs = 20;      // the most likely alternatives per token
+
 struct generate_request {
   std::string prompt;                 // tokenized by the model's tokenizer ...
   std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
-  int32_t max_tokens = 64;
-  float temperature = 0.0f;           // 0: greedy
-  int32_t top_k = 0;                  // 0: all tokens
-  float top_p = 1.0f;
+  int32_t max_tokens = 64;            // [1, max_max_tokens]
+  float temperature = 0.0f;           // [0, max_temperature]; 0: greedy
+  int32_t top_k = 0;                  // >= 0; 0: all tokens
+  float top_p = 1.0f;                 // (0, 1]
   uint64_t seed = 1;
   int32_t priority = 0;               // higher runs first
-  std::vector<std::string> stop;      // end when the text contains one of these
+  std::vector<std::string> stop;      // end when the text contains one of these (non-empty)
   bool ignore_eos = false;
-  int32_t logprobs = -1;              // -1: none; 0..20: each token event carries its
-                                      // token's log probability and this many of the
-                                      // most likely tokens' (max_logprobs)
+  int32_t logprobs = -1;              // -1: none; 0..max_logprobs: each token event carries
+                                      // its token's log probability and this many of the
+                                      // most likely tokens'
 };
-
-// The most likely alternatives a request may ask for with each token.
-constexpr int32_t max_logprobs = 20;
 
 // The answer to a generate request: accepted (error_code empty) or refused.
 struct admission {
