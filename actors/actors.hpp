@@ -31,8 +31,8 @@ struct scheduler_parts {
   scheduler_config config;
   int32_t num_device_blocks = 0;
   int32_t num_host_blocks = 0;
-  int32_t block_size = 16;
-  int32_t max_waiting = 1024;
+  int32_t block_size = cuda_block_size;
+  int32_t max_waiting = default_max_waiting;
   request_context requests;
   block_manager_actor blocks;
   swap_actor swap;

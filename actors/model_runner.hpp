@@ -10,6 +10,7 @@
 // Every call only enqueues and returns at once; `done` runs on a device
 // thread. No CAF in here.
 
+#include "actors/kvactor/defaults.hpp"
 #include "actors/step_runner.hpp"
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
@@ -27,12 +28,12 @@ namespace kvactor {
 
 struct model_runner_options {
   std::string device = "cpu";         // cpu, cuda, cuda:N
-  int64_t kv_cache_bytes = 256 << 20; // device pool
-  int64_t swap_bytes = 256 << 20;     // pinned host pool (0: no swapping)
+  int64_t kv_cache_bytes = default_kv_cache_bytes; // device pool
+  int64_t swap_bytes = default_swap_bytes;         // pinned host pool (0: no swapping)
   kernels::dtype kv_dtype = kernels::dtype::f32; // both pools' elements (bf16: the CPU forward pass only)
-  int32_t block_size = 16;
-  int32_t max_num_batched_tokens = 512;
-  int32_t max_num_seqs = 64;
+  int32_t block_size = cuda_block_size;
+  int32_t max_num_batched_tokens = default_max_num_batched_tokens;
+  int32_t max_num_seqs = default_max_num_seqs;
   int32_t num_threads = 0;            // CPU device threads; 0: all cores
   model::dtype activations = model::dtype::f32; // the products' input rows (transformer::create)
 };

@@ -1,9 +1,10 @@
 #include "actors/request_state.hpp"
 
+#include "actors/request_fields.hpp"
+
 #include "model/tokenizer/unicode.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace kvactor {
 
@@ -19,20 +20,8 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
                                                            const model::tokenizer& tok,
                                                            const request_limits& limits,
                                                            clock::time_point now) {
-  if (req.max_tokens <= 0)
-    return refuse(id, "invalid_field", "max_tokens must be positive");
-  if (!(req.temperature >= 0.0f) || std::isinf(req.temperature))
-    return refuse(id, "invalid_field", "temperature must be a finite number >= 0");
-  if (req.top_k < 0)
-    return refuse(id, "invalid_field", "top_k must be >= 0");
-  if (!(req.top_p > 0.0f && req.top_p <= 1.0f))
-    return refuse(id, "invalid_field", "top_p must be in (0, 1]");
-  if (req.logprobs < -1 || req.logprobs > max_logprobs)
-    return refuse(id, "invalid_field",
-                  "logprobs must be in [0, " + std::to_string(max_logprobs) + "] (or -1: none)");
-  for (const auto& s : req.stop)
-    if (s.empty() || !model::is_valid_utf8(s))
-      return refuse(id, "invalid_field", "stop sequences must be non-empty UTF-8 text");
+  if (auto wrong = check_fields(req))
+    return refuse(id, "invalid_field", std::move(*wrong));
   std::vector<token_id> prompt;
   if (!req.prompt_tokens.empty()) {
     for (int32_t t : req.prompt_tokens)

@@ -31,7 +31,8 @@ class request_state {
 public:
   using clock = std::chrono::steady_clock;
 
-  // Validates `req` and tokenizes its prompt; a refusal names the field.
+  // Validates `req` (request_fields' rules, then the prompt against the
+  // model) and tokenizes its prompt; a refusal names the field.
   static std::variant<request_state, admission> make(request_id id, generate_request req,
                                                      const model::tokenizer& tok,
                                                      const request_limits& limits,

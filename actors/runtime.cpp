@@ -57,7 +57,7 @@ result<model::dtype> matrix_dtype_for(const std::string& model_dir, std::optiona
 } // namespace
 
 int32_t default_block_size(const std::string& device) {
-  return device == "cpu" ? 8 : 16;
+  return device == "cpu" ? cpu_block_size : cuda_block_size;
 }
 
 caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_config& config) {

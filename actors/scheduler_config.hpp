@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/kvactor/defaults.hpp"
 #include "actors/types.hpp"
 
 #include <vector>
@@ -30,8 +31,8 @@ enum class kv_reservation : uint8_t {
 };
 
 struct scheduler_config {
-  int32_t max_num_batched_tokens = 512; // tokens per step: decodes plus prefill chunks
-  int32_t max_num_seqs = 64;            // sequences per step
+  int32_t max_num_batched_tokens = default_max_num_batched_tokens; // tokens per step: decodes plus prefill chunks
+  int32_t max_num_seqs = default_max_num_seqs;                     // sequences per step
   preemption_mode preemption = preemption_mode::swap;
   std::vector<token_id> eos_tokens;     // a sampled one ends the sequence (unless ignore_eos)
   batching_mode batching = batching_mode::continuous;

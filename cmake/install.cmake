@@ -13,7 +13,7 @@ endif()
 install(TARGETS ${kvactor_installed} EXPORT kvactorTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/actors/kvactor/kvactor.hpp
+install(FILES ${PROJECT_SOURCE_DIR}/actors/kvactor/kvactor.hpp ${PROJECT_SOURCE_DIR}/actors/kvactor/defaults.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kvactor)
 
 set(kvactor_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kvactor)

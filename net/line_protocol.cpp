@@ -1,9 +1,9 @@
 #include "net/line_protocol.hpp"
 
+#include "actors/request_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/logprob_report.hpp"
 
-#include <cmath>
 #include <limits>
 
 namespace kvactor::net {
@@ -23,11 +23,15 @@ struct fields {
   generate_request req; // the optional parameters, defaults where absent
 };
 
-// Reads one known field into f; an error names the field.
+// Reads one known field into f: its JSON type here, its range by the
+// runtime's rules (request_fields); an error names the field.
 std::optional<protocol_error> read_field(std::string_view key, od::value v, fields& f,
                                          const std::optional<std::string>& id) {
+  auto invalid = [&](std::string message) {
+    return protocol_error{"invalid_field", id, std::move(message)};
+  };
   auto bad = [&](std::string_view what) {
-    return protocol_error{"invalid_field", id, std::string(key) + " must be " + std::string(what)};
+    return invalid(std::string(key) + " must be " + std::string(what));
   };
   if (key == "op" || key == "id" || key == "prompt") {
     std::string_view s;
@@ -53,23 +57,31 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     f.prompt_tokens = std::move(ids);
   } else if (key == "max_tokens") {
     int64_t n;
-    if (v.get_int64().get(n) || n <= 0 || n > max_max_tokens)
-      return bad("an integer in [1, " + std::to_string(max_max_tokens) + "]");
+    if (v.get_int64().get(n))
+      return bad("an integer");
+    if (auto wrong = check_max_tokens(n))
+      return invalid(*wrong);
     f.req.max_tokens = static_cast<int32_t>(n);
   } else if (key == "temperature") {
     double t;
-    if (v.get_double().get(t) || !(t >= 0) || t > 1e6)
-      return bad("a number >= 0");
+    if (v.get_double().get(t))
+      return bad("a number");
+    if (auto wrong = check_temperature(t))
+      return invalid(*wrong);
     f.req.temperature = static_cast<float>(t);
   } else if (key == "top_p") {
     double p;
-    if (v.get_double().get(p) || !(p > 0 && p <= 1))
-      return bad("a number in (0, 1]");
+    if (v.get_double().get(p))
+      return bad("a number");
+    if (auto wrong = check_top_p(p))
+      return invalid(*wrong);
     f.req.top_p = static_cast<float>(p);
   } else if (key == "top_k") {
     int64_t k;
-    if (v.get_int64().get(k) || k < 0 || k > std::numeric_limits<int32_t>::max())
-      return bad("an integer >= 0");
+    if (v.get_int64().get(k))
+      return bad("an integer");
+    if (auto wrong = check_top_k(k))
+      return invalid(*wrong);
     f.req.top_k = static_cast<int32_t>(k);
   } else if (key == "seed") {
     uint64_t s;
@@ -78,8 +90,10 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     f.req.seed = s;
   } else if (key == "priority") {
     int64_t p;
-    if (v.get_int64().get(p) || p < -1000000 || p > 1000000)
-      return bad("an integer in [-1000000, 1000000]");
+    if (v.get_int64().get(p))
+      return bad("an integer");
+    if (auto wrong = check_priority(p))
+      return invalid(*wrong);
     f.req.priority = static_cast<int32_t>(p);
   } else if (key == "stop") {
     od::array a;
@@ -87,8 +101,10 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
       return bad("an array of strings");
     for (auto item : a) {
       std::string_view s;
-      if (item.get_string().get(s) || s.empty())
-        return bad("an array of non-empty strings");
+      if (item.get_string().get(s))
+        return bad("an array of strings");
+      if (auto wrong = check_stop(s))
+        return invalid(*wrong);
       f.req.stop.emplace_back(s);
     }
   } else if (key == "ignore_eos") {
@@ -98,8 +114,10 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     f.req.ignore_eos = b;
   } else if (key == "logprobs") {
     int64_t n;
-    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
-      return bad("an integer in [0, " + std::to_string(max_logprobs) + "]");
+    if (v.get_int64().get(n))
+      return bad("an integer");
+    if (auto wrong = check_logprobs(n))
+      return invalid(*wrong);
     f.req.logprobs = static_cast<int32_t>(n);
   }
   return std::nullopt; // unknown keys are ignored

@@ -55,8 +55,8 @@ std::string format_stats(const runtime_figures& f);
 std::string format_pong();
 std::string format_error(const protocol_error& e);
 
-// Limits of the protocol itself (the model sets the context length).
+// The protocol's own limit (the runtime's ranges for the fields are in
+// kvactor.hpp, the model sets the context length).
 inline constexpr size_t default_max_line_bytes = size_t{1} << 20;
-inline constexpr int64_t max_max_tokens = int64_t{1} << 20;
 
 } // namespace kvactor::net

@@ -1,5 +1,7 @@
 #include "net/openai_fields.hpp"
 
+#include "actors/request_fields.hpp"
+
 namespace kvactor::net {
 
 namespace od = simdjson::ondemand;
@@ -99,8 +101,10 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
     int64_t n;
     if (v.is_null())
       return std::nullopt;
-    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
-      return must_be(key, "an integer in [0, " + std::to_string(max_logprobs) + "]");
+    if (v.get_int64().get(n))
+      return must_be(key, "an integer");
+    if (auto wrong = check_logprobs(n, key))
+      return invalid(key, *wrong);
     f.chat_top_logprobs = static_cast<int32_t>(n);
   } else if (key == "tools") {
     od::array a;

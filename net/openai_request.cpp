@@ -2,8 +2,8 @@
 
 #include "net/openai_fields.hpp"
 
+#include "actors/request_fields.hpp"
 #include "net/json_writer.hpp"
-#include "net/line_protocol.hpp"
 
 #include <simdjson.h>
 
@@ -90,22 +90,25 @@ std::variant<prompt_list, api_error> read_prompt(od::value v) {
   return out;
 }
 
-// stop: a string or an array of strings, none empty.
+// stop: a string or an array of strings, each by the runtime's rule.
 std::optional<api_error> read_stop(od::value v, std::vector<std::string>& stop) {
-  std::string_view s;
-  if (!v.get_string().get(s)) {
-    if (s.empty())
-      return must_be("stop", "non-empty");
+  auto add = [&](std::string_view s) -> std::optional<api_error> {
+    if (auto wrong = check_stop(s))
+      return invalid("stop", *wrong);
     stop.emplace_back(s);
     return std::nullopt;
-  }
+  };
+  std::string_view s;
+  if (!v.get_string().get(s))
+    return add(s);
   od::array a;
   if (v.get_array().get(a))
     return must_be("stop", "a string or an array of strings");
   for (auto item : a) {
-    if (item.get_string().get(s) || s.empty())
-      return must_be("stop", "a string or an array of non-empty strings");
-    stop.emplace_back(s);
+    if (item.get_string().get(s))
+      return must_be("stop", "a string or an array of strings");
+    if (auto problem = add(s))
+      return problem;
   }
   return std::nullopt;
 }
@@ -131,24 +134,33 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     f.prompts = std::move(std::get<prompt_list>(p));
   } else if (key == "max_tokens") {
     int64_t n;
-    if (v.get_int64().get(n) || n <= 0 || n > max_max_tokens)
-      return must_be(key, "an integer in [1, " + std::to_string(max_max_tokens) + "]");
+    if (v.get_int64().get(n))
+      return must_be(key, "an integer");
+    if (auto wrong = check_max_tokens(n))
+      return invalid(key, *wrong);
     f.params.max_tokens = static_cast<int32_t>(n);
   } else if (key == "temperature") {
+    // NOTE: OpenAI's API takes [0, 2], within the runtime's range.
     double t;
     if (v.get_double().get(t) || !(t >= 0 && t <= 2))
       return must_be(key, "a number in [0, 2]");
     f.params.temperature = static_cast<float>(t);
   } else if (key == "top_p") {
     double p;
-    if (v.get_double().get(p) || !(p > 0 && p <= 1))
-      return must_be(key, "a number in (0, 1]");
+    if (v.get_double().get(p))
+      return must_be(key, "a number");
+    if (auto wrong = check_top_p(p))
+      return invalid(key, *wrong);
     f.params.top_p = static_cast<float>(p);
   } else if (key == "top_k") {
     int64_t k;
-    if (v.get_int64().get(k) || k < -1 || k > std::numeric_limits<int32_t>::max())
-      return must_be(key, "an integer >= -1 (-1 or 0: all tokens)");
-    f.params.top_k = static_cast<int32_t>(std::max<int64_t>(k, 0));
+    if (v.get_int64().get(k))
+      return must_be(key, "an integer");
+    if (k == -1) // vLLM's word for all tokens, the runtime's 0
+      k = 0;
+    if (auto wrong = check_top_k(k))
+      return invalid(key, *wrong + " or -1 (0 and -1: all tokens)");
+    f.params.top_k = static_cast<int32_t>(k);
   } else if (key == "seed") {
     int64_t s;
     uint64_t u;
@@ -186,8 +198,10 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     int64_t n;
     if (v.is_null())
       return std::nullopt;
-    if (v.get_int64().get(n) || n < 0 || n > max_logprobs)
-      return must_be(key, "an integer in [0, " + std::to_string(max_logprobs) + "]");
+    if (v.get_int64().get(n))
+      return must_be(key, "an integer");
+    if (auto wrong = check_logprobs(n))
+      return invalid(key, *wrong);
     f.params.logprobs = static_cast<int32_t>(n);
   } else if (key == "echo") {
     bool echo = false;
@@ -218,8 +232,10 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
       return must_be(key, "true or false");
   } else if (key == "priority") {
     int64_t p;
-    if (v.get_int64().get(p) || p < -1000000 || p > 1000000)
-      return must_be(key, "an integer in [-1000000, 1000000]");
+    if (v.get_int64().get(p))
+      return must_be(key, "an integer");
+    if (auto wrong = check_priority(p))
+      return invalid(key, *wrong);
     f.params.priority = static_cast<int32_t>(p);
   }
   return std::nullopt;

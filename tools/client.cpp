@@ -34,7 +34,6 @@ struct options {
 
 options parse(int argc, char** argv) {
   options o;
-  o.req.max_tokens = 64;
   bool have_prompt = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -33,12 +33,12 @@ struct serve_config : caf::actor_system_config {
   std::string served_model_name;
   std::string model;
   std::string device = "cpu";
-  int64_t kv_cache_mib = 256;
-  int64_t swap_mib = 256;
+  int64_t kv_cache_mib = kvactor::default_kv_cache_bytes >> 20;
+  int64_t swap_mib = kvactor::default_swap_bytes >> 20;
   int32_t block_size = 0;
-  int32_t max_batched_tokens = 512;
-  int32_t max_seqs = 64;
-  int32_t max_waiting = 1024;
+  int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
+  int32_t max_seqs = kvactor::default_max_num_seqs;
+  int32_t max_waiting = kvactor::default_max_waiting;
   std::string preemption = "swap";
   int32_t threads = 0;
   int32_t max_model_len = 0;

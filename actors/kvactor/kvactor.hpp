@@ -14,6 +14,8 @@
 // shutdown ends live requests as aborted and every kvactor actor, so the
 // host's actor system can terminate.
 
+#include "kvactor/defaults.hpp"
+
 #include <caf/all.hpp>
 
 #include <cstdint>
@@ -24,24 +26,29 @@ namespace kvactor {
 
 using request_id = uint64_t;
 
+// The ranges a generate_request's fields must lie in (the runtime refuses
+// others as invalid_field; the model's context bounds the prompt and
+// max_tokens together).
+constexpr int32_t max_max_tokens = int32_t{1} << 20;
+constexpr double max_temperature = 1e6; // far above it sampling is uniform anyway
+constexpr int32_t max_priority = 1000000; // priorities lie in [-max_priority, max_priority]
+constexpr int32_t max_logprobs = 20;      // the most likely alternatives per token
+
 struct generate_request {
   std::string prompt;                 // tokenized by the model's tokenizer ...
   std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
-  int32_t max_tokens = 64;
-  float temperature = 0.0f;           // 0: greedy
-  int32_t top_k = 0;                  // 0: all tokens
-  float top_p = 1.0f;
+  int32_t max_tokens = 64;            // [1, max_max_tokens]
+  float temperature = 0.0f;           // [0, max_temperature]; 0: greedy
+  int32_t top_k = 0;                  // >= 0; 0: all tokens
+  float top_p = 1.0f;                 // (0, 1]
   uint64_t seed = 1;
   int32_t priority = 0;               // higher runs first
-  std::vector<std::string> stop;      // end when the text contains one of these
+  std::vector<std::string> stop;      // end when the text contains one of these (non-empty)
   bool ignore_eos = false;
-  int32_t logprobs = -1;              // -1: none; 0..20: each token event carries its
-                                      // token's log probability and this many of the
-                                      // most likely tokens' (max_logprobs)
+  int32_t logprobs = -1;              // -1: none; 0..max_logprobs: each token event carries
+                                      // its token's log probability and this many of the
+                                      // most likely tokens'
 };
-
-// The most likely alternatives a request may ask for with each token.
-constexpr int32_t max_logprobs = 20;
 
 // The answer to a generate request: accepted (error_code empty) or refused.
 struct admission {
@@ -140,14 +147,14 @@ struct runtime_figures {
 struct engine_config {
   std::string model_dir;               // a Hugging Face checkpoint folder
   std::string device = "cpu";          // cpu, cuda, cuda:N
-  int64_t kv_cache_bytes = 256 << 20;  // device KV pool
-  int64_t swap_bytes = 256 << 20;      // pinned host pool for swapped-out sequences
+  int64_t kv_cache_bytes = default_kv_cache_bytes; // device KV pool
+  int64_t swap_bytes = default_swap_bytes; // pinned host pool for swapped-out sequences
   int32_t block_size = 0;              // tokens per KV block; 0: the device's default
-                                       // (8 on the CPU, 16 on CUDA)
+                                       // (default_block_size)
   int32_t max_model_len = 0;           // longest prompt + output; 0: the model's context
-  int32_t max_num_batched_tokens = 512;
-  int32_t max_num_seqs = 64;
-  int32_t max_waiting = 1024;          // more waiting requests are refused: overloaded
+  int32_t max_num_batched_tokens = default_max_num_batched_tokens;
+  int32_t max_num_seqs = default_max_num_seqs;
+  int32_t max_waiting = default_max_waiting; // more waiting requests are refused: overloaded
   std::string preemption = "swap";     // swap or recompute
   std::string batching = "continuous"; // continuous; static: a batch runs to its end
                                        // before the next is admitted; padded: static,
@@ -175,9 +182,9 @@ struct engine_config {
 };
 
 // The block size a device serves best, what block_size 0 picks: 8 tokens on
-// the CPU, where smaller blocks cost its attention kernel nothing measurable
+// the CPU (cpu_block_size), where smaller blocks cost its attention kernel nothing measurable
 // and halve the slots that each sequence's last, partly filled block leaves
-// unused (tools/bench/README.md); 16 on CUDA.
+// unused (tools/bench/README.md); 16 on CUDA (cuda_block_size).
 int32_t default_block_size(const std::string& device);
 
 using generate_atom = caf::atom_constant<caf::atom("generate")>;

@@ -42,10 +42,11 @@
 
 namespace kvactor::model {
 
-/// The largest step the scratch buffers hold.
+/// The largest step the scratch buffers hold: the caller's step limits (the
+/// runtime's defaults are in actors/kvactor/defaults.hpp); 0 is refused.
 struct forward_limits {
-  std::int32_t max_num_tokens = 512; // token rows per step
-  std::int32_t max_num_seqs = 64;    // sequences (and sampled rows) per step
+  std::int32_t max_num_tokens = 0; // token rows per step
+  std::int32_t max_num_seqs = 0;   // sequences (and sampled rows) per step
 };
 
 /// Where one step's time went (profiling on; CPU device only, zero elsewhere).

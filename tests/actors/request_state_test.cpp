@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace kvactor {
 namespace {
 
@@ -78,6 +80,49 @@ TEST(request_state, refuses_each_bad_field_by_name) {
   auto a = refused(text(std::string(200, 'a'), 8));
   EXPECT_EQ(a.error_code, "prompt_too_long");
   EXPECT_EQ(a.id, 7u);
+}
+
+// The ranges every front door shares (request_fields) hold at admission:
+// each field is taken at its limits and refused just beyond them.
+TEST(request_state, takes_each_field_up_to_its_limit_and_no_further) {
+  const request_limits wide{512, max_max_tokens + 64};
+  auto made = [&](generate_request r) { return request_state::make(7, std::move(r), tok(), wide, t0); };
+  auto is_refused_for = [&](generate_request r, const char* field) {
+    auto m = made(std::move(r));
+    if (!std::holds_alternative<admission>(m))
+      return false;
+    const admission& a = std::get<admission>(m);
+    return a.error_code == "invalid_field" && a.error_message.find(field) != std::string::npos;
+  };
+  auto r = text("hi", max_max_tokens);
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
+  r.max_tokens = max_max_tokens + 1;
+  EXPECT_TRUE(is_refused_for(r, "max_tokens"));
+  r = text("hi");
+  r.temperature = static_cast<float>(max_temperature);
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
+  r.temperature = static_cast<float>(max_temperature) * 2;
+  EXPECT_TRUE(is_refused_for(r, "temperature"));
+  r.temperature = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(is_refused_for(r, "temperature"));
+  r = text("hi");
+  r.top_p = 1.0f;
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
+  r.top_p = 1.5f;
+  EXPECT_TRUE(is_refused_for(r, "top_p"));
+  r = text("hi");
+  r.priority = -max_priority;
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
+  r.priority = max_priority + 1;
+  EXPECT_TRUE(is_refused_for(r, "priority"));
+  r.priority = std::numeric_limits<int32_t>::min();
+  EXPECT_TRUE(is_refused_for(r, "priority"));
+  r = text("hi");
+  r.logprobs = max_logprobs;
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
+  r = text("hi");
+  r.stop = {"ok", "\xff"};
+  EXPECT_TRUE(is_refused_for(r, "stop"));
 }
 
 // A request that asks for logprobs gets its token's and the alternatives'

@@ -5,7 +5,8 @@ set(fuzzer ${BINARY_DIR}/line_protocol_fuzz)
 execute_process(
   COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
           -fno-sanitize-recover=undefined -I${SOURCE_DIR} -I${SOURCE_DIR}/actors
-          ${SOURCE_DIR}/net/line_protocol.cpp ${SOURCE_DIR}/net/json_writer.cpp
+          ${SOURCE_DIR}/net/line_protocol.cpp ${SOURCE_DIR}/actors/request_fields.cpp
+          ${SOURCE_DIR}/net/json_writer.cpp
           ${SOURCE_DIR}/net/client.cpp ${SOURCE_DIR}/model/json_util.cpp
           ${SOURCE_DIR}/model/tokenizer/unicode.cpp ${SOURCE_DIR}/model/tokenizer/unicode_tables.cpp
           ${SOURCE_DIR}/tests/net/line_protocol_fuzz.cpp

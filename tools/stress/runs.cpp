@@ -21,7 +21,7 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
   e.max_num_seqs = cfg.max_seqs;
   e.max_num_batched_tokens = cfg.max_batched_tokens;
   // NOTE: the reference must see every request: nothing is refused as overloaded.
-  e.max_waiting = roomy ? std::max(1, cfg.requests) : 1024;
+  e.max_waiting = roomy ? std::max(1, cfg.requests) : kvactor::default_max_waiting;
   e.preemption = cfg.preemption;
   e.num_threads = cfg.threads;
   if (!roomy) { // the reference run is undisturbed

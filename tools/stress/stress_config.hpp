@@ -22,8 +22,8 @@ struct stress_config : caf::actor_system_config {
   int64_t kv_cache_kib = 1024;
   int64_t swap_kib = 1024;
   int32_t block_size = 16;
-  int32_t max_seqs = 64;
-  int32_t max_batched_tokens = 512;
+  int32_t max_seqs = kvactor::default_max_num_seqs;
+  int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
   std::string preemption = "swap";
   int32_t threads = 1;
   std::string host = "127.0.0.1";

@@ -36,10 +36,10 @@ struct bench_config : caf::actor_system_config {
   std::string device = "cpu";
   int32_t threads = 0;
   int32_t block_size = 0;
-  int64_t kv_cache_mib = 256;
+  int64_t kv_cache_mib = kvactor::default_kv_cache_bytes >> 20;
   std::string kv_dtype = "f32";
-  int32_t max_seqs = 64;
-  int32_t max_batched_tokens = 512;
+  int32_t max_seqs = kvactor::default_max_num_seqs;
+  int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
   std::string activations = "f32";
   std::string transport = "in-process";
   int32_t connections = 8;

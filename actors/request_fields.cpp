@@ -1,0 +1,82 @@
+#include "actors/request_fields.hpp"
+
+#include "model/tokenizer/unicode.hpp"
+
+#include <limits>
+
+namespace kvactor {
+
+namespace {
+
+std::string must_be(std::string_view field, std::string_view what) {
+  return std::string(field) + " must be " + std::string(what);
+}
+
+} // namespace
+
+std::optional<std::string> check_max_tokens(int64_t n) {
+  if (n < 1 || n > max_max_tokens)
+    return must_be("max_tokens", "an integer in [1, " + std::to_string(max_max_tokens) + "]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_temperature(double t) {
+  // NOTE: written so that NaN fails too.
+  if (!(t >= 0 && t <= max_temperature))
+    return must_be("temperature",
+                   "a number in [0, " + std::to_string(static_cast<int64_t>(max_temperature)) + "]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_top_k(int64_t k) {
+  if (k < 0 || k > std::numeric_limits<int32_t>::max())
+    return must_be("top_k", "an integer >= 0");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_top_p(double p) {
+  if (!(p > 0 && p <= 1))
+    return must_be("top_p", "a number in (0, 1]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_priority(int64_t p) {
+  if (p < -max_priority || p > max_priority)
+    return must_be("priority", "an integer in [-" + std::to_string(max_priority) + ", " +
+                                 std::to_string(max_priority) + "]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_stop(std::string_view s) {
+  if (s.empty() || !model::is_valid_utf8(s))
+    return must_be("stop", "non-empty UTF-8 strings");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_logprobs(int64_t n, std::string_view field) {
+  if (n < 0 || n > max_logprobs)
+    return must_be(field, "an integer in [0, " + std::to_string(max_logprobs) + "]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_fields(const generate_request& req) {
+  if (auto e = check_max_tokens(req.max_tokens))
+    return e;
+  if (auto e = check_temperature(req.temperature))
+    return e;
+  if (auto e = check_top_k(req.top_k))
+    return e;
+  if (auto e = check_top_p(req.top_p))
+    return e;
+  if (auto e = check_priority(req.priority))
+    return e;
+  if (req.logprobs != -1)
+    if (auto e = check_logprobs(req.logprobs))
+      return *e + " (or -1: none)";
+  for (const auto& s : req.stop)
+    if (auto e = check_stop(s))
+      return e;
+  return std::nullopt;
+}
+
+} // namespace kvactor

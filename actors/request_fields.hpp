@@ -1,0 +1,31 @@
+#pragma once
+// request_fields: the runtime's rules for a generate_request's fields, stated
+// once. request_state::make checks every request against them; the protocol
+// parsers check each field as they read it (after its JSON type), so that a
+// refusal names the field in the same words at every front door. Each check
+// takes the value as read, wider than the field's type, so a value that
+// would not fit is out of range too; it answers what is wrong, naming the
+// field, or nullopt.
+
+#include "kvactor/kvactor.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kvactor {
+
+std::optional<std::string> check_max_tokens(int64_t n);   // [1, max_max_tokens]
+std::optional<std::string> check_temperature(double t);   // [0, max_temperature]
+std::optional<std::string> check_top_k(int64_t k);        // [0, 2^31)
+std::optional<std::string> check_top_p(double p);         // (0, 1]
+std::optional<std::string> check_priority(int64_t p);     // [-max_priority, max_priority]
+std::optional<std::string> check_stop(std::string_view s); // non-empty UTF-8
+// [0, max_logprobs]; `field` for the chat API's top_logprobs.
+std::optional<std::string> check_logprobs(int64_t n, std::string_view field = "logprobs");
+
+// The first rule `req` breaks (logprobs -1 is none), or nullopt. The prompt
+// is request_state's to check: it needs the model.
+std::optional<std::string> check_fields(const generate_request& req);
+
+} // namespace kvactor
