@@ -23,6 +23,8 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
   // NOTE: the reference must see every request: nothing is refused as overloaded.
   e.max_waiting = roomy ? std::max(1, cfg.requests) : kvactor::default_max_waiting;
   e.preemption = cfg.preemption;
+  e.activations = cfg.activations;
+  e.kv_dtype = cfg.kv_dtype;
   e.num_threads = cfg.threads;
   if (!roomy) { // the reference run is undisturbed
     e.fault_jitter_ms = cfg.jitter_ms;

@@ -26,6 +26,8 @@ stress_config::stress_config() {
     .add(max_seqs, "max-seqs", "sequences per step")
     .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
     .add(preemption, "preemption", "swap or recompute (when the pool runs out)")
+    .add(activations, "activations", "the products' inputs: f32 or bf16 (both runs)")
+    .add(kv_dtype, "kv-dtype", "the KV cache's elements: f32 or bf16 (both runs)")
     .add(threads, "threads", "CPU device threads (0: all cores)")
     .add(host, "host", "server address (tcp)")
     .add(port, "port", "server port (tcp; 0: start a server in this process)")

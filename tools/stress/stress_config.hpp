@@ -25,6 +25,8 @@ struct stress_config : caf::actor_system_config {
   int32_t max_seqs = kvactor::default_max_num_seqs;
   int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
   std::string preemption = "swap";
+  std::string activations = "f32";   // the products' inputs (bf16: exactness must hold there too)
+  std::string kv_dtype = "f32";      // the KV cache's elements
   int32_t threads = 1;
   std::string host = "127.0.0.1";
   int32_t port = 0;                  // tcp: 0 starts a server in this process
