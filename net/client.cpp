@@ -1,5 +1,7 @@
 #include "net/client.hpp"
 
+#include <cstdlib>
+
 #include "net/json_writer.hpp"
 
 #include <simdjson.h>
@@ -93,6 +95,33 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
 
 std::string cancel_line(std::string_view id) {
   return json_writer().field("op", "cancel").field("id", id).line();
+}
+
+std::string completions_request(std::string_view host, std::string_view body) {
+  std::string r = "POST /v1/completions HTTP/1.1\r\nHost: ";
+  r += host;
+  r += "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ";
+  r += std::to_string(body.size());
+  r += "\r\n\r\n";
+  r += body;
+  return r;
+}
+
+int http_status(const std::string& status_line) {
+  if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12)
+    return 0;
+  return std::atoi(status_line.c_str() + 9);
+}
+
+std::optional<std::string> next_sse_data(client& c) {
+  while (auto line = c.read_line()) {
+    if (line->rfind("data: ", 0) != 0)
+      continue; // headers, chunk sizes, blank lines
+    if (std::string_view(*line).substr(6) == "[DONE]")
+      return std::nullopt;
+    return line->substr(6);
+  }
+  return std::nullopt;
 }
 
 std::variant<std::unique_ptr<client>, std::string> client::connect(const std::string& host,

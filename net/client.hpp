@@ -65,4 +65,13 @@ private:
   std::string buffer_;
 };
 
+// The client side of the HTTP front's /v1/completions, for the tools that
+// drive it over a client's raw lines: a request that closes the connection
+// after its answer, the status of a status line ("HTTP/1.1 200 OK" -> 200;
+// 0 if it is none), and the next Server-Sent Event's data of a streamed
+// answer (nullopt at [DONE] or at the end of the connection).
+std::string completions_request(std::string_view host, std::string_view body);
+int http_status(const std::string& status_line);
+std::optional<std::string> next_sse_data(client& c);
+
 } // namespace kvactor::net

@@ -46,14 +46,4 @@ struct vec {
 
 #include "model/forward/linear_tiles.inl"
 
-void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t k, std::int64_t n,
-             float* y, std::int64_t ldy, bool accumulate) {
-  product<float>(x, ldx, m, w, k, n, y, ldy, accumulate);
-}
-
-void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,
-             std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
-  product<std::uint16_t>(x, ldx, m, w, k, n, y, ldy, accumulate);
-}
-
 } // namespace kvactor::model::layers::generic

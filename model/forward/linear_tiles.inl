@@ -20,7 +20,8 @@
 //
 // Every output is one chain over k = 0, 1, ... in every tile shape, so the
 // tiles change speed, never bits.
-// NOTE: everything here has internal linkage (see the including files).
+// NOTE: everything here has internal linkage (see the including files),
+// but for the file's two entry points (linear_isa.hpp), defined at the end.
 
 namespace {
 
@@ -120,3 +121,13 @@ void product(const float* x, std::int64_t ldx, std::int64_t m, const T* w, std::
 }
 
 } // namespace
+
+void product(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t k, std::int64_t n,
+             float* y, std::int64_t ldy, bool accumulate) {
+  product<float>(x, ldx, m, w, k, n, y, ldy, accumulate);
+}
+
+void product(const float* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,
+             std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
+  product<std::uint16_t>(x, ldx, m, w, k, n, y, ldy, accumulate);
+}

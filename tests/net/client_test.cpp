@@ -18,6 +18,16 @@ namespace {
 using ::testing::HasSubstr;
 using boost::asio::ip::tcp;
 
+TEST(client_http, writes_a_completions_request_and_reads_a_status_line) {
+  EXPECT_EQ(completions_request("h", R"({"a":1})"),
+            "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+            "Connection: close\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
+  EXPECT_EQ(http_status("HTTP/1.1 200 OK"), 200);
+  EXPECT_EQ(http_status("HTTP/1.0 429 Too Many Requests"), 429);
+  EXPECT_EQ(http_status("data: x"), 0);
+  EXPECT_EQ(http_status("HTTP/1.1 20"), 0);
+}
+
 TEST(client_lines, parse_event_reads_every_field_of_a_done_line) {
   done_event d{7, "stop", {4, 5, 6}, "a \"quoted\"\nline", 11, 3, 2, 1.5, 20.25, 4};
   const std::string line = format_done("r1", d);

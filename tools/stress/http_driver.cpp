@@ -16,11 +16,7 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-std::string http_request(std::string_view body) {
-  return "POST /v1/completions HTTP/1.1\r\nHost: kvactor\r\nContent-Type: application/json\r\n"
-         "Connection: close\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
-}
+std::string http_request(std::string_view body) { return net::completions_request("kvactor", body); }
 
 // Requests the server must answer with a 4xx.
 const std::string malformed_requests[] = {
@@ -29,13 +25,6 @@ const std::string malformed_requests[] = {
   "GET /v1/nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
   "GET /health HTTP/1.1\r\nA header without a colon\r\n\r\n", // not HTTP
 };
-
-// The status of a response's status line ("HTTP/1.1 200 OK" → 200); 0 if none.
-int status_of(const std::string& line) {
-  if (line.rfind("HTTP/1.", 0) != 0 || line.size() < 12)
-    return 0;
-  return std::atoi(line.c_str() + 9);
-}
 
 std::string kvactor_finish_reason(std::string_view openai) {
   if (openai == "length")
@@ -93,22 +82,17 @@ public:
     if (f.cancel_at == cancel_at_once)
       return close(*c, r.index, true, f.cancel_delay_ms);
     auto status = c->read_line();
-    if (!status || status_of(*status) != 200) {
-      book_.error(r.index, status ? "http_" + std::to_string(status_of(*status)) : "no_response");
+    if (!status || net::http_status(*status) != 200) {
+      book_.error(r.index, status ? "http_" + std::to_string(net::http_status(*status)) : "no_response");
       return finish(c.get());
     }
     book_.accepted(r.index);
     simdjson::dom::parser parser;
     int32_t num_tokens = 0;
     std::vector<int32_t> tokens;
-    while (auto line = c->read_line()) {
-      if (line->rfind("data: ", 0) != 0)
-        continue; // headers, chunk sizes, blank lines
-      const std::string_view data = std::string_view(*line).substr(6);
-      if (data == "[DONE]")
-        break;
+    while (auto data = net::next_sse_data(*c)) {
       simdjson::dom::element choice;
-      if (parser.parse(data.data(), data.size())["choices"].at(0).get(choice))
+      if (parser.parse(*data)["choices"].at(0).get(choice))
         continue; // the usage event
       for (int64_t id : simdjson::dom::array(choice["token_ids"])) {
         book_.token(r.index, num_tokens, static_cast<int32_t>(id));
@@ -163,7 +147,7 @@ private:
       return;
     ++num_malformed_sent;
     c->send(malformed_requests[static_cast<size_t>(index) % std::size(malformed_requests)]);
-    if (auto line = c->read_line(); line && status_of(*line) >= 400 && status_of(*line) < 500)
+    if (auto line = c->read_line(); line && net::http_status(*line) >= 400 && net::http_status(*line) < 500)
       ++num_malformed_answered;
     finish(c.get());
   }

@@ -13,13 +13,6 @@ namespace kvactor::bench {
 
 namespace {
 
-// The status of a response's status line ("HTTP/1.1 200 OK" → 200); 0 if none.
-int status_of(const std::string& line) {
-  if (line.rfind("HTTP/1.", 0) != 0 || line.size() < 12)
-    return 0;
-  return std::atoi(line.c_str() + 9);
-}
-
 // One request from sending to its end.
 void run_one(const openai_target& target, const bench_request& r, size_t i, request_tracker& t) {
   auto connected = net::client::connect(target.host, target.port);
@@ -27,27 +20,17 @@ void run_one(const openai_target& target, const bench_request& r, size_t i, requ
   if (!c)
     return t.refused(i, std::get<std::string>(connected));
   const std::string body = openai_body(target, r.request);
-  std::string head = "POST /v1/completions HTTP/1.1\r\nHost: ";
-  head += target.host;
-  head += "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ";
-  head += std::to_string(body.size());
-  head += "\r\n\r\n";
-  if (!(*c)->send(head + body))
+  if (!(*c)->send(net::completions_request(target.host, body)))
     return t.refused(i, "the connection closed");
   auto status = (*c)->read_line();
-  if (!status || status_of(*status) != 200)
-    return t.refused(i, status ? "HTTP status " + std::to_string(status_of(*status)) : "no response");
+  if (!status || net::http_status(*status) != 200)
+    return t.refused(i, status ? "HTTP status " + std::to_string(net::http_status(*status)) : "no response");
   t.accepted(i);
   simdjson::dom::parser parser;
   std::string finish = "none";
-  while (auto line = (*c)->read_line()) {
-    if (line->rfind("data: ", 0) != 0)
-      continue; // headers, chunk sizes, blank lines
-    const std::string_view data = std::string_view(*line).substr(6);
-    if (data == "[DONE]")
-      break;
+  while (auto data = net::next_sse_data(**c)) {
     simdjson::dom::element choice;
-    if (parser.parse(data.data(), data.size())["choices"].at(0).get(choice))
+    if (parser.parse(*data)["choices"].at(0).get(choice))
       continue; // a usage event
     // NOTE: servers that return token ids (kvactor, vLLM) say how many tokens
     // an event carries; others send one token's text per event, and an
