@@ -102,17 +102,11 @@ namespace {
 // x: [m, n] rows ldx apart
 void round_rows_to_bf16(kernels::thread_pool& pool, const float* x, std::int64_t ldx, std::int64_t m,
                         std::int64_t n, std::int64_t cols, std::vector<std::uint16_t>& out) {
-  const std::int64_t rows = pair_rows(m);
-  out.resize(static_cast<std::size_t>(rows * cols));
-  std::uint16_t* o = out.data();
-  for_rows(pool, rows, cols, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t r = b; r < e; ++r) {
-      std::uint16_t* row = o + r * cols;
-      const std::int64_t valid = r < m ? n : 0;
-      for (std::int64_t c = 0; c < valid; ++c) row[c] = f32_to_bf16(x[r * ldx + c]);
-      std::fill(row + valid, row + cols, std::uint16_t{0});
-    }
-  });
+  out.resize(static_cast<std::size_t>(pair_rows(m) * cols));
+  to_bf16(pool, x, ldx, out.data(), cols, m, n);
+  if (n < cols)
+    for (std::int64_t r = 0; r < m; ++r) std::fill_n(out.data() + r * cols + n, cols - n, std::uint16_t{0});
+  std::fill(out.begin() + m * cols, out.end(), std::uint16_t{0});
 }
 
 } // namespace
