@@ -21,13 +21,12 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
       return ledger.reserve(entries);
     },
     [&ledger](const scheduler_command& cmd) {
-      KVACTOR_ASSERT(cmd.kind == scheduler_command::release ||
-                       cmd.kind == scheduler_command::forget,
-                     "block manager command");
-      if (cmd.kind == scheduler_command::release)
-        ledger.release(cmd.id, cmd.num_computed);
-      else
-        ledger.forget(cmd.id, cmd.num_computed);
+      switch (cmd.kind) {
+        case scheduler_command::release: ledger.release(cmd.id, cmd.num_computed); break;
+        case scheduler_command::forget: ledger.forget(cmd.id, cmd.num_computed); break;
+        case scheduler_command::fork: ledger.fork(cmd.id, cmd.child); break;
+        default: KVACTOR_ASSERT(false, "a swap command sent to the block manager");
+      }
     },
     [&ledger](blocks_atom, seq_id id) { return ledger.blocks_of(id); },
     [&ledger](swapped_atom, seq_id id) { ledger.release_swapped(id); },

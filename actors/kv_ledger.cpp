@@ -88,6 +88,13 @@ void kv_ledger::release(seq_id id, int32_t num_computed) {
   rec.num_granted_blocks = 0;
 }
 
+void kv_ledger::fork(seq_id parent, seq_id child) {
+  KVACTOR_ASSERT(!seqs_.contains(child), "fork into a sequence the ledger holds");
+  const sequence& p = seqs_.at(parent).seq;
+  sequence copy = blocks_.fork(p, child, p.arrival());
+  seqs_.emplace(child, record{std::move(copy)}); // its first grant conveys the whole table
+}
+
 void kv_ledger::forget(seq_id id, int32_t num_computed) {
   auto i = seqs_.find(id);
   if (i == seqs_.end())

@@ -66,6 +66,9 @@ public:
   // tokens' full blocks join the prefix cache first, then its progress drops
   // to zero.
   void release(seq_id id, int32_t num_computed);
+  // `child` starts as a copy of `parent`: its tokens, progress and blocks
+  // (shared: their reference counts go up; the first write copies one).
+  void fork(seq_id parent, seq_id child);
   // The sequence has ended: caches its computed full blocks, releases its
   // blocks and its record.
   void forget(seq_id id, int32_t num_computed);

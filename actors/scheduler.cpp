@@ -18,9 +18,14 @@ scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t
   KVACTOR_ASSERT(block_size > 0, "block size must be positive");
 }
 
-std::optional<std::string> scheduler::add(sequence seq, generation_params params) {
+std::optional<std::string> scheduler::add(sequence seq, generation_params params,
+                                          int32_t num_choices) {
   KVACTOR_ASSERT(!entries_.contains(seq.id()), "sequence id already scheduled");
   KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
+  KVACTOR_ASSERT(num_choices >= 1, "a request has at least one choice");
+  if (num_choices > 1 && (config_.batching != batching_mode::continuous ||
+                          config_.reservation != kv_reservation::paged))
+    return std::string("n > 1 needs continuous batching and paged KV blocks");
   const int32_t need = reservation_blocks(seq, params);
   if (need > num_device_blocks_) {
     const std::string what = config_.reservation == kv_reservation::contiguous
@@ -34,8 +39,14 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
   }
   const seq_id id = seq.id();
   entry& e = entries_.emplace(id, entry{std::move(seq), params}).first->second;
-  by_arrival_.insert(std::ranges::upper_bound(by_arrival_, arrival_key(&e), {}, arrival_key), &e);
+  e.num_unforked = num_choices - 1;
+  insert(e);
+  maybe_fork(e); // a one-token prompt has nothing to share
   return std::nullopt;
+}
+
+void scheduler::insert(entry& e) {
+  by_arrival_.insert(std::ranges::upper_bound(by_arrival_, arrival_key(&e), {}, arrival_key), &e);
 }
 
 std::vector<sequence_update> scheduler::abort(seq_id id, finish_reason why) {
@@ -53,7 +64,7 @@ std::vector<sequence_update> scheduler::abort(seq_id id, finish_reason why) {
       e.abort_pending = why;
     return {};
   }
-  return {finish(e, why)};
+  return end(e, why);
 }
 
 void scheduler::force_preemption(std::optional<seq_id> id, preemption_mode mode) {
@@ -131,7 +142,7 @@ scheduler::planning scheduler::begin_step() {
         (e->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)) ||
         !admissible(*e, num_reserving))
       continue;
-    e->num_scheduled = std::min(e->seq.num_uncomputed_tokens(), budget);
+    e->num_scheduled = std::min(e->num_sendable() - e->seq.num_computed_tokens(), budget);
     budget -= e->num_scheduled;
     candidates.push_back(e);
   }
@@ -145,7 +156,8 @@ scheduler::planning scheduler::ask(std::vector<entry*> candidates) {
   planning p;
   p.reserve.reserve(candidates.size());
   for (entry* e : candidates) {
-    auto tokens = e->seq.tokens().subspan(size_t(e->num_tokens_sent));
+    auto tokens = e->seq.tokens().subspan(size_t(e->num_tokens_sent),
+                                          size_t(e->num_sendable() - e->num_tokens_sent));
     p.reserve.emplace_back(e->seq.id(), token_list(tokens), e->seq.num_computed_tokens(),
                            e->num_scheduled);
   }
@@ -165,7 +177,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     entry& e = *st.asked[k];
     const granted_entry& g = r.granted[k];
     KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
-    e.num_tokens_sent = e.seq.num_tokens();
+    e.num_tokens_sent = e.num_sendable();
     e.seq.table().apply(g.blocks);
     if (g.start != e.seq.num_computed_tokens())
       e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
@@ -191,7 +203,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
 
   const auto k = static_cast<size_t>(r.denied);
   entry& e = *st.asked[k];
-  e.num_tokens_sent = e.seq.num_tokens(); // the ledger saw its tokens
+  e.num_tokens_sent = e.num_sendable(); // the ledger saw its tokens
   std::vector<entry*> rest(st.asked.begin() + ptrdiff_t(k) + 1, st.asked.end());
   std::vector<entry*> retry;
   if (r.num_blocks_short <= st.pending_free) {
@@ -350,13 +362,15 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
   for (const auto& s : in_flight) {
     entry& e = *s.e;
     e.in_step = false;
-    if (auto ended = settle(e)) { // its late token is dropped
-      updates.push_back(*ended);
+    if (auto ended = settle(e); !ended.empty()) { // its late token is dropped
+      updates.insert(updates.end(), ended.begin(), ended.end());
       continue;
     }
     e.seq.add_computed_tokens(std::exchange(e.num_scheduled, 0));
-    if (!s.sample)
-      continue; // a prefill chunk short of the last token samples nothing
+    if (!s.sample) { // a prefill chunk short of the last token samples nothing
+      maybe_fork(e);
+      continue;
+    }
     auto sampled = next_sampled < out.sampled.size() && out.sampled[next_sampled].id == s.id
                      ? out.sampled.begin() + ptrdiff_t(next_sampled)
                      : std::ranges::find(out.sampled, s.id, &sampled_token::id);
@@ -389,7 +403,7 @@ std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out completion for a sequence not swapping out");
   e.swap = swap_state::resting;
   e.seq.table().clear(); // the device blocks are free now
-  return settled(e);
+  return settle(e);
 }
 
 std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<block_id> table) {
@@ -399,26 +413,49 @@ std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<
   e.swap = swap_state::none;
   e.seq.table().assign(table);
   e.seq.set_status(sequence_status::running);
-  return settled(e);
+  return settle(e);
 }
 
 std::vector<sequence_update> scheduler::swap_in_denied(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in denial for a sequence not swapping in");
   e.swap = swap_state::resting; // asked for again at a later step
-  return settled(e);
+  return settle(e);
 }
 
-std::optional<sequence_update> scheduler::settle(entry& e) {
+void scheduler::maybe_fork(entry& e) {
+  if (e.num_unforked == 0 || e.seq.num_computed_tokens() < e.num_sendable())
+    return;
+  const seq_id id = e.seq.id();
+  for (int32_t c = 1; c <= e.num_unforked; ++c) {
+    const seq_id child = id + static_cast<seq_id>(c);
+    KVACTOR_ASSERT(!entries_.contains(child), "a choice's sequence id already scheduled");
+    entry k{e.seq.fork(child, e.seq.arrival()), e.params};
+    k.params.sampling.seed += static_cast<uint64_t>(c);
+    k.num_tokens_sent = e.num_tokens_sent;
+    k.num_cached_tokens = e.num_cached_tokens;
+    insert(entries_.emplace(child, std::move(k)).first->second);
+    if (e.num_tokens_sent > 0) // else the ledger has no record of it yet
+      commands_.push_back({scheduler_command::fork, id, 0, 0, child});
+  }
+  e.num_unforked = 0;
+}
+
+std::vector<sequence_update> scheduler::settle(entry& e) {
   if (e.abort_pending == finish_reason::none || held(e))
-    return std::nullopt;
-  return finish(e, e.abort_pending);
+    return {};
+  return end(e, e.abort_pending);
 }
 
-std::vector<sequence_update> scheduler::settled(entry& e) {
-  if (auto ended = settle(e))
-    return {*ended};
-  return {};
+std::vector<sequence_update> scheduler::end(entry& e, finish_reason why) {
+  const seq_id id = e.seq.id();
+  const int32_t num_unforked = e.num_unforked;
+  std::vector<sequence_update> ends{finish(e, why)};
+  for (int32_t c = 1; c <= num_unforked; ++c) {
+    ends.push_back(ends.front());
+    ends.back().id = id + static_cast<seq_id>(c);
+  }
+  return ends;
 }
 
 sequence_update scheduler::finish(entry& e, finish_reason why) {

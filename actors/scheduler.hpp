@@ -33,6 +33,12 @@
 // short (a padding row is the first to go) or at max_model_len; contiguous
 // reservation admits a sequence only while the device pool can hold
 // max_model_len slots for it and every other admitted sequence.
+//
+// Parallel sampling (n choices of one prompt) forks: the first choice's
+// sequence computes the prompt short of its last token, then the other
+// choices fork from it, sharing its blocks. Each choice computes the last
+// prompt token itself, so its first write copies the shared partial block
+// (copy-on-write), and samples its first token with a seed of its own.
 
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
@@ -53,12 +59,14 @@ struct scheduler_command {
     forget,   // block manager: the sequence ended
     swap_out, // swap actor: copy to host, then have the device blocks freed
     swap_in,  // swap actor: get num_blocks device blocks, copy back
-    drop_host // swap actor: free the host blocks of an ended sequence
+    drop_host, // swap actor: free the host blocks of an ended sequence
+    fork       // block manager: `child` starts as a copy of `id`, sharing its blocks
   };
   kind_t kind = release;
   seq_id id = 0;
   int32_t num_blocks = 0;   // swap_in: blocks to get back
   int32_t num_computed = 0; // release, forget: computed tokens, to cache full blocks first
+  seq_id child = 0;         // fork: the new sequence
   friend bool operator==(const scheduler_command&, const scheduler_command&) = default;
 };
 
@@ -69,7 +77,10 @@ public:
 
   // Queues a new sequence. An error when it could never fit in the device
   // pool, even alone (prompt plus max_tokens); nothing changes then.
-  std::optional<std::string> add(sequence seq, generation_params params);
+  // num_choices > 1 (continuous batching, paged KV only): choice c runs as
+  // sequence seq.id() + c with seed params.sampling.seed + c, forked from
+  // the first; each choice ends with an update of its own.
+  std::optional<std::string> add(sequence seq, generation_params params, int32_t num_choices = 1);
 
   // Ends a sequence (aborted, or stop when a stop sequence was seen): its
   // final update now, or nothing when in-flight work holds it (the update
@@ -136,6 +147,10 @@ private:
                                    // (sent); the row computes on as padding until the batch ends
     bool padding() const { return padded_end != finish_reason::none; }
     int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
+    int32_t num_unforked = 0;      // choices still to fork from this one (which computes
+                                   // its prompt short of the last token until then)
+    // Tokens the ledger may see: a sequence that forks later holds back its last.
+    int32_t num_sendable() const { return seq.num_tokens() - (num_unforked > 0); }
   };
   // In-flight work holds the sequence: a step, or a swap either way.
   static bool held(const entry& e) {
@@ -178,11 +193,15 @@ private:
   int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
   planning finish_planning();
+  // Forks the choices once the prompt short of its last token is computed.
+  void maybe_fork(entry& e);
+  void insert(entry& e);
   // NOTE: every report that ends work holding a sequence (step output,
   // swap-out done, swap-in done or refused) goes through settle: once nothing
   // holds it, an abort that came meanwhile ends it, exactly once.
-  std::optional<sequence_update> settle(entry& e);
-  std::vector<sequence_update> settled(entry& e); // settle's update, as a list
+  std::vector<sequence_update> settle(entry& e);
+  // Ends e, and the choices still to fork from it.
+  std::vector<sequence_update> end(entry& e, finish_reason why);
   sequence_update finish(entry& e, finish_reason why);
   static sequence_update end_update(const entry& e, finish_reason why);
   bool is_eos(const entry& e, token_id t) const;

@@ -52,7 +52,8 @@ using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
 void run_commands(self_ptr self) {
   const auto& parts = *self->state.parts;
   for (const auto& cmd : self->state.sched->take_commands()) {
-    if (cmd.kind == scheduler_command::release || cmd.kind == scheduler_command::forget)
+    if (cmd.kind == scheduler_command::release || cmd.kind == scheduler_command::forget ||
+        cmd.kind == scheduler_command::fork)
       self->send(parts.blocks, cmd);
     else
       self->send(parts.swap, cmd);

@@ -22,8 +22,8 @@ inline constexpr int32_t bs = 4;
 
 // Plays the block manager, swap and executor actors, synchronously and in
 // the order their messages would arrive. The "model" samples a token that
-// depends only on the tokens so far, so any schedule must yield the same
-// outputs; swaps complete when the test says so (or at once). Like an
+// depends only on the tokens so far and the seed, so any schedule must yield
+// the same outputs; swaps complete when the test says so (or at once). Like an
 // executor it keeps each sequence's block table from the plans' changes, and
 // checks at each step that it equals the ledger's.
 class driver {
@@ -33,14 +33,18 @@ public:
       sched_(std::move(config), num_blocks, num_host_blocks, bs) {}
 
   std::optional<std::string> add(seq_id id, std::vector<token_id> prompt, int32_t max_tokens,
-                                 int32_t priority = 0) {
-    tokens_[id] = prompt;
-    return sched_.add(sequence(id, std::move(prompt), bs, priority, next_arrival_++),
-                      {max_tokens, false, {}});
+                                 int32_t priority = 0, int32_t num_choices = 1,
+                                 uint64_t seed = 0) {
+    for (int32_t c = 0; c < num_choices; ++c)
+      tokens_[id + seq_id(c)] = prompt;
+    generation_params params{max_tokens, false, {}};
+    params.sampling.seed = seed;
+    return sched_.add(sequence(id, std::move(prompt), bs, priority, next_arrival_++), params,
+                      num_choices);
   }
 
-  static token_id next_token(const std::vector<token_id>& tokens) {
-    uint64_t h = 17;
+  static token_id next_token(const std::vector<token_id>& tokens, uint64_t seed = 0) {
+    uint64_t h = 17 + seed * 7919;
     for (size_t i = 0; i < tokens.size(); ++i)
       h = h * 31 + uint64_t(tokens[i]) * (i + 1);
     return token_id(h % 997) + 3;
@@ -88,7 +92,7 @@ public:
       EXPECT_EQ(table, ledger_.blocks_of(s.id)) << "sequence " << s.id;
       EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(table.size()) * bs);
       if (s.sample)
-        out.sampled.push_back({s.id, next_token(tokens_.at(s.id))});
+        out.sampled.push_back({s.id, next_token(tokens_.at(s.id), s.sampling.seed)});
     }
     return out;
   }
@@ -127,6 +131,7 @@ public:
       switch (cmd.kind) {
         case scheduler_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
         case scheduler_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
+        case scheduler_command::fork: ledger_.fork(cmd.id, cmd.child); break;
         case scheduler_command::drop_host: host_.release(cmd.id); break;
         case scheduler_command::swap_out:
           ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
@@ -182,6 +187,7 @@ public:
   // The block table the executor holds for a sequence.
   const std::vector<block_id>& executor_table(seq_id id) { return tables_[id]; }
   scheduler& sched() { return sched_; }
+  kv_ledger& ledger() { return ledger_; }
   const block_manager& blocks() const { return ledger_.blocks(); }
   swap_space& host() { return host_; }
   std::map<seq_id, sequence_update>& finished() { return finished_; }
@@ -208,9 +214,10 @@ inline scheduler_config config(int32_t budget, preemption_mode mode = preemption
 }
 
 // The outputs of each request run alone, with plenty of memory.
-inline std::vector<token_id> reference(std::vector<token_id> prompt, int32_t max_tokens) {
+inline std::vector<token_id> reference(std::vector<token_id> prompt, int32_t max_tokens,
+                                       uint64_t seed = 0) {
   driver d(64, 0, config(64));
-  d.add(1, prompt, max_tokens);
+  d.add(1, prompt, max_tokens, 0, 1, seed);
   d.run_until_idle();
   return d.output(1, prompt.size());
 }
