@@ -29,6 +29,7 @@ struct submission {
   std::vector<token_id> prompt;
   int32_t priority = 0;
   generation_params params;
+  int32_t num_choices = 1;
 };
 
 // The host pool's state for figures and checks.
@@ -113,7 +114,8 @@ typename Inspector::result_type inspect(Inspector& f, swap_order& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submission& x) {
-  return f(caf::meta::type_name("kvactor.submission"), x.id, x.prompt, x.priority, x.params);
+  return f(caf::meta::type_name("kvactor.submission"), x.id, x.prompt, x.priority, x.params,
+           x.num_choices);
 }
 
 template <class Inspector>

@@ -1,7 +1,7 @@
 // request_actor: one per request, over request_state. It validates and
-// submits the request, streams token events to the sink, asks the scheduler
-// to stop at a stop sequence, and sends the one done event. If the sink goes
-// down, it cancels its sequence.
+// submits the request, streams each choice's token events to the sink, asks
+// the scheduler to stop a choice at a stop sequence, and sends each choice's
+// done event. If the sink goes down, it cancels every choice.
 
 #include "actors/actors.hpp"
 
@@ -13,18 +13,30 @@ struct request_actor_state {
   request_actor_state() = default;
   std::optional<request_state> req;
   bool submitted = false;
-  bool stop_sent = false;
+  std::vector<bool> stop_sent; // per choice: asked the scheduler to end it
+  int32_t num_done = 0;
 };
 
-request_actor::behavior_type request_fn(request_actor::stateful_pointer<request_actor_state> self,
-                                        request_id id, generate_request req, sink_actor sink,
-                                        scheduler_actor sched, request_context context) {
+using request_self = request_actor::stateful_pointer<request_actor_state>;
+
+// Asks the scheduler to end a choice, once.
+void stop(request_self self, const scheduler_actor& sched, request_id id, int32_t choice,
+          finish_reason why) {
+  auto& sent = self->state.stop_sent;
+  if (sent[size_t(choice)])
+    return;
+  sent[size_t(choice)] = true;
+  self->send(sched, stop_atom::value, sequence_of(id, choice), why);
+}
+
+request_actor::behavior_type request_fn(request_self self, request_id id, generate_request req,
+                                        sink_actor sink, scheduler_actor sched,
+                                        request_context context) {
   self->monitor(sink);
   self->set_down_handler([=](const caf::down_msg&) {
-    if (self->state.submitted && !self->state.stop_sent) {
-      self->state.stop_sent = true;
-      self->send(sched, stop_atom::value, id, finish_reason::aborted);
-    }
+    if (self->state.submitted)
+      for (int32_t c = 0; c < self->state.req->num_choices(); ++c)
+        stop(self, sched, id, c, finish_reason::aborted);
   });
   return {
     [=](start_atom) -> caf::typed_response_promise<admission> {
@@ -37,7 +49,8 @@ request_actor::behavior_type request_fn(request_actor::stateful_pointer<request_
         return rp;
       }
       auto& r = self->state.req.emplace(std::move(std::get<request_state>(made)));
-      submission s{id, r.prompt(), r.priority(), r.params()};
+      self->state.stop_sent.assign(size_t(r.num_choices()), false);
+      submission s{id, r.prompt(), r.priority(), r.params(), r.num_choices()};
       self->request(sched, caf::infinite, submit_atom::value, std::move(s), request_actor{self})
         .then([=](admission a) mutable {
           self->state.submitted = a.ok();
@@ -49,18 +62,18 @@ request_actor::behavior_type request_fn(request_actor::stateful_pointer<request_
     },
     [=](const sequence_update& u) {
       auto& r = *self->state.req;
+      const int32_t choice = choice_of(u.id);
       const auto now = request_state::clock::now();
       if (u.token != no_token) {
-        if (auto ev = r.on_token(u.token, now, u.logprobs))
+        if (auto ev = r.on_token(choice, u.token, now, u.logprobs))
           self->send(sink, std::move(*ev));
-        if (r.stop_seen() && !self->state.stop_sent) {
-          self->state.stop_sent = true;
-          self->send(sched, stop_atom::value, id, finish_reason::stop);
-        }
+        if (r.stop_seen(choice))
+          stop(self, sched, id, choice, finish_reason::stop);
       }
       if (u.finished != finish_reason::none) {
-        self->send(sink, r.finish(u, now));
-        self->quit();
+        self->send(sink, r.finish(choice, u, now));
+        if (++self->state.num_done == r.num_choices())
+          self->quit();
       }
     },
   };

@@ -53,6 +53,12 @@ std::optional<std::string> check_stop(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_choices(int64_t n) {
+  if (n < 1 || n > max_choices)
+    return must_be("n", "an integer in [1, " + std::to_string(max_choices) + "]");
+  return std::nullopt;
+}
+
 std::optional<std::string> check_logprobs(int64_t n, std::string_view field) {
   if (n < 0 || n > max_logprobs)
     return must_be(field, "an integer in [0, " + std::to_string(max_logprobs) + "]");
@@ -76,6 +82,8 @@ std::optional<std::string> check_fields(const generate_request& req) {
   for (const auto& s : req.stop)
     if (auto e = check_stop(s))
       return e;
+  if (auto e = check_choices(req.n))
+    return e;
   return std::nullopt;
 }
 

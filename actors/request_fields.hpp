@@ -21,6 +21,7 @@ std::optional<std::string> check_top_k(int64_t k);        // [0, 2^31)
 std::optional<std::string> check_top_p(double p);         // (0, 1]
 std::optional<std::string> check_priority(int64_t p);     // [-max_priority, max_priority]
 std::optional<std::string> check_stop(std::string_view s); // non-empty UTF-8
+std::optional<std::string> check_choices(int64_t n);       // [1, max_choices]
 // [0, max_logprobs]; `field` for the chat API's top_logprobs.
 std::optional<std::string> check_logprobs(int64_t n, std::string_view field = "logprobs");
 

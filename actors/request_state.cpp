@@ -48,7 +48,8 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
 
 request_state::request_state(request_id id, generate_request req, std::vector<token_id> prompt,
                              const model::tokenizer& tok, clock::time_point now)
-  : id_(id), req_(std::move(req)), prompt_(std::move(prompt)), tok_(&tok), decoder_(tok), start_(now) {
+  : id_(id), req_(std::move(req)), prompt_(std::move(prompt)), tok_(&tok),
+    choices_(size_t(req_.n), output(tok)), start_(now) {
 }
 
 generation_params request_state::params() const {
@@ -60,15 +61,17 @@ token_logprob request_state::logprob_of(token_id t, float logprob) const {
   return {t, logprob, std::string(tok_->token_bytes(t))};
 }
 
-std::optional<token_event> request_state::on_token(token_id t, clock::time_point now,
+std::optional<token_event> request_state::on_token(int32_t choice, token_id t,
+                                                   clock::time_point now,
                                                    const model::token_logprobs& logprobs) {
-  if (stop_seen_)
+  output& o = choices_.at(size_t(choice));
+  if (o.stop_seen)
     return std::nullopt;
-  if (!first_token_)
-    first_token_ = now;
-  tokens_.push_back(t);
-  const size_t searched_from = text_.size();
-  text_ += decoder_.push(t);
+  if (!o.first_token)
+    o.first_token = now;
+  o.tokens.push_back(t);
+  const size_t searched_from = o.text.size();
+  o.text += o.decoder.push(t);
   // A stop sequence may straddle the previous text's end.
   size_t longest = 0;
   for (const auto& s : req_.stop)
@@ -76,54 +79,57 @@ std::optional<token_event> request_state::on_token(token_id t, clock::time_point
   const size_t from = searched_from > longest ? searched_from - longest : 0;
   size_t cut = std::string::npos;
   for (const auto& s : req_.stop)
-    cut = std::min(cut, text_.find(s, from));
+    cut = std::min(cut, o.text.find(s, from));
   if (cut != std::string::npos) {
-    text_.resize(cut);
-    stop_seen_ = true;
+    o.text.resize(cut);
+    o.stop_seen = true;
   }
-  const size_t end = stop_seen_ ? text_.size() : text_.size() - held_back();
-  token_event ev{id_, static_cast<int32_t>(tokens_.size() - 1), t, {}, false, {}, {}};
+  const size_t end = o.stop_seen ? o.text.size() : o.text.size() - held_back(o.text);
+  token_event ev{id_, static_cast<int32_t>(o.tokens.size() - 1), t, {}, false, {}, {}, choice};
   if (req_.logprobs >= 0) {
     ev.has_logprobs = true;
     ev.logprob = logprob_of(t, logprobs.logprob);
     for (const model::logprob_entry& e : logprobs.top)
       ev.top_logprobs.push_back(logprob_of(e.token, e.logprob));
   }
-  if (end > num_streamed_) {
-    ev.text = text_.substr(num_streamed_, end - num_streamed_);
-    num_streamed_ = end;
+  if (end > o.num_streamed) {
+    ev.text = o.text.substr(o.num_streamed, end - o.num_streamed);
+    o.num_streamed = end;
   }
   return ev;
 }
 
-size_t request_state::held_back() const {
+size_t request_state::held_back(const std::string& text) const {
   size_t held = 0;
   for (const auto& s : req_.stop)
-    for (size_t n = std::min(s.size() - 1, text_.size()); n > held; --n)
-      if (text_.compare(text_.size() - n, n, s, 0, n) == 0) {
+    for (size_t n = std::min(s.size() - 1, text.size()); n > held; --n)
+      if (text.compare(text.size() - n, n, s, 0, n) == 0) {
         held = n;
         break;
       }
   return held;
 }
 
-done_event request_state::finish(const sequence_update& last, clock::time_point now) {
-  if (!stop_seen_)
-    text_ += decoder_.flush();
+done_event request_state::finish(int32_t choice, const sequence_update& last,
+                                 clock::time_point now) {
+  output& o = choices_.at(size_t(choice));
+  if (!o.stop_seen)
+    o.text += o.decoder.flush();
   auto ms = [&](clock::time_point t) {
     return std::chrono::duration<double, std::milli>(t - start_).count();
   };
-  const finish_reason why = stop_seen_ ? finish_reason::stop : last.finished;
+  const finish_reason why = o.stop_seen ? finish_reason::stop : last.finished;
   return {id_,
           std::string(to_string(why)),
-          tokens_,
-          text_,
+          o.tokens,
+          o.text,
           static_cast<int32_t>(prompt_.size()),
-          static_cast<int32_t>(tokens_.size()),
+          static_cast<int32_t>(o.tokens.size()),
           last.num_cached_tokens,
-          first_token_ ? ms(*first_token_) : 0.0,
+          o.first_token ? ms(*o.first_token) : 0.0,
           ms(now),
-          last.num_preemptions};
+          last.num_preemptions,
+          choice};
 }
 
 } // namespace kvactor

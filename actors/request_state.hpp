@@ -1,8 +1,8 @@
 #pragma once
 // request_state: the request actor's state — one generation from admission
-// to its done event: validation, the prompt's tokens, streaming text pieces
-// without splitting characters, stop sequences, usage and timing. No CAF in
-// here (the public event structs are plain).
+// to its done events: validation, the prompt's tokens, and for each choice
+// streaming text pieces without splitting characters, stop sequences, usage
+// and timing. No CAF in here (the public event structs are plain).
 //
 // Text is streamed as it becomes final: the bytes that could still turn out
 // to start a stop sequence are held back until they cannot.
@@ -41,35 +41,42 @@ public:
   request_id id() const { return id_; }
   const std::vector<token_id>& prompt() const { return prompt_; }
   int32_t priority() const { return req_.priority; }
+  int32_t num_choices() const { return static_cast<int32_t>(choices_.size()); }
   generation_params params() const;
 
-  // A generated token (with its logprobs, when the request asked for
-  // them); nullopt once the request has stopped (late tokens).
-  std::optional<token_event> on_token(token_id t, clock::time_point now,
+  // A generated token of a choice (with its logprobs, when the request asked
+  // for them); nullopt once the choice has stopped (late tokens).
+  std::optional<token_event> on_token(int32_t choice, token_id t, clock::time_point now,
                                       const model::token_logprobs& logprobs = {});
-  // A stop sequence was seen: the scheduler should end the sequence.
-  bool stop_seen() const { return stop_seen_; }
-  // The one done event, from the scheduler's final update.
-  done_event finish(const sequence_update& last, clock::time_point now);
+  // A stop sequence was seen: the scheduler should end the choice.
+  bool stop_seen(int32_t choice) const { return choices_.at(size_t(choice)).stop_seen; }
+  // The choice's one done event, from the scheduler's final update.
+  done_event finish(int32_t choice, const sequence_update& last, clock::time_point now);
 
 private:
+  // One choice's output so far.
+  struct output {
+    explicit output(const model::tokenizer& tok) : decoder(tok) {}
+    model::incremental_decoder decoder;
+    std::vector<int32_t> tokens;
+    std::string text;        // decoded so far, cut at a stop sequence
+    size_t num_streamed = 0; // bytes of text already sent
+    bool stop_seen = false;
+    std::optional<clock::time_point> first_token;
+  };
+
   request_state(request_id id, generate_request req, std::vector<token_id> prompt,
                 const model::tokenizer& tok, clock::time_point now);
-  // How many bytes at the end of text_ could begin a stop sequence.
-  size_t held_back() const;
+  // How many bytes at the end of `text` could begin a stop sequence.
+  size_t held_back(const std::string& text) const;
   token_logprob logprob_of(token_id t, float logprob) const;
 
   request_id id_;
   generate_request req_;
   std::vector<token_id> prompt_;
   const model::tokenizer* tok_;
-  model::incremental_decoder decoder_;
-  std::vector<int32_t> tokens_;
-  std::string text_;        // decoded so far, cut at a stop sequence
-  size_t num_streamed_ = 0; // bytes of text_ already sent
-  bool stop_seen_ = false;
+  std::vector<output> choices_;
   clock::time_point start_;
-  std::optional<clock::time_point> first_token_;
 };
 
 } // namespace kvactor

@@ -22,10 +22,8 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
                                           int32_t num_choices) {
   KVACTOR_ASSERT(!entries_.contains(seq.id()), "sequence id already scheduled");
   KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
-  KVACTOR_ASSERT(num_choices >= 1, "a request has at least one choice");
-  if (num_choices > 1 && (config_.batching != batching_mode::continuous ||
-                          config_.reservation != kv_reservation::paged))
-    return std::string("n > 1 needs continuous batching and paged KV blocks");
+  KVACTOR_ASSERT(num_choices == 1 || (num_choices > 1 && forks()),
+                 "several choices where the scheduler does not fork");
   const int32_t need = reservation_blocks(seq, params);
   if (need > num_device_blocks_) {
     const std::string what = config_.reservation == kv_reservation::contiguous

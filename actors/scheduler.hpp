@@ -77,10 +77,16 @@ public:
 
   // Queues a new sequence. An error when it could never fit in the device
   // pool, even alone (prompt plus max_tokens); nothing changes then.
-  // num_choices > 1 (continuous batching, paged KV only): choice c runs as
-  // sequence seq.id() + c with seed params.sampling.seed + c, forked from
-  // the first; each choice ends with an update of its own.
+  // num_choices > 1 (only where forks()): choice c runs as sequence
+  // seq.id() + c with seed params.sampling.seed + c, forked from the first;
+  // each choice ends with an update of its own.
   std::optional<std::string> add(sequence seq, generation_params params, int32_t num_choices = 1);
+  // Whether requests of several choices fork: with continuous batching and
+  // paged blocks (the comparison modes do not).
+  bool forks() const {
+    return config_.batching == batching_mode::continuous &&
+           config_.reservation == kv_reservation::paged;
+  }
 
   // Ends a sequence (aborted, or stop when a stop sequence was seen): its
   // final update now, or nothing when in-flight work holds it (the update

@@ -34,11 +34,19 @@ struct step_timing {
   int32_t peak_running = 0;
 };
 
+// An admitted request: its actor and how many of its choices (sequences
+// sequence_of(id, 0..n-1)) have not ended.
+struct live_request {
+  request_actor actor;
+  int32_t num_choices = 1;
+  int32_t num_live = 1;
+};
+
 struct scheduler_actor_state {
   scheduler_actor_state() = default;
   std::optional<scheduler_parts> parts;
   std::optional<scheduler> sched;
-  std::unordered_map<seq_id, request_actor> requests;
+  std::unordered_map<request_id, live_request> requests;
   request_id next_id = 1;
   bool planning = false;
   batch_window window = batch_window::closed;
@@ -64,15 +72,16 @@ void dispatch(self_ptr self, const std::vector<sequence_update>& updates) {
   auto& st = self->state;
   const auto now = clock::now();
   for (const auto& u : updates) {
-    auto i = st.requests.find(u.id);
+    auto i = st.requests.find(request_of(u.id));
     if (i == st.requests.end())
       continue;
-    self->send(i->second, u);
+    self->send(i->second.actor, u);
     if (u.token != no_token)
       st.metrics.produced(u.id, now);
     if (u.finished != finish_reason::none) {
       st.metrics.ended(u.id, u.finished == finish_reason::aborted, now);
-      st.requests.erase(i);
+      if (--i->second.num_live == 0)
+        st.requests.erase(i);
     }
   }
   run_commands(self);
@@ -146,6 +155,16 @@ void end(self_ptr self, seq_id id, finish_reason why) {
   dispatch(self, self->state.sched->abort(id, why));
   kick(self);
   maybe_finish_shutdown(self);
+}
+
+// Ends every choice of a request (the ones still to fork end with the first).
+void cancel(self_ptr self, request_id id) {
+  auto i = self->state.requests.find(id);
+  if (i == self->state.requests.end())
+    return;
+  const int32_t n = i->second.num_choices;
+  for (int32_t c = 0; c < n; ++c)
+    dispatch(self, self->state.sched->abort(sequence_of(id, c)));
 }
 
 // What an idle runtime must hold: no sequence in the block manager's ledger
@@ -230,15 +249,25 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       if (st.sched->num_waiting() >= st.parts->max_waiting)
         return {s.id, n, "overloaded",
                 "the waiting queue is full (" + std::to_string(st.parts->max_waiting) + ")"};
-      sequence seq(s.id, std::move(s.prompt), st.parts->block_size, s.priority, s.id);
-      if (auto err = st.sched->add(std::move(seq), s.params))
+      if (s.num_choices > 1 && !st.sched->forks())
+        return {s.id, n, "invalid_field",
+                "n > 1 needs continuous batching and paged KV blocks"};
+      const seq_id first = sequence_of(s.id, 0);
+      sequence seq(first, std::move(s.prompt), st.parts->block_size, s.priority, first);
+      if (auto err = st.sched->add(std::move(seq), s.params, s.num_choices))
         return {s.id, n, "prompt_too_long", *err};
-      st.requests.emplace(s.id, std::move(ra));
-      st.metrics.admitted(s.id, n, clock::now());
+      st.requests.emplace(s.id, live_request{std::move(ra), s.num_choices, s.num_choices});
+      const auto now = clock::now();
+      for (int32_t c = 0; c < s.num_choices; ++c) // the prompt counted once
+        st.metrics.admitted(sequence_of(s.id, c), c == 0 ? n : 0, now);
       kick(self);
       return {s.id, n, {}, {}};
     },
-    [=](cancel_atom, request_id id) { end(self, id, finish_reason::aborted); },
+    [=](cancel_atom, request_id id) {
+      cancel(self, id);
+      kick(self);
+      maybe_finish_shutdown(self);
+    },
     [=](stop_atom, seq_id id, finish_reason why) { end(self, id, why); },
     [=](figures_atom) -> caf::typed_response_promise<runtime_figures> {
       auto rp = self->make_response_promise<runtime_figures>();
@@ -246,7 +275,8 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       return rp;
     },
     [=](preempt_atom, request_id id, bool by_swap) {
-      self->state.sched->force_preemption(id == 0 ? std::nullopt : std::optional<seq_id>(id),
+      self->state.sched->force_preemption(id == 0 ? std::nullopt
+                                                  : std::optional<seq_id>(sequence_of(id, 0)),
                                           by_swap ? preemption_mode::swap
                                                   : preemption_mode::recompute);
       kick(self);
@@ -255,11 +285,11 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       auto& st = self->state;
       auto rp = self->make_response_promise<bool>();
       st.shutdown = rp;
-      std::vector<seq_id> live;
-      for (const auto& [id, ra] : st.requests)
+      std::vector<request_id> live;
+      for (const auto& [id, r] : st.requests)
         live.push_back(id);
-      for (seq_id id : live)
-        dispatch(self, st.sched->abort(id));
+      for (request_id id : live)
+        cancel(self, id);
       maybe_finish_shutdown(self);
       return rp;
     },

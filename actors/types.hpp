@@ -1,6 +1,7 @@
 #pragma once
 // Identifiers shared by the bookkeeping core.
 
+#include "kvactor/defaults.hpp"
 #include "model/token_id.hpp"
 
 #include <cstdint>
@@ -12,6 +13,14 @@ using block_id = int32_t;    // index of a block in the device or host pool
 using seq_id = uint64_t;     // one sequence (request) for its whole life
 using slot_id = int64_t;     // block * block_size + offset: a row of the KV cache
 using block_hash = uint64_t; // prefix-cache key of a full block, chained
+
+// A request's choices run as sequences of their own: choice c of request r
+// is sequence r * max_choices + c.
+inline constexpr seq_id sequence_of(uint64_t request, int32_t choice) {
+  return request * max_choices + static_cast<seq_id>(choice);
+}
+inline constexpr uint64_t request_of(seq_id id) { return id / max_choices; }
+inline constexpr int32_t choice_of(seq_id id) { return static_cast<int32_t>(id % max_choices); }
 
 inline constexpr block_id no_block = -1;
 inline constexpr token_id no_token = -1;

@@ -7,7 +7,7 @@
 //   auto rt = kvactor::spawn_runtime(sys, engine);   // caf::expected<runtime_actor>
 //   self->request(*rt, caf::infinite, kvactor::generate_atom::value, req, my_sink)
 //     .then([](const kvactor::admission& a) { ... });
-//   // my_sink receives token_event ... then exactly one done_event.
+//   // my_sink receives token_event ... then one done_event per choice (req.n).
 //   self->request(*rt, caf::infinite, kvactor::shutdown_atom::value).then(...);
 //
 // Register the message types on the config before the actor system starts.
@@ -48,6 +48,9 @@ struct generate_request {
   int32_t logprobs = -1;              // -1: none; 0..max_logprobs: each token event carries
                                       // its token's log probability and this many of the
                                       // most likely tokens'
+  int32_t n = 1;                      // [1, max_choices] choices of the same prompt, choice
+                                      // c sampling with seed + c; the prompt is computed
+                                      // once and its KV blocks shared
 };
 
 // The answer to a generate request: accepted (error_code empty) or refused.
@@ -71,7 +74,7 @@ struct token_logprob {
 // multi-byte character or a possible stop sequence is incomplete).
 struct token_event {
   request_id id = 0;
-  int32_t index = 0;
+  int32_t index = 0; // the token's place in its choice's output
   int32_t token = 0;
   std::string text;
   // When the request asked for logprobs (has_logprobs): this token's, and
@@ -79,9 +82,10 @@ struct token_event {
   bool has_logprobs = false;
   token_logprob logprob{};
   std::vector<token_logprob> top_logprobs{};
+  int32_t choice{}; // which of the request's n choices, [0, n)
 };
 
-// Exactly once per accepted request.
+// Exactly once per choice of an accepted request.
 struct done_event {
   request_id id = 0;
   std::string finish_reason; // eos, max_tokens, stop, aborted
@@ -93,6 +97,7 @@ struct done_event {
   double ttft_ms = 0;
   double total_ms = 0;
   int32_t preemptions = 0;
+  int32_t choice{}; // which of the request's n choices, [0, n)
 };
 
 // A distribution as Prometheus exposes one: how many observations fell at
@@ -213,7 +218,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("kvactor.generate_request"), x.prompt, x.prompt_tokens,
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
-           x.ignore_eos, x.logprobs);
+           x.ignore_eos, x.logprobs, x.n);
 }
 
 template <class Inspector>
@@ -230,14 +235,14 @@ typename Inspector::result_type inspect(Inspector& f, admission& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_event& x) {
   return f(caf::meta::type_name("kvactor.token_event"), x.id, x.index, x.token, x.text,
-           x.has_logprobs, x.logprob, x.top_logprobs);
+           x.has_logprobs, x.logprob, x.top_logprobs, x.choice);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, done_event& x) {
   return f(caf::meta::type_name("kvactor.done_event"), x.id, x.finish_reason, x.tokens, x.text,
            x.prompt_tokens, x.completion_tokens, x.cached_tokens, x.ttft_ms, x.total_ms,
-           x.preemptions);
+           x.preemptions, x.choice);
 }
 
 template <class Inspector>

@@ -67,6 +67,10 @@ protected:
     req.prompt_tokens = std::move(prompt);
     req.max_tokens = max_tokens;
     req.ignore_eos = true;
+    return generate(req);
+  }
+
+  request_id generate(const generate_request& req) {
     admission a;
     self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
       .receive([&](const admission& x) { a = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
@@ -284,6 +288,46 @@ TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
     EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(greedy_alone(prompt, 30))) << "request " << id;
   EXPECT_GE(figures().preemptions, 1);
   expect_idle();
+}
+
+// n sampled choices of one prompt (computed once, its blocks shared) give
+// the tokens of n requests of one choice with seeds seed + c, under swap
+// and recompute preemption too.
+TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
+  engine_config e;
+  e.block_size = 4;
+  e.kv_cache_bytes = 30 * 4096; // blocks of 4 KiB (see above); each sequence grows to 16
+  e.swap_bytes = 128 * 4096;
+  for (const char* mode : {"swap", "recompute"}) {
+    e.preemption = mode;
+    start(e);
+    generate_request req;
+    req.prompt_tokens = tokens(38, 3); // nine full blocks and a partial one before the fork
+    req.max_tokens = 24;
+    req.ignore_eos = true;
+    req.temperature = 0.9f;
+    req.seed = 41;
+    req.n = 4;
+    const request_id id = generate(req);
+    std::vector<request_id> solo;
+    for (int32_t c = 0; c < 4; ++c) {
+      generate_request one = req;
+      one.n = 1;
+      one.seed = 41 + uint64_t(c);
+      solo.push_back(generate(one));
+    }
+    const auto choices = events_->wait_choices(id, 4);
+    for (int32_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(choices[size_t(c)].finish_reason, "max_tokens");
+      EXPECT_THAT(choices[size_t(c)].tokens,
+                  ElementsAreArray(events_->wait_done(solo[size_t(c)]).tokens))
+        << mode << ", choice " << c;
+    }
+    EXPECT_NE(choices[0].tokens, choices[1].tokens) << mode;
+    EXPECT_GT(figures().preemptions, 0) << mode;
+    expect_idle();
+    stop();
+  }
 }
 
 TEST_F(model_runtime, cancel_returns_every_block) {

@@ -123,6 +123,14 @@ TEST(request_state, takes_each_field_up_to_its_limit_and_no_further) {
   r = text("hi");
   r.stop = {"ok", "\xff"};
   EXPECT_TRUE(is_refused_for(r, "stop"));
+  for (int32_t n : {0, max_choices + 1}) {
+    r = text("hi");
+    r.n = n;
+    EXPECT_TRUE(is_refused_for(r, "n")) << n;
+  }
+  r = text("hi");
+  r.n = max_choices;
+  EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));
 }
 
 // A request that asks for logprobs gets its token's and the alternatives'
@@ -134,7 +142,7 @@ TEST(request_state, token_events_carry_logprobs_only_when_asked) {
   auto asked = text("x", 8);
   asked.logprobs = 2;
   auto r = accepted(asked);
-  auto ev = r.on_token(ids[0], t0, lp);
+  auto ev = r.on_token(0, ids[0], t0, lp);
   ASSERT_TRUE(ev.has_value());
   EXPECT_TRUE(ev->has_logprobs);
   EXPECT_EQ(ev->logprob.token, ids[0]);
@@ -148,7 +156,7 @@ TEST(request_state, token_events_carry_logprobs_only_when_asked) {
 
   auto plain = accepted(text("x", 8));
   EXPECT_EQ(plain.params().num_logprobs, -1);
-  auto none = plain.on_token(ids[0], t0, lp);
+  auto none = plain.on_token(0, ids[0], t0, lp);
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_logprobs);
   EXPECT_TRUE(none->top_logprobs.empty());
@@ -159,12 +167,12 @@ TEST(request_state, streams_text_that_joins_up_to_the_whole) {
   auto ids = tok().encode("the café on the hill");
   std::string streamed;
   for (size_t i = 0; i < ids.size(); ++i) {
-    auto ev = r.on_token(ids[i], t0);
+    auto ev = r.on_token(0, ids[i], t0);
     ASSERT_TRUE(ev.has_value());
     EXPECT_EQ(ev->index, int32_t(i));
     streamed += ev->text;
   }
-  auto done = r.finish({7, no_token, finish_reason::max_tokens, 0, 0}, t0);
+  auto done = r.finish(0, {7, no_token, finish_reason::max_tokens, 0, 0}, t0);
   EXPECT_EQ(done.text, "the café on the hill");
   EXPECT_EQ(streamed, done.text);
   EXPECT_EQ(done.finish_reason, "max_tokens");
@@ -178,18 +186,55 @@ TEST(request_state, stops_at_a_stop_sequence_and_never_streams_it) {
   auto ids = tok().encode("the cat on the hill");
   std::string streamed;
   for (token_id id : ids) {
-    if (auto ev = r.on_token(id, t0))
+    if (auto ev = r.on_token(0, id, t0))
       streamed += ev->text;
-    if (r.stop_seen())
+    if (r.stop_seen(0))
       break;
   }
-  ASSERT_TRUE(r.stop_seen());
-  EXPECT_FALSE(r.on_token(ids.back(), t0).has_value()); // late tokens are dropped
-  auto done = r.finish({7, no_token, finish_reason::stop, 0, 1}, t0);
+  ASSERT_TRUE(r.stop_seen(0));
+  EXPECT_FALSE(r.on_token(0, ids.back(), t0).has_value()); // late tokens are dropped
+  auto done = r.finish(0, {7, no_token, finish_reason::stop, 0, 1}, t0);
   EXPECT_EQ(done.text, "the cat ");
   EXPECT_EQ(streamed, "the cat ");
   EXPECT_EQ(done.finish_reason, "stop");
   EXPECT_EQ(done.preemptions, 1);
+}
+
+// Each choice streams, stops and ends on its own.
+TEST(request_state, keeps_each_choice_apart) {
+  auto req = text("x", 32);
+  req.n = 2;
+  req.stop = {"hill"};
+  auto r = accepted(req);
+  EXPECT_EQ(r.num_choices(), 2);
+  const auto first = tok().encode("the hill");
+  const auto second = tok().encode("a cat");
+  std::string streamed[2];
+  for (size_t i = 0; i < std::max(first.size(), second.size()); ++i) {
+    if (i < first.size())
+      if (auto ev = r.on_token(0, first[i], t0)) {
+        EXPECT_EQ(ev->choice, 0);
+        streamed[0] += ev->text;
+      }
+    if (i < second.size())
+      if (auto ev = r.on_token(1, second[i], t0)) {
+        EXPECT_EQ(ev->choice, 1);
+        EXPECT_EQ(ev->index, int32_t(i));
+        streamed[1] += ev->text;
+      }
+  }
+  EXPECT_TRUE(r.stop_seen(0));
+  EXPECT_FALSE(r.stop_seen(1));
+  const auto a = r.finish(0, {0, no_token, finish_reason::stop, 0, 0}, t0);
+  const auto b = r.finish(1, {1, no_token, finish_reason::max_tokens, 0, 0}, t0);
+  EXPECT_EQ(a.choice, 0);
+  EXPECT_EQ(a.text, "the ");
+  EXPECT_EQ(a.finish_reason, "stop");
+  EXPECT_EQ(b.choice, 1);
+  EXPECT_EQ(b.text, "a cat");
+  EXPECT_EQ(streamed[1], "a cat");
+  EXPECT_EQ(b.finish_reason, "max_tokens");
+  EXPECT_EQ(b.completion_tokens, int32_t(second.size()));
 }
 
 } // namespace

@@ -38,10 +38,11 @@ std::shared_ptr<const model::tokenizer> tiny_tokenizer() {
   return std::make_shared<const model::tokenizer>(std::move(*tok));
 }
 
-std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t max_tokens) {
+std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t max_tokens,
+                                     uint64_t seed = 1) {
   std::vector<int32_t> out;
   for (int32_t i = 0; i < max_tokens; ++i) {
-    out.push_back(test_runner::next_token(history, vocab));
+    out.push_back(test_runner::next_token(history, vocab, seed));
     history.push_back(out.back());
   }
   return out;
@@ -285,7 +286,7 @@ TEST_F(runtime, a_swap_in_starts_the_executors_table_over) {
   EXPECT_EQ(done.preemptions, 1);
   // Prefilled into 0 and 1; swapped out (both go to the back of the free
   // list), swapped in into 2 and 3; position 8 adds block 4.
-  EXPECT_THAT(runner_->tables_of(a.id),
+  EXPECT_THAT(runner_->tables_of(sequence_of(a.id, 0)),
               ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3), ElementsAre(2, 3, 4)));
   expect_idle();
 }
@@ -306,8 +307,55 @@ TEST_F(runtime, a_recompute_starts_the_executors_table_over) {
   // a: blocks 0 and 1, then 5 for position 8. b: blocks 2 and 3; released
   // with 6 tokens computed (block 2 cached, 3 to the back of the free list)
   // and prefilled again in the same step from the cached block 2 and a new 4.
-  EXPECT_THAT(runner_->tables_of(a.id), ElementsAre(ElementsAre(0, 1), ElementsAre(0, 1, 5)));
-  EXPECT_THAT(runner_->tables_of(b.id), ElementsAre(ElementsAre(2, 3), ElementsAre(2, 4)));
+  EXPECT_THAT(runner_->tables_of(sequence_of(a.id, 0)), ElementsAre(ElementsAre(0, 1), ElementsAre(0, 1, 5)));
+  EXPECT_THAT(runner_->tables_of(sequence_of(b.id, 0)), ElementsAre(ElementsAre(2, 3), ElementsAre(2, 4)));
+  expect_idle();
+}
+
+// n choices: the prompt is computed once; while the choices' first step
+// runs, they hold its two full blocks together and a copy each of the
+// partial third (the last to write keeps the original).
+TEST_F(runtime, choices_share_the_prompts_blocks) {
+  start(16, 0);
+  runner_->pause();
+  const auto prompt = tokens(10, 20);
+  auto req = request_of(prompt, 3);
+  req.n = 3;
+  auto a = generate(req);
+  ASSERT_TRUE(a.ok()) << a.error_message;
+  ASSERT_TRUE(runner_->wait_arrived(1)); // 9 prompt tokens
+  runner_->allow(1);
+  ASSERT_TRUE(runner_->wait_arrived(2)); // each choice's token 9
+  const runtime_figures f = figures();
+  EXPECT_EQ(f.device_blocks_used, 3 + 2);
+  EXPECT_EQ(f.running, 3);
+  EXPECT_EQ(f.prompt_tokens, 10); // once, not per choice
+  runner_->resume();
+  const auto ends = events_->wait_choices(a.id, 3);
+  for (int32_t c = 0; c < 3; ++c) {
+    EXPECT_EQ(ends[c].finish_reason, "max_tokens") << "choice " << c;
+    // Choice c samples with seed 1 + c: its tokens differ from the others',
+    // and are wrong if a choice's write reached a block another one reads.
+    EXPECT_THAT(ends[c].tokens, ElementsAreArray(expected_output(prompt, 3, 1 + c)))
+      << "choice " << c;
+    std::lock_guard lock(events_->mutex);
+    EXPECT_EQ(std::ranges::count(events_->tokens[a.id], c, &token_event::choice), 3);
+  }
+  EXPECT_NE(ends[0].tokens, ends[1].tokens);
+  expect_idle();
+}
+
+TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
+  start(16, 0);
+  runner_->pause();
+  auto req = request_of(tokens(10, 20), 8);
+  req.n = 4;
+  auto a = generate(req);
+  ASSERT_TRUE(runner_->wait_arrived(1)); // the shared prefill, held
+  caf::anon_send(rt_, cancel_atom::value, a.id);
+  runner_->resume();
+  for (const done_event& d : events_->wait_choices(a.id, 4))
+    EXPECT_EQ(d.finish_reason, "aborted") << "choice " << d.choice;
   expect_idle();
 }
 

@@ -147,12 +147,16 @@ TEST_P(fork_preemption, choices_under_memory_pressure_equal_their_solo_runs) {
 INSTANTIATE_TEST_SUITE_P(scheduler_fork, fork_preemption,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute));
 
-TEST(scheduler_fork, the_comparison_modes_refuse_several_choices) {
+TEST(scheduler_fork, only_continuous_paged_scheduling_forks) {
+  EXPECT_TRUE(scheduler(config(64), 8, 0, bs).forks());
+  for (auto mode : {batching_mode::fixed, batching_mode::padded}) {
+    scheduler_config c = config(64);
+    c.batching = mode;
+    EXPECT_FALSE(scheduler(c, 8, 0, bs).forks());
+  }
   scheduler_config c = config(64);
-  c.batching = batching_mode::fixed;
-  driver d(32, 0, c);
-  EXPECT_TRUE(d.add(100, token_run(10), 2, 0, 2).has_value());
-  EXPECT_FALSE(d.add(200, token_run(10), 2, 0, 1).has_value());
+  c.reservation = kv_reservation::contiguous;
+  EXPECT_FALSE(scheduler(c, 8, 0, bs).forks());
 }
 
 } // namespace

@@ -1,10 +1,11 @@
 #pragma once
 // A step_runner for actor tests: a stand-in model whose next token depends
 // only on the whole token history, run on its own threads like a device's
-// streams. It rebuilds each sequence's history from the plans alone (what is
-// cached before `start`, plus the plan's tokens), so a scheduler that sent
-// wrong tokens, positions or lost a sequence's progress would change the
-// outputs.
+// streams. Its "KV cache" holds tokens: each step writes its tokens into the
+// slots of its sequence's blocks, block copies and swaps move them, and a
+// sequence's history is read back from its table's slots. So a scheduler
+// that sent wrong tokens, positions or tables, or lost a sequence's
+// progress, a copy-on-write or a swap, would change the outputs.
 //
 // Like the model runner it keeps each sequence's block table from the plans'
 // changes, and checks every step's tables: each change applies to the table
@@ -14,6 +15,7 @@
 
 #include "actors/step_runner.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -31,7 +33,9 @@ public:
   test_runner(int32_t num_device_blocks, int32_t num_host_blocks, int32_t block_size,
               int32_t vocab_size)
     : num_device_blocks_(num_device_blocks), num_host_blocks_(num_host_blocks),
-      block_size_(block_size), vocab_size_(vocab_size) {
+      block_size_(block_size), vocab_size_(vocab_size),
+      device_(size_t(num_device_blocks) * size_t(block_size), no_token),
+      host_(size_t(num_host_blocks) * size_t(block_size), no_token) {
     compute_ = std::thread([this] { work(compute_queue_); });
     swaps_ = std::thread([this] { work(swap_queue_); });
   }
@@ -42,8 +46,10 @@ public:
     swaps_.join();
   }
 
-  static token_id next_token(const std::vector<token_id>& history, int32_t vocab_size) {
-    uint64_t h = 17;
+  // Seed 1, a request's default, gives the plain hash of the history.
+  static token_id next_token(const std::vector<token_id>& history, int32_t vocab_size,
+                             uint64_t seed = 1) {
+    uint64_t h = 17 + (seed - 1) * 7919;
     for (size_t i = 0; i < history.size(); ++i)
       h = h * 31 + uint64_t(history[i]) * (i + 1);
     return token_id(h % uint64_t(vocab_size - 8)) + 4; // clear of the special tokens
@@ -105,19 +111,22 @@ public:
       }
       std::this_thread::sleep_for(step_time_.load());
       step_output out{plan.step_id, {}};
-      for (seq_id id : plan.released) {
-        history_.erase(id);
+      for (seq_id id : plan.released)
         tables_.erase(id);
-      }
       apply_tables(plan);
+      std::lock_guard lock(cache_mutex_);
+      copy(device_, device_, plan.copies);
       for (const auto& s : plan.seqs) {
-        auto& h = history_[s.id];
-        if (static_cast<int32_t>(h.size()) < s.start)
+        const auto& table = tables_[s.id];
+        for (size_t i = 0; i < s.tokens.size(); ++i)
+          device_[slot(table, s.start + int32_t(i))] = s.tokens[i];
+        std::vector<token_id> h;
+        for (int32_t p = 0; p < s.start + int32_t(s.tokens.size()); ++p)
+          h.push_back(device_[slot(table, p)]);
+        if (std::ranges::find(h, no_token) != h.end())
           throw std::logic_error("a step starts past the sequence's cached tokens");
-        h.resize(size_t(s.start));
-        h.insert(h.end(), s.tokens.begin(), s.tokens.end());
         if (s.sample) {
-          const token_id t = next_token(h, vocab_size_);
+          const token_id t = next_token(h, vocab_size_, s.sampling.seed);
           out.sampled.push_back(
             {s.id, t, s.num_logprobs >= 0 ? logprobs_of(t, vocab_size_, s.num_logprobs) : model::token_logprobs{}});
         }
@@ -126,8 +135,17 @@ public:
     });
   }
 
-  void swap(swap_direction, std::vector<block_copy>, std::function<void()> done) override {
-    swap_queue_.push([done = std::move(done)] { done(); });
+  void swap(swap_direction d, std::vector<block_copy> copies, std::function<void()> done) override {
+    swap_queue_.push([this, d, copies = std::move(copies), done = std::move(done)] {
+      {
+        std::lock_guard lock(cache_mutex_);
+        if (d == swap_direction::out)
+          copy(device_, host_, copies);
+        else
+          copy(host_, device_, copies);
+      }
+      done();
+    });
   }
 
   int32_t num_device_blocks() const override { return num_device_blocks_; }
@@ -135,6 +153,17 @@ public:
   int32_t block_size() const override { return block_size_; }
 
 private:
+  size_t slot(const std::vector<block_id>& table, int32_t position) const {
+    return size_t(table[size_t(position / block_size_)]) * size_t(block_size_) +
+           size_t(position % block_size_);
+  }
+  void copy(const std::vector<token_id>& from, std::vector<token_id>& to,
+            const std::vector<block_copy>& copies) const {
+    for (const block_copy& c : copies)
+      std::copy_n(from.begin() + ptrdiff_t(c.src) * block_size_, block_size_,
+                  to.begin() + ptrdiff_t(c.dst) * block_size_);
+  }
+
   // Applies the plan's table changes and checks the step's tables.
   void apply_tables(const step_plan& plan) {
     for (const auto& s : plan.seqs) {
@@ -216,7 +245,8 @@ private:
   bool paused_ = false;
   int permits_ = 0;         // steps allowed through while paused
   int64_t num_arrived_ = 0; // steps that reached the gate
-  std::map<seq_id, std::vector<token_id>> history_; // compute thread only
+  std::mutex cache_mutex_;
+  std::vector<token_id> device_, host_; // each block's slots: the token it holds
   std::map<seq_id, std::vector<block_id>> tables_;  // compute thread only
   std::vector<int32_t> holders_;                    // compute thread only
   std::vector<seq_id> seen_in_;                     // compute thread only

@@ -27,6 +27,25 @@ struct collector {
     EXPECT_TRUE(arrived) << "no done event for request " << id;
     return arrived ? dones[id].front() : done_event{};
   }
+
+  // The done events of `id`'s n choices, by choice; fails the test unless
+  // each choice ends exactly once within two minutes.
+  std::vector<done_event> wait_choices(request_id id, int32_t n) {
+    std::unique_lock lock(mutex);
+    const bool arrived = cv.wait_for(lock, std::chrono::minutes(2),
+                                     [&] { return dones[id].size() >= size_t(n); });
+    EXPECT_TRUE(arrived) << "not every choice of request " << id << " ended";
+    std::vector<done_event> by_choice(static_cast<size_t>(n));
+    for (const done_event& d : dones[id]) {
+      EXPECT_TRUE(d.choice >= 0 && d.choice < n) << "choice " << d.choice;
+      if (d.choice >= 0 && d.choice < n) {
+        EXPECT_EQ(by_choice[size_t(d.choice)].finish_reason, "") << "choice " << d.choice
+                                                                 << " ended twice";
+        by_choice[size_t(d.choice)] = d;
+      }
+    }
+    return by_choice;
+  }
 };
 
 inline sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
