@@ -7,10 +7,17 @@ namespace kvactor::net {
 
 namespace {
 
+// An accepted request as the client named it, and its choices' ends so far.
+struct client_request {
+  std::string id;
+  int32_t num_choices = 1;
+  int32_t num_done = 0;
+};
+
 struct bridge_state {
   bridge_state() = default;
   std::function<void(std::string)> emit;
-  std::unordered_map<request_id, std::string> client_ids; // accepted, not done
+  std::unordered_map<request_id, client_request> client_ids; // accepted, not done
   std::unordered_map<std::string, request_id> runtime_ids;
   std::unordered_set<std::string> pending;   // submitted, not yet admitted
   std::unordered_set<std::string> cancelled; // cancelled while pending
@@ -34,6 +41,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
         return;
       }
       st.pending.insert(op.id);
+      const int32_t num_choices = op.request.n;
       self->request(runtime, caf::infinite, generate_atom::value, std::move(op.request),
                     sink_actor{self})
         .then(
@@ -46,7 +54,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
               s.emit_if_drained();
               return;
             }
-            s.client_ids.emplace(a.id, id);
+            s.client_ids.emplace(a.id, client_request{id, num_choices});
             s.runtime_ids.emplace(id, a.id);
             s.emit(format_accepted(id, a.num_prompt_tokens));
             if (s.cancelled.erase(id) > 0)
@@ -75,15 +83,18 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
     [=](const token_event& ev) {
       auto& st = self->state;
       if (auto i = st.client_ids.find(ev.id); i != st.client_ids.end())
-        st.emit(format_token(i->second, ev));
+        st.emit(format_token(i->second.id, ev, i->second.num_choices));
     },
     [=](const done_event& d) {
       auto& st = self->state;
       auto i = st.client_ids.find(d.id);
       if (i == st.client_ids.end())
         return;
-      st.emit(format_done(i->second, d));
-      st.runtime_ids.erase(i->second);
+      client_request& r = i->second;
+      st.emit(format_done(r.id, d, r.num_choices));
+      if (++r.num_done < r.num_choices)
+        return;
+      st.runtime_ids.erase(r.id);
       st.client_ids.erase(i);
       st.emit_if_drained();
     },

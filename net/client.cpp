@@ -30,6 +30,7 @@ void read_object(od::object obj, server_event& e) {
     else if (key == "code" && !v.get_string().get(s)) e.code = s;
     else if (key == "message" && !v.get_string().get(s)) e.message = s;
     else if (key == "index" && !v.get_int64().get(n)) e.index = n;
+    else if (key == "choice" && !v.get_int64().get(n)) e.choice = n;
     else if (key == "token" && !v.get_int64().get(n)) e.token = n;
     else if (key == "prompt_tokens" && !v.get_int64().get(n)) e.prompt_tokens = n;
     else if (key == "completion_tokens" && !v.get_int64().get(n)) e.completion_tokens = n;
@@ -91,6 +92,8 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
     w.field("stop", req.stop);
   if (req.logprobs >= 0)
     w.field("logprobs", req.logprobs);
+  if (req.n > 1)
+    w.field("n", req.n);
 }
 
 std::string cancel_line(std::string_view id) {

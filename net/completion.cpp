@@ -15,14 +15,22 @@ std::string sse_event(std::string_view data) {
   return out;
 }
 
-completion::completion(completion_meta meta, size_t num_choices)
-  : meta_(std::move(meta)), choices_(num_choices) {
+completion::completion(completion_meta meta, size_t num_prompts, size_t n)
+  : meta_(std::move(meta)), n_(n), choices_(num_prompts * n) {
 }
 
 void completion::accepted(size_t index, request_id id) {
-  assert(index < choices_.size());
-  choices_[index].id = id;
-  index_of_[id] = index;
+  assert((index + 1) * n_ <= choices_.size());
+  for (size_t c = 0; c < n_; ++c)
+    choices_[index * n_ + c].id = id;
+  index_of_[id] = index * n_;
+}
+
+std::optional<size_t> completion::choice_of(request_id id, int32_t c) const {
+  auto i = index_of_.find(id);
+  if (i == index_of_.end() || c < 0 || size_t(c) >= n_)
+    return std::nullopt;
+  return i->second + size_t(c);
 }
 
 json_writer completion::envelope() const {
@@ -90,10 +98,10 @@ std::string completion::piece(choice& c, size_t index, std::string_view text,
 }
 
 std::string completion::on_token(const token_event& ev) {
-  auto i = index_of_.find(ev.id);
-  if (i == index_of_.end())
+  const auto index = choice_of(ev.id, ev.choice);
+  if (!index)
     return {};
-  auto& c = choices_[i->second];
+  auto& c = choices_[*index];
   const bool logprobs = meta_.logprobs && ev.has_logprobs;
   if (!meta_.stream) {
     if (logprobs)
@@ -105,15 +113,15 @@ std::string completion::on_token(const token_event& ev) {
   if (ev.text.empty() && !meta_.return_token_ids && !logprobs)
     return {};
   c.num_streamed += ev.text.size();
-  return piece(c, i->second, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1),
+  return piece(c, *index, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1),
                logprobs ? std::span<const token_event>(&ev, 1) : std::span<const token_event>());
 }
 
 std::string completion::on_done(const done_event& d) {
-  auto i = index_of_.find(d.id);
-  if (i == index_of_.end() || choices_[i->second].done)
+  const auto index = choice_of(d.id, d.choice);
+  if (!index || choices_[*index].done)
     return {};
-  auto& c = choices_[i->second];
+  auto& c = choices_[*index];
   c.done = true;
   c.end = d;
   ++num_done_;
@@ -123,15 +131,18 @@ std::string completion::on_done(const done_event& d) {
   // in the done event; the last chunk carries it.
   const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
   const std::string reason(openai_finish_reason(d.finish_reason));
-  return piece(c, i->second, rest, reason.c_str(), {});
+  return piece(c, *index, rest, reason.c_str(), {});
 }
 
 std::string completion::usage() const {
   int64_t prompt = 0, generated = 0, cached = 0;
-  for (const auto& c : choices_) {
-    prompt += c.end.prompt_tokens;
-    generated += c.end.completion_tokens;
-    cached += c.end.cached_tokens;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const done_event& end = choices_[i].end;
+    if (i % n_ == 0) { // a prompt's tokens count once, whatever its n
+      prompt += end.prompt_tokens;
+      cached += end.cached_tokens;
+    }
+    generated += end.completion_tokens;
   }
   json_writer details;
   details.field("cached_tokens", cached);

@@ -8,6 +8,7 @@
 #include "kvactor/kvactor.hpp"
 #include "net/json_writer.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -28,14 +29,18 @@ struct completion_meta {
 
 class completion {
 public:
-  completion(completion_meta meta, size_t num_choices);
+  // n choices of each of num_prompts prompts: prompt p's choice c is the
+  // answer's choice p * n + c.
+  completion(completion_meta meta, size_t num_prompts, size_t n = 1);
 
-  // Choice `index` runs as the runtime's request `id`.
+  // Prompt `index` runs as the runtime's request `id`.
   void accepted(size_t index, request_id id);
   // What a stream sends for an event (empty when not streaming, or nothing
   // to send); events of unknown requests are ignored.
   std::string on_token(const token_event& ev);
   std::string on_done(const done_event& d);
+  // The answer's choice an event belongs to; nullopt for unknown requests.
+  std::optional<size_t> choice_of(request_id id, int32_t choice) const;
   bool done() const { return num_done_ == choices_.size(); }
   // Once done: the whole JSON body, or the stream's end (usage and [DONE]).
   std::string finish() const;
@@ -66,6 +71,7 @@ private:
   std::string usage() const;
 
   completion_meta meta_;
+  size_t n_;
   std::vector<choice> choices_;
   std::unordered_map<request_id, size_t> index_of_;
   size_t num_done_ = 0;

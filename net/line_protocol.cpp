@@ -119,6 +119,13 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     if (auto wrong = check_logprobs(n))
       return invalid(*wrong);
     f.req.logprobs = static_cast<int32_t>(n);
+  } else if (key == "n") {
+    int64_t n;
+    if (v.get_int64().get(n))
+      return bad("an integer");
+    if (auto wrong = check_choices(n))
+      return invalid(*wrong);
+    f.req.n = static_cast<int32_t>(n);
   }
   return std::nullopt; // unknown keys are ignored
 }
@@ -205,9 +212,12 @@ std::string format_accepted(std::string_view id, int32_t num_prompt_tokens) {
     .line();
 }
 
-std::string format_token(std::string_view id, const token_event& ev) {
+std::string format_token(std::string_view id, const token_event& ev, int32_t num_choices) {
   json_writer w;
-  w.field("event", "token").field("id", id).field("index", ev.index).field("token", ev.token).field("text", ev.text);
+  w.field("event", "token").field("id", id);
+  if (num_choices > 1)
+    w.field("choice", ev.choice);
+  w.field("index", ev.index).field("token", ev.token).field("text", ev.text);
   if (ev.has_logprobs) {
     std::vector<json_writer> top;
     for (const token_logprob& t : ev.top_logprobs)
@@ -218,17 +228,18 @@ std::string format_token(std::string_view id, const token_event& ev) {
   return w.line();
 }
 
-std::string format_done(std::string_view id, const done_event& d) {
+std::string format_done(std::string_view id, const done_event& d, int32_t num_choices) {
   json_writer usage;
   usage.field("prompt_tokens", d.prompt_tokens)
     .field("completion_tokens", d.completion_tokens)
     .field("cached_tokens", d.cached_tokens);
   json_writer timing;
   timing.field("ttft_ms", d.ttft_ms).field("total_ms", d.total_ms);
-  return json_writer()
-    .field("event", "done")
-    .field("id", id)
-    .field("finish_reason", d.finish_reason)
+  json_writer w;
+  w.field("event", "done").field("id", id);
+  if (num_choices > 1)
+    w.field("choice", d.choice);
+  return w.field("finish_reason", d.finish_reason)
     .field("tokens", d.tokens)
     .field("text", d.text)
     .object("usage", usage)

@@ -49,8 +49,9 @@ private:
 };
 
 std::string format_accepted(std::string_view id, int32_t num_prompt_tokens);
-std::string format_token(std::string_view id, const token_event& ev);
-std::string format_done(std::string_view id, const done_event& done);
+// The events of a request of several choices (num_choices > 1) name theirs.
+std::string format_token(std::string_view id, const token_event& ev, int32_t num_choices = 1);
+std::string format_done(std::string_view id, const done_event& done, int32_t num_choices = 1);
 std::string format_stats(const runtime_figures& f);
 std::string format_pong();
 std::string format_error(const protocol_error& e);

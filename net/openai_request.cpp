@@ -186,12 +186,21 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
         return must_be("stream_options.include_usage", "true or false");
     }
     f.include_usage = include;
-  } else if (key == "n" || key == "best_of") {
+  } else if (key == "n") {
+    int64_t n;
+    if (v.get_int64().get(n))
+      return must_be(key, "an integer");
+    if (auto wrong = check_choices(n))
+      return invalid(key, *wrong);
+    f.params.n = static_cast<int32_t>(n);
+  } else if (key == "best_of") {
+    // NOTE: best_of > n ranks extra choices by their likelihood, which
+    // kvactor does not do.
     int64_t n;
     if (v.get_int64().get(n) || n < 1)
       return must_be(key, "an integer >= 1");
     if (n > 1)
-      return unsupported(key, std::string(key) + " > 1");
+      return unsupported(key, "best_of > 1");
   } else if (key == "logprobs") {
     // NOTE: OpenAI takes up to 5 alternatives, vLLM up to its max_logprobs
     // (20 by default); null is none.

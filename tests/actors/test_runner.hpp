@@ -46,7 +46,9 @@ public:
     swaps_.join();
   }
 
-  // Seed 1, a request's default, gives the plain hash of the history.
+  // Seed 1, a request's default, gives the plain hash of the history; a
+  // greedy request's seed is 1 whatever it asked for, as a model's draw
+  // matters only when it samples.
   static token_id next_token(const std::vector<token_id>& history, int32_t vocab_size,
                              uint64_t seed = 1) {
     uint64_t h = 17 + (seed - 1) * 7919;
@@ -126,7 +128,8 @@ public:
         if (std::ranges::find(h, no_token) != h.end())
           throw std::logic_error("a step starts past the sequence's cached tokens");
         if (s.sample) {
-          const token_id t = next_token(h, vocab_size_, s.sampling.seed);
+          const token_id t =
+            next_token(h, vocab_size_, s.sampling.temperature > 0 ? s.sampling.seed : 1);
           out.sampled.push_back(
             {s.id, t, s.num_logprobs >= 0 ? logprobs_of(t, vocab_size_, s.num_logprobs) : model::token_logprobs{}});
         }

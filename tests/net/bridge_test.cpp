@@ -102,6 +102,31 @@ TEST_F(bridge_test, streams_accepted_tokens_and_done_under_the_client_id) {
   EXPECT_EQ(next_line(), format_done("a", done_of(first_id, {40, 41}, "max_tokens")));
 }
 
+// A request of n choices: events name their choice, and the id stays live
+// until the last choice's done.
+TEST_F(bridge_test, names_each_choice_and_ends_with_the_last) {
+  auto two = op("a", {1});
+  two.request.n = 2;
+  send(two);
+  EXPECT_EQ(next_line(), format_accepted("a", 1));
+  token_event t{first_id, 0, 8, "x"};
+  t.choice = 1;
+  rt_.send_token(t);
+  done_event second = done_of(first_id, {8}, "eos");
+  second.choice = 1;
+  rt_.send_done(second);
+  send(op("a", {2})); // still live: one choice has not ended
+  const std::string token_line = next_line();
+  EXPECT_EQ(token_line, format_token("a", t, 2));
+  EXPECT_NE(token_line.find(R"("choice":1)"), std::string::npos) << token_line;
+  EXPECT_EQ(next_line(), format_done("a", second, 2));
+  EXPECT_EQ(next_line(), format_error({"duplicate_id", "a", "id 'a' is already live"}));
+  rt_.send_done(done_of(first_id, {}, "eos"));
+  EXPECT_EQ(next_line(), format_done("a", done_of(first_id, {}, "eos"), 2));
+  send(op("a", {3})); // ended: the id is free again
+  EXPECT_EQ(next_line(), format_accepted("a", 1));
+}
+
 TEST_F(bridge_test, routes_interleaved_events_to_their_client_ids) {
   send(op("a", {1}));
   EXPECT_EQ(next_line(), format_accepted("a", 1));

@@ -65,8 +65,9 @@ public:
   std::vector<request_id> sinks_down() const { return read(&journal::sinks_down); }
 
   void send_token(request_id id, int32_t index, int32_t token, std::string text) {
-    caf::anon_send(sink_of(id), token_event{id, index, token, std::move(text)});
+    send_token(token_event{id, index, token, std::move(text)});
   }
+  void send_token(token_event ev) { caf::anon_send(sink_of(ev.id), std::move(ev)); }
   void send_done(done_event d) { caf::anon_send(sink_of(d.id), std::move(d)); }
 
   // What it answers to figures_atom.

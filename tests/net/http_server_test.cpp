@@ -135,8 +135,8 @@ protected:
 
   // The text the stand-in model generates after a prompt of token ids, as
   // JSON carries it (invalid UTF-8 as U+FFFD).
-  std::string expected_text(std::vector<int32_t> prompt, int32_t n) {
-    const auto out = test_runtime::expected_output(std::move(prompt), n);
+  std::string expected_text(std::vector<int32_t> prompt, int32_t n, uint64_t seed = 1) {
+    const auto out = test_runtime::expected_output(std::move(prompt), n, seed);
     simdjson::dom::parser p;
     return std::string(std::string_view(p.parse(json_writer().field("t", rt_->tokenizer->decode(out)).str())["t"]));
   }
@@ -208,11 +208,11 @@ TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_d
   start();
   http_client c(port_);
   const std::string whole =
-    c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12})").body();
+    c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"seed":1})").body();
   simdjson::dom::parser p;
   const std::string text(std::string_view(p.parse(whole)["choices"].at(0)["text"]));
 
-  const response res = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"stream":true,)"
+  const response res = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"seed":1,"stream":true,)"
                                                  R"("stream_options":{"include_usage":true}})");
   ASSERT_EQ(res.result_int(), 200);
   EXPECT_EQ(res[http::field::content_type], "text/event-stream");
@@ -236,7 +236,7 @@ TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_d
 TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   start();
   http_client c(port_);
-  const response res = c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4})");
+  const response res = c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4,"seed":1})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   simdjson::dom::parser p;
   simdjson::dom::element body = p.parse(res.body());
@@ -246,6 +246,47 @@ TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   EXPECT_EQ(std::string_view(choices.at(1)["text"]), expected_text({3, 4, 5}, 4));
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 8);
+}
+
+// n choices of each prompt: prompt p's choice c is choice p * n + c and
+// samples with seed + c; each prompt's tokens count once in the usage.
+TEST_F(http_server_test, answers_n_choices_of_each_prompt) {
+  start();
+  http_client c(port_);
+  const response res =
+    c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4,"n":2,"seed":7})");
+  ASSERT_EQ(res.result_int(), 200) << res.body();
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(res.body());
+  simdjson::dom::array choices = body["choices"];
+  ASSERT_EQ(choices.size(), 4u);
+  const std::vector<std::vector<int32_t>> prompts = {{1, 2}, {3, 4, 5}};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(int64_t(choices.at(i)["index"]), int64_t(i));
+    EXPECT_EQ(std::string_view(choices.at(i)["text"]), expected_text(prompts[i / 2], 4, 7 + i % 2))
+      << "choice " << i;
+  }
+  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
+  EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 16);
+
+  const response stream = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":5,"n":3,)"
+                                                    R"("seed":2,"stream":true})");
+  ASSERT_EQ(stream.result_int(), 200);
+  std::string streamed[3];
+  int finished = 0;
+  for (const auto& data : sse_events(stream.body())) {
+    if (data == "[DONE]")
+      continue;
+    simdjson::dom::element chunk = p.parse(data)["choices"].at(0);
+    const auto index = int64_t(chunk["index"]);
+    ASSERT_TRUE(index >= 0 && index < 3) << data;
+    streamed[index] += std::string_view(chunk["text"]);
+    finished += !chunk["finish_reason"].is_null();
+  }
+  EXPECT_EQ(finished, 3);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_EQ(streamed[k], expected_text({9, 8}, 5, 2 + uint64_t(k))) << "choice " << k;
+  idle_figures();
 }
 
 TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
@@ -265,7 +306,7 @@ TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
   };
   expect_error(c.post("/v1/completions", "{not json"), 400, "");
   expect_error(c.post("/v1/completions", R"({"prompt":"a","top_p":7})"), 400, "top_p");
-  expect_error(c.post("/v1/completions", R"({"prompt":"a","n":2})"), 400, "n");
+  expect_error(c.post("/v1/completions", R"({"prompt":"a","n":0})"), 400, "n");
   expect_error(c.post("/v1/completions", R"({"prompt":[1],"max_tokens":9000})"), 400, "prompt");
   expect_error(c.post("/v1/completions", R"({"prompt":[600]})"), 400, "");
   expect_error(c.post("/v1/completions", R"({"model":"other","prompt":"a"})"), 404, "model");
@@ -307,7 +348,7 @@ TEST_F(http_server_test, answers_pipelined_requests_in_order) {
   start();
   http_client c(port_);
   std::string both;
-  for (const char* body : {R"({"prompt":[1,2,3],"max_tokens":5})", R"({"prompt":[4],"max_tokens":2})"})
+  for (const char* body : {R"({"prompt":[1,2,3],"max_tokens":5,"seed":1})", R"({"prompt":[4],"max_tokens":2,"seed":1})"})
     both += "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
             std::to_string(std::strlen(body)) + "\r\n\r\n" + body;
   both += "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -343,7 +384,7 @@ TEST_F(http_server_test, chats_through_the_models_template) {
   const auto prompt = rt_->tokenizer->encode(rendered);
   const response res = c.post("/v1/chat/completions",
                               R"({"model":"tiny","messages":[{"role":"system","content":"Be brief."},)"
-                              R"({"role":"user","content":"Hi"}],"max_tokens":4,"ignore_eos":true})");
+                              R"({"role":"user","content":"Hi"}],"max_tokens":4,"ignore_eos":true,"seed":1})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   simdjson::dom::parser p;
   simdjson::dom::element body = p.parse(res.body());

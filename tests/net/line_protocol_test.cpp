@@ -89,6 +89,8 @@ TEST(line_protocol, names_the_request_in_field_errors) {
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":0})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","logprobs":21})", "invalid_field", "logprobs"},
     {R"({"op":"generate","id":"r1","prompt":"a","logprobs":-1})", "invalid_field", "logprobs"},
+    {R"({"op":"generate","id":"r1","prompt":"a","n":0})", "invalid_field", "n must be"},
+    {R"({"op":"generate","id":"r1","prompt":"a","n":129})", "invalid_field", "n must be"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":"16"})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1e20})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","temperature":-1})", "invalid_field", "temperature"},
@@ -155,6 +157,13 @@ TEST(line_protocol, formats_events_that_parse_back) {
   EXPECT_EQ(tok->token, 42);
   EXPECT_EQ(tok->text, "hé");
   EXPECT_THAT(tok->line, Not(HasSubstr("logprob")));
+  EXPECT_THAT(tok->line, Not(HasSubstr("choice")));
+  // A request of several choices: each event names its own.
+  token_event second{1, 0, 42, "h"};
+  second.choice = 2;
+  EXPECT_EQ(parse_event(format_token("a", second, 3))->choice, 2);
+  d.choice = 1;
+  EXPECT_EQ(parse_event(format_done("a", d, 3))->choice, 1);
 }
 
 // A token event of a request that asked for logprobs: its token's, then the
@@ -180,8 +189,10 @@ TEST(line_protocol, client_lines_parse_as_the_same_request) {
   req.priority = -2;
   req.stop = {"\n", "x"};
   req.logprobs = 4;
+  req.n = 5;
   auto g = generate_of(generate_line("q", req));
   EXPECT_EQ(g.request.logprobs, 4);
+  EXPECT_EQ(g.request.n, 5);
   EXPECT_EQ(g.id, "q");
   EXPECT_EQ(g.request.prompt, req.prompt);
   EXPECT_EQ(g.request.max_tokens, 9);

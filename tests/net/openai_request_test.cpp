@@ -98,6 +98,9 @@ TEST(openai_request, names_the_field_at_fault) {
                         bad{R"({"prompt":"a","priority":-1000001})", "priority"},
                         bad{R"({"prompt":"a","priority":1.5})", "priority"},
                         bad{R"({"prompt":"a","stream":"yes"})", "stream"},
+                        bad{R"({"prompt":"a","n":0})", "n"},
+                        bad{R"({"prompt":"a","n":129})", "n"},
+                        bad{R"({"prompt":"a","n":1.5})", "n"},
                         bad{R"({"prompt":"a","model":1})", "model"},
                         bad{R"({"prompt":[]})", "prompt"},
                         bad{R"({"prompt":[1,"a"]})", "prompt"},
@@ -116,7 +119,7 @@ TEST(openai_request, names_the_field_at_fault) {
 }
 
 TEST(openai_request, refuses_what_it_does_not_support_rather_than_ignoring_it) {
-  for (const char* field : {R"("n":2)", R"("best_of":3)", R"("echo":true)",
+  for (const char* field : {R"("best_of":3)", R"("echo":true)",
                             R"("presence_penalty":0.5)", R"("frequency_penalty":-1)",
                             R"("suffix":"x")", R"("logit_bias":{"5":1})"}) {
     const api_error e = refused(std::string(R"({"prompt":"a",)") + field + "}");
@@ -125,7 +128,15 @@ TEST(openai_request, refuses_what_it_does_not_support_rather_than_ignoring_it) {
     EXPECT_TRUE(e.param.has_value()) << field;
   }
   // Their neutral values are fine.
-  parsed(R"({"prompt":"a","n":1,"echo":false,"presence_penalty":0,"logit_bias":{}})");
+  parsed(R"({"prompt":"a","best_of":1,"echo":false,"presence_penalty":0,"logit_bias":{}})");
+}
+
+TEST(openai_request, asks_every_prompt_for_n_choices) {
+  const auto r = parsed(R"({"prompt":["a","b"],"n":3})");
+  ASSERT_EQ(r.prompts.size(), 2u);
+  for (const auto& p : r.prompts)
+    EXPECT_EQ(p.n, 3);
+  EXPECT_EQ(parsed(R"({"prompt":"a"})").prompts[0].n, 1);
 }
 
 TEST(openai_request, reads_logprobs_up_to_twenty) {

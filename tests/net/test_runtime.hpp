@@ -34,11 +34,13 @@ struct test_runtime {
     runtime = spawn_runtime(sys, runner, {tokenizer, {vocab, 8192}}, {}, max_waiting);
   }
 
-  // The tokens the stand-in model generates after `history`.
-  static std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t n) {
+  // The tokens the stand-in model generates after `history`, sampling with
+  // `seed`.
+  static std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t n,
+                                              uint64_t seed = 1) {
     std::vector<int32_t> out;
     for (int32_t i = 0; i < n; ++i) {
-      out.push_back(kvactor::testing::test_runner::next_token(history, vocab));
+      out.push_back(kvactor::testing::test_runner::next_token(history, vocab, seed));
       history.push_back(out.back());
     }
     return out;
