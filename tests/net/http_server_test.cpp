@@ -13,6 +13,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 namespace kvactor::net {
@@ -248,6 +249,41 @@ TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 8);
 }
 
+// n = 4 over a 10-token prompt (4 tokens a block): held at the choices'
+// first step, they hold the two full blocks together and a copy each of the
+// partial third (the last writer keeps the original): 6, not 12. Each
+// choice equals a request of one choice with its seed, and they differ.
+TEST_F(http_server_test, n_choices_share_the_prompts_blocks) {
+  start();
+  http_client c(port_);
+  simdjson::dom::parser p;
+  rt_->runner->pause();
+  const std::string four = R"({"prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":4,"n":4,"seed":20})";
+  c.send(http::verb::post, "/v1/completions", four);
+  ASSERT_TRUE(rt_->runner->wait_arrived(1)); // the prompt short of its last token
+  rt_->runner->allow(1);
+  ASSERT_TRUE(rt_->runner->wait_arrived(2)); // each choice's first token
+  EXPECT_EQ(figures().device_blocks_used, 6);
+  rt_->runner->resume();
+  const auto shared = c.read();
+  ASSERT_TRUE(shared);
+  simdjson::dom::array four_choices = p.parse(shared->body())["choices"];
+  ASSERT_EQ(four_choices.size(), 4u);
+  std::set<std::string> distinct;
+  for (int64_t k = 0; k < 4; ++k) {
+    const response one = c.post("/v1/completions", R"({"prompt":[1,2,3,4,5,6,7,8,9,10],)"
+                                                   R"("max_tokens":4,"seed":)" +
+                                                     std::to_string(20 + k) + "}");
+    simdjson::dom::parser q;
+    const std::string_view alone = q.parse(one.body())["choices"].at(0)["text"];
+    EXPECT_EQ(std::string_view(four_choices.at(size_t(k))["text"]), alone) << "choice " << k;
+    distinct.emplace(alone);
+  }
+  EXPECT_EQ(distinct.size(), 4u);
+
+  idle_figures();
+}
+
 // n choices of each prompt: prompt p's choice c is choice p * n + c and
 // samples with seed + c; each prompt's tokens count once in the usage.
 TEST_F(http_server_test, answers_n_choices_of_each_prompt) {
@@ -268,7 +304,6 @@ TEST_F(http_server_test, answers_n_choices_of_each_prompt) {
   }
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 16);
-
   const response stream = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":5,"n":3,)"
                                                     R"("seed":2,"stream":true})");
   ASSERT_EQ(stream.result_int(), 200);
