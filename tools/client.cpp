@@ -1,8 +1,9 @@
-// kvactor-client: one generation over the line protocol, streamed to stdout.
+// kvactor-client: one generation over the line protocol, streamed to stdout
+// (with --n above 1, each choice printed when it ends).
 //
 //   kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]
 //                  [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]
-//                  [--logprobs=N] [--json] [--cancel-after=N] "prompt"
+//                  [--logprobs=N] [--n=N] [--json] [--cancel-after=N] "prompt"
 //   kvactor-client [--host=H] [--port=P] --stats
 
 #include "net/client.hpp"
@@ -27,7 +28,7 @@ struct options {
   std::cerr << "kvactor-client: " << problem << "\n"
             << "usage: kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]\n"
                "                      [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]\n"
-               "                      [--logprobs=N] [--json] [--cancel-after=N] \"prompt\"\n"
+               "                      [--logprobs=N] [--n=N] [--json] [--cancel-after=N] \"prompt\"\n"
                "       kvactor-client [--host=H] [--port=P] --stats\n";
   std::exit(2);
 }
@@ -63,6 +64,7 @@ options parse(int argc, char** argv) {
     else if (name == "seed") o.req.seed = static_cast<uint64_t>(number());
     else if (name == "stop") o.req.stop.push_back(v);
     else if (name == "logprobs") o.req.logprobs = static_cast<int32_t>(number());
+    else if (name == "n") o.req.n = static_cast<int32_t>(number());
     else if (name == "cancel-after") o.cancel_after = static_cast<int64_t>(number());
     else if (name == "json") o.json = true;
     else if (name == "stats") o.stats = true;
@@ -90,8 +92,10 @@ int main(int argc, char** argv) {
     return line ? 0 : 1;
   }
   c.send(kvactor::net::generate_line("cli", o.req));
+  const bool streams = o.req.n == 1; // several choices interleave: each printed at its end
   std::string streamed;
   int64_t num_tokens = 0;
+  int32_t num_done = 0;
   while (auto line = c.read_line()) {
     if (o.json)
       std::cout << *line << "\n" << std::flush;
@@ -103,15 +107,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (e->event == "token") {
-      streamed += e->text;
-      if (!o.json)
+      if (streams)
+        streamed += e->text;
+      if (!o.json && streams)
         std::cout << e->text << std::flush;
       if (++num_tokens == o.cancel_after)
         c.send(kvactor::net::cancel_line("cli"));
     }
     if (e->event == "done") {
       if (!o.json) {
-        if (e->text.size() > streamed.size()) // the held-back tail
+        if (!streams)
+          std::printf("choice %lld: ", static_cast<long long>(e->choice));
+        if (e->text.size() > streamed.size()) // the held-back tail, or all of it
           std::cout << e->text.substr(streamed.size());
         std::printf("\n[%s: %lld tokens, %lld prompt (%lld cached), ttft %.1f ms, total %.1f ms, "
                     "%lld preemptions]\n",
@@ -120,7 +127,8 @@ int main(int argc, char** argv) {
                     static_cast<long long>(e->cached_tokens), e->ttft_ms, e->total_ms,
                     static_cast<long long>(e->preemptions));
       }
-      return 0;
+      if (++num_done == o.req.n)
+        return 0;
     }
   }
   std::cerr << "kvactor-client: the server closed the connection\n";

@@ -24,6 +24,12 @@ json=$("$client" --port="$port" --max-tokens=3 --json "hello")
 [ "$(grep -c '"event":"token"' <<<"$json")" -eq 3 ]
 grep -q '"event":"done"' <<<"$json"
 
+# Three choices of one prompt, each printed when it ends.
+three=$("$client" --port="$port" --max-tokens=4 --temperature=1 --n=3 "Once upon a time")
+echo "$three"
+for c in 0 1 2; do grep -q "^choice $c: " <<<"$three"; done
+[ "$(grep -c '^\[max_tokens: 4 tokens' <<<"$three")" -eq 3 ]
+
 # The raw protocol, as nc would send it.
 exec 3<>"/dev/tcp/127.0.0.1/$port"
 printf '%s\n' '{"op":"ping"}' 'not json' '{"op":"generate","id":"r1","prompt_tokens":[1,2,3],"max_tokens":2}' >&3
