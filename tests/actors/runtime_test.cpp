@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <mutex>
 
 namespace kvactor {
@@ -372,6 +373,31 @@ TEST_F(runtime, a_dead_sink_cancels_its_request) {
   for (int i = 0; i < 6000 && figures().requests_aborted == 0; ++i)
     std::this_thread::sleep_for(10ms);
   EXPECT_EQ(figures().requests_aborted, 1);
+  expect_idle();
+}
+
+TEST_F(runtime, a_dead_sink_cancels_every_choice) {
+  start(256, 16);
+  runner_->set_step_time(1ms);
+  auto c = std::make_shared<collector>();
+  auto doomed = sys_.spawn(sink_fn, c);
+  auto req = request_of(tokens(9, 1), long_generation);
+  req.n = 3;
+  auto a = generate(req, doomed);
+  ASSERT_TRUE(a.ok());
+  {
+    std::unique_lock lock(c->mutex); // mid-generation: every choice has a token
+    ASSERT_TRUE(c->cv.wait_for(lock, 10s, [&] {
+      std::set<int32_t> seen;
+      for (const token_event& ev : c->tokens[a.id])
+        seen.insert(ev.choice);
+      return seen.size() == 3;
+    }));
+  }
+  caf::anon_send_exit(doomed, caf::exit_reason::user_shutdown);
+  for (int i = 0; i < 6000 && figures().requests_aborted < 3; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(figures().requests_aborted, 3); // each choice counts as a request
   expect_idle();
 }
 

@@ -53,6 +53,7 @@ inline sink_actor::behavior_type sink_fn(std::shared_ptr<collector> c) {
     [c](token_event& e) {
       std::lock_guard lock(c->mutex);
       c->tokens[e.id].push_back(std::move(e));
+      c->cv.notify_all();
     },
     [c](done_event& e) {
       std::lock_guard lock(c->mutex);

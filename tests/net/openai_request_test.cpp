@@ -139,6 +139,14 @@ TEST(openai_request, asks_every_prompt_for_n_choices) {
   EXPECT_EQ(parsed(R"({"prompt":"a"})").prompts[0].n, 1);
 }
 
+TEST(openai_request, asks_a_chat_for_n_choices) {
+  const auto chat = model::chat_template::detect(std::nullopt); // the plain rendering
+  auto r = parse_chat_request(R"({"messages":[{"role":"user","content":"Hi"}],"n":4})", 1, chat,
+                              "1 Jan 2026");
+  ASSERT_TRUE(std::holds_alternative<completion_request>(r));
+  EXPECT_EQ(std::get<completion_request>(r).prompts.at(0).n, 4);
+}
+
 TEST(openai_request, reads_logprobs_up_to_twenty) {
   EXPECT_EQ(parsed(R"({"prompt":"a"})").prompts[0].logprobs, -1);
   EXPECT_EQ(parsed(R"({"prompt":"a","logprobs":null})").prompts[0].logprobs, -1);
