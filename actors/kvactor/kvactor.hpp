@@ -121,6 +121,8 @@ struct runtime_figures {
   int32_t running = 0;
   int32_t waiting = 0;
   int32_t swapped = 0;
+  // Ended requests; a request of n choices counts n (each is a sequence of
+  // its own, with its own latencies below).
   int64_t requests_finished = 0;
   int64_t requests_aborted = 0;
   double prefix_hit_rate = 0;
