@@ -53,6 +53,33 @@ TEST(stress_workload, same_seed_same_requests_other_seed_other_requests) {
   EXPECT_LT(num_shared, 25);
 }
 
+TEST(stress_workload, some_seeded_requests_ask_for_several_choices) {
+  workload_options o;
+  o.num_requests = 400;
+  const auto w = make_workload(o);
+  const auto n = choices_of(w);
+  ASSERT_EQ(n.size(), w.size());
+  int32_t several = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(n[i], w[i].request.n);
+    if (n[i] > 1) {
+      ++several;
+      EXPECT_LE(n[i], 4);
+      EXPECT_GT(w[i].request.temperature, 0.0f) << "request " << i; // greedy choices are alike
+    }
+  }
+  EXPECT_GT(several, 0);
+
+  o.choices_fraction = 0;
+  const auto plain = make_workload(o);
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(plain[i].request.n, 1);
+    // The other fields stay those of the same seed.
+    EXPECT_EQ(plain[i].request.prompt_tokens, w[i].request.prompt_tokens);
+    EXPECT_EQ(plain[i].request.seed, w[i].request.seed);
+  }
+}
+
 TEST(stress_fault_plan, cancels_about_the_asked_fraction) {
   workload_options o;
   o.num_requests = 1000;
@@ -96,7 +123,7 @@ TEST(stress_checker, a_clean_run_passes_with_its_counts) {
   auto c = check_run(records, {std::vector<int32_t>{1, 2}, std::nullopt}, idle());
   EXPECT_TRUE(c.passed());
   EXPECT_EQ(c.summary(),
-            "requests 2 ok 1 aborted 1 errors 0 mismatches 0 leaked_blocks 0 duplicates 0 missing 0");
+            "requests 2 choices 2 ok 1 aborted 1 errors 0 mismatches 0 leaked_blocks 0 duplicates 0 missing 0");
 }
 
 TEST(stress_checker, catches_a_duplicate_end_and_a_missing_one) {
@@ -114,6 +141,22 @@ TEST(stress_checker, catches_an_output_that_differs_from_the_reference) {
   EXPECT_EQ(c.num_mismatches, 1);
   ASSERT_FALSE(c.failures.empty());
   EXPECT_THAT(c.failures[0], HasSubstr("first difference at token 1"));
+}
+
+// A request of several choices: each choice a record, counted and named.
+TEST(stress_checker, counts_requests_and_names_the_choice_at_fault) {
+  std::vector<request_record> records = {ended_ok({1}), ended_ok({2}), ended_ok({3})};
+  for (int32_t c = 0; c < 2; ++c) {
+    records[size_t(c) + 1].request = 1;
+    records[size_t(c) + 1].choice = c;
+    records[size_t(c) + 1].num_choices = 2;
+  }
+  auto c = check_run(records, {std::nullopt, std::nullopt, std::vector<int32_t>{4}}, idle());
+  EXPECT_EQ(c.num_requests, 2);
+  EXPECT_EQ(c.num_choices, 3);
+  EXPECT_EQ(c.num_mismatches, 1);
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_THAT(c.failures[0], HasSubstr("request r1 choice 1 output differs"));
 }
 
 TEST(stress_checker, catches_gaps_late_events_and_uncalled_aborts) {

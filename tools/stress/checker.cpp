@@ -6,7 +6,12 @@ namespace kvactor::stress {
 
 namespace {
 
-std::string name(size_t i) { return "request r" + std::to_string(i); }
+std::string name(const request_record& r) {
+  std::string n = "request r" + std::to_string(r.request);
+  if (r.num_choices > 1)
+    n += " choice " + std::to_string(r.choice);
+  return n;
+}
 
 // "first difference at token 3: got 17, reference 42" or "got 5 tokens, reference 7".
 std::string first_difference(const std::vector<int32_t>& got, const std::vector<int32_t>& want,
@@ -23,7 +28,8 @@ std::string first_difference(const std::vector<int32_t>& got, const std::vector<
 } // namespace
 
 std::string check_result::summary() const {
-  return "requests " + std::to_string(num_requests) + " ok " + std::to_string(num_ok) +
+  return "requests " + std::to_string(num_requests) + " choices " + std::to_string(num_choices) +
+         " ok " + std::to_string(num_ok) +
          " aborted " + std::to_string(num_aborted) + " errors " + std::to_string(num_errors) +
          " mismatches " + std::to_string(num_mismatches) + " leaked_blocks " +
          std::to_string(num_leaked_blocks) + " duplicates " + std::to_string(num_duplicates) +
@@ -34,7 +40,8 @@ check_result check_run(const std::vector<request_record>& records,
                        const std::vector<std::optional<std::vector<int32_t>>>& reference,
                        const std::optional<end_state>& end) {
   check_result c;
-  c.num_requests = static_cast<int64_t>(records.size());
+  c.num_choices = static_cast<int64_t>(records.size());
+  c.num_requests = std::ranges::count(records, 0, &request_record::choice);
   auto fail = [&](std::string line) { c.failures.push_back(std::move(line)); };
   for (size_t i = 0; i < records.size(); ++i) {
     const request_record& r = records[i];
@@ -44,13 +51,13 @@ check_result check_run(const std::vector<request_record>& records,
     const int32_t num_ends = r.num_dones + r.num_errors;
     if (num_ends > 1) {
       ++c.num_duplicates;
-      fail(name(i) + " ended " + std::to_string(num_ends) + " times (" +
+      fail(name(r) + " ended " + std::to_string(num_ends) + " times (" +
            std::to_string(r.num_dones) + " done, " + std::to_string(r.num_errors) + " error)");
     }
     if (r.num_events_after_end > 0)
-      fail(name(i) + " got " + std::to_string(r.num_events_after_end) + " events after its end");
+      fail(name(r) + " got " + std::to_string(r.num_events_after_end) + " events after its end");
     if (r.num_index_gaps > 0)
-      fail(name(i) + " token indexes are not contiguous (" + std::to_string(r.num_index_gaps) +
+      fail(name(r) + " token indexes are not contiguous (" + std::to_string(r.num_index_gaps) +
            " out of order)");
     if (num_ends == 0) {
       if (r.disconnected) {
@@ -59,7 +66,7 @@ check_result check_run(const std::vector<request_record>& records,
         continue;
       }
       ++c.num_missing;
-      fail(name(i) + (r.sent ? " never ended" : " was never sent") +
+      fail(name(r) + (r.sent ? " never ended" : " was never sent") +
            (r.accepted ? " (accepted, " : " (not accepted, ") + std::to_string(r.tokens.size()) +
            " tokens streamed)");
       continue;
@@ -69,13 +76,13 @@ check_result check_run(const std::vector<request_record>& records,
       continue;
     }
     if (r.done_tokens != r.tokens)
-      fail(name(i) + " done tokens differ from its streamed tokens: " +
+      fail(name(r) + " done tokens differ from its streamed tokens: " +
            first_difference(r.tokens, r.done_tokens, "done event"));
     if (r.finish_reason == "aborted") {
       ++c.num_aborted;
       if (!r.cancel_sent && !r.disconnected) {
         ++c.num_mismatches;
-        fail(name(i) + " ended aborted but was never cancelled");
+        fail(name(r) + " ended aborted but was never cancelled");
       }
       continue;
     }
@@ -83,7 +90,7 @@ check_result check_run(const std::vector<request_record>& records,
     const auto& want = i < reference.size() ? reference[i] : std::nullopt;
     if (want && r.done_tokens != *want) {
       ++c.num_mismatches;
-      fail(name(i) + " output differs from the undisturbed run (" +
+      fail(name(r) + " output differs from the undisturbed run (" +
            std::to_string(r.preemptions) + " preemptions, finish " + r.finish_reason + "): " +
            first_difference(r.done_tokens, *want, "reference"));
     }

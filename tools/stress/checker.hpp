@@ -20,14 +20,17 @@ struct end_state {
   int64_t preemptions = 0;
 };
 
+// Requests, and their choices' records; each choice ends ok, aborted or by
+// an error.
 struct check_result {
-  int64_t num_requests = 0, num_ok = 0, num_aborted = 0, num_errors = 0;
+  int64_t num_requests = 0, num_choices = 0, num_ok = 0, num_aborted = 0, num_errors = 0;
   int64_t num_disconnected = 0, num_cancelled = 0;
   int64_t num_mismatches = 0, num_leaked_blocks = 0, num_duplicates = 0, num_missing = 0;
   std::vector<std::string> failures; // one line each, naming the request or pool
 
   bool passed() const { return failures.empty(); }
-  // requests N ok N aborted N errors N mismatches N leaked_blocks N duplicates N missing N
+  // requests N choices N ok N aborted N errors N mismatches N leaked_blocks N duplicates N
+  // missing N
   std::string summary() const;
 };
 

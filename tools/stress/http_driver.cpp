@@ -88,25 +88,28 @@ public:
     }
     book_.accepted(r.index);
     simdjson::dom::parser parser;
-    int32_t num_tokens = 0;
-    std::vector<int32_t> tokens;
+    // Each choice's tokens so far; a fault comes at the first to reach its place.
+    std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(r.request.n));
     while (auto data = net::next_sse_data(*c)) {
       simdjson::dom::element choice;
       if (parser.parse(*data)["choices"].at(0).get(choice))
         continue; // the usage event
+      const auto index = static_cast<int32_t>(int64_t(choice["index"]));
+      auto& mine = tokens.at(static_cast<size_t>(index));
       for (int64_t id : simdjson::dom::array(choice["token_ids"])) {
-        book_.token(r.index, num_tokens, static_cast<int32_t>(id));
-        tokens.push_back(static_cast<int32_t>(id));
+        const auto num_tokens = static_cast<int32_t>(mine.size());
+        book_.token(r.index, index, num_tokens, static_cast<int32_t>(id));
+        mine.push_back(static_cast<int32_t>(id));
         if (num_tokens == f.cancel_at || num_tokens == f.disconnect_at)
           return close(*c, r.index, num_tokens == f.cancel_at, f.cancel_delay_ms);
-        ++num_tokens;
       }
       std::string_view reason;
       if (!choice["finish_reason"].get(reason)) {
         done_event d;
         d.finish_reason = kvactor_finish_reason(reason);
-        d.tokens = tokens;
-        d.completion_tokens = num_tokens;
+        d.tokens = mine;
+        d.completion_tokens = static_cast<int32_t>(mine.size());
+        d.choice = index;
         book_.done(r.index, d);
       }
     }

@@ -23,7 +23,7 @@ sink_actor::behavior_type sink_fn(int32_t index, std::shared_ptr<record_book> bo
   const std::chrono::milliseconds cancel_delay(faults.cancel_delay_ms);
   return {
     [=](const token_event& e) {
-      book->token(index, e.index, e.token);
+      book->token(index, e.choice, e.index, e.token);
       if (cancel_at >= 0 && e.index == cancel_at) {
         book->cancel_sent(index);
         send_after(cancel_delay, runtime, cancel_atom::value, e.id);

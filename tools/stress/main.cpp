@@ -1,11 +1,11 @@
 // kvactor-stress: drives a kvactor runtime with a seeded workload and
 // injected faults, then checks that nothing was lost, duplicated, mixed up
 // or leaked. Exit status 0 only if every check holds; the last line is
-//   requests N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing 0
+//   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing 0
 //
 //   kvactor-stress [--mode=in-process|tcp|http] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
-//                  [--malformed-fraction=F] [--connections=4] [--host=H --port=P]
+//                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4] [--host=H --port=P]
 //                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
 //                  [--stall-s=60] [--quiet] ...
 // (--help lists every option.)
@@ -51,6 +51,7 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
   w.seed = static_cast<uint64_t>(cfg.seed);
   w.rate = cfg.rate;
   w.num_connections = cfg.connections;
+  w.choices_fraction = cfg.choices_fraction;
   w.vocab_size = small_model::vocab_size; // NOTE: a given model must have at least 512 tokens
   const auto workload = make_workload(w);
   fault_options f;

@@ -4,8 +4,32 @@
 
 #include <algorithm>
 #include <iostream>
+#include <stdexcept>
 
 namespace kvactor::stress {
+
+record_book::record_book(const std::vector<int32_t>& num_choices) {
+  first_.reserve(num_choices.size() + 1);
+  first_.push_back(0);
+  for (int32_t n : num_choices)
+    first_.push_back(first_.back() + static_cast<size_t>(n));
+  records_.resize(first_.back());
+  for (size_t i = 0; i < num_choices.size(); ++i)
+    for (int32_t c = 0; c < num_choices[i]; ++c) {
+      request_record& r = records_[first_[i] + static_cast<size_t>(c)];
+      r.request = static_cast<int32_t>(i);
+      r.choice = c;
+      r.num_choices = num_choices[i];
+    }
+}
+
+request_record& record_book::record(int32_t index, int32_t choice) {
+  const size_t i = first_record(index) + static_cast<size_t>(choice);
+  if (choice < 0 || i >= first_.at(static_cast<size_t>(index) + 1))
+    throw std::out_of_range("request " + std::to_string(index) + " has no choice " +
+                            std::to_string(choice));
+  return records_[i];
+}
 
 void record_book::note_resolved(request_record& r, bool was_resolved) {
   if (!was_resolved && r.resolved()) {
@@ -16,20 +40,20 @@ void record_book::note_resolved(request_record& r, bool was_resolved) {
 
 void record_book::sent(int32_t index) {
   std::lock_guard lock(mutex_);
-  records_.at(static_cast<size_t>(index)).sent = true;
+  each_choice(index, [](request_record& r) { r.sent = true; });
 }
 
 void record_book::accepted(int32_t index) {
   std::lock_guard lock(mutex_);
   // NOTE: not an event after the end when it comes late: in-process the
   // admission reply and the sink's events travel on different channels.
-  records_.at(static_cast<size_t>(index)).accepted = true;
+  each_choice(index, [](request_record& r) { r.accepted = true; });
   note_event();
 }
 
-void record_book::token(int32_t index, int32_t token_index, int32_t token) {
+void record_book::token(int32_t index, int32_t choice, int32_t token_index, int32_t token) {
   std::lock_guard lock(mutex_);
-  auto& r = records_.at(static_cast<size_t>(index));
+  auto& r = record(index, choice);
   if (r.ended())
     ++r.num_events_after_end;
   if (token_index != static_cast<int32_t>(r.tokens.size()))
@@ -41,7 +65,7 @@ void record_book::token(int32_t index, int32_t token_index, int32_t token) {
 
 void record_book::done(int32_t index, const done_event& done) {
   std::lock_guard lock(mutex_);
-  auto& r = records_.at(static_cast<size_t>(index));
+  auto& r = record(index, done.choice);
   const bool was = r.resolved();
   if (r.ended())
     ++r.num_events_after_end;
@@ -56,43 +80,49 @@ void record_book::done(int32_t index, const done_event& done) {
 
 void record_book::error(int32_t index, const std::string& code) {
   std::lock_guard lock(mutex_);
-  auto& r = records_.at(static_cast<size_t>(index));
-  const bool was = r.resolved();
-  if (r.ended())
-    ++r.num_events_after_end;
-  ++r.num_errors;
-  r.error_code = code;
+  each_choice(index, [&](request_record& r) {
+    const bool was = r.resolved();
+    if (r.ended())
+      ++r.num_events_after_end;
+    ++r.num_errors;
+    r.error_code = code;
+    note_resolved(r, was);
+  });
   note_event();
-  note_resolved(r, was);
 }
 
 void record_book::cancel_sent(int32_t index) {
   std::lock_guard lock(mutex_);
-  auto& r = records_.at(static_cast<size_t>(index));
-  if (!r.cancel_sent)
+  if (!records_.at(first_record(index)).cancel_sent)
     ++num_cancels_;
-  r.cancel_sent = true;
+  each_choice(index, [](request_record& r) { r.cancel_sent = true; });
 }
 
 bool record_book::disconnect(int32_t index) {
   std::lock_guard lock(mutex_);
-  auto& r = records_.at(static_cast<size_t>(index));
-  if (r.resolved() || !r.sent)
-    return false;
-  r.disconnected = true;
-  note_resolved(r, false);
-  return true;
+  bool was_live = false;
+  each_choice(index, [&](request_record& r) {
+    if (r.resolved() || !r.sent)
+      return;
+    r.disconnected = true;
+    was_live = true;
+    note_resolved(r, false);
+  });
+  return was_live;
 }
 
 bool record_book::live(int32_t index) {
   std::lock_guard lock(mutex_);
-  const auto& r = records_.at(static_cast<size_t>(index));
-  return r.sent && !r.resolved();
+  bool any = false;
+  each_choice(index, [&](const request_record& r) { any = any || (r.sent && !r.resolved()); });
+  return any;
 }
 
 bool record_book::resolved(int32_t index) {
   std::lock_guard lock(mutex_);
-  return records_.at(static_cast<size_t>(index)).resolved();
+  bool all = true;
+  each_choice(index, [&](const request_record& r) { all = all && r.resolved(); });
+  return all;
 }
 
 record_book::wait_result record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline,
@@ -137,8 +167,8 @@ bool wait_resolved(record_book& book, std::chrono::steady_clock::time_point star
     std::cerr << "the timeout of " << timeout_s << " s passed";
   else
     std::cerr << "every connection ended";
-  std::cerr << " with " << book.num_requests() - size_t(book.num_resolved()) << " of "
-            << book.num_requests() << " requests unresolved\n";
+  std::cerr << " with " << book.num_records() - size_t(book.num_resolved()) << " of "
+            << book.num_records() << " requests unresolved (each choice counts)\n";
   return false;
 }
 

@@ -43,20 +43,20 @@ run_reference(caf::actor_system& sys, const stress_config& cfg, const std::strin
   for (auto& r : at_once)
     r.arrival_s = 0;
   std::vector<request_faults> none(workload.size());
-  auto shared_book = std::make_shared<record_book>(workload.size());
+  auto shared_book = std::make_shared<record_book>(choices_of(workload));
   record_book& book = *shared_book;
   drive_options options;
   options.timeout_s = cfg.timeout_s;
   options.stall_s = cfg.stall_s;
   std::optional<end_state> end;
   {
-    progress bar(book, static_cast<int64_t>(workload.size()), "reference", !cfg.quiet);
+    progress bar(book, static_cast<int64_t>(book.num_records()), "reference", !cfg.quiet);
     end = drive_in_process(sys, *runtime, at_once, none, options, shared_book, bar);
   }
   shutdown(sys, *runtime);
   reference_run out;
-  out.outputs.resize(workload.size());
   auto records = book.records();
+  out.outputs.resize(records.size());
   for (size_t i = 0; i < records.size(); ++i)
     if (records[i].num_dones == 1 && records[i].finish_reason != "aborted")
       out.outputs[i] = records[i].done_tokens;
@@ -82,7 +82,7 @@ std::variant<run_outcome, std::string>
 run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
                  const std::vector<stress_request>& workload,
                  const std::vector<request_faults>& plan) {
-  auto shared_book = std::make_shared<record_book>(workload.size());
+  auto shared_book = std::make_shared<record_book>(choices_of(workload));
   record_book& book = *shared_book;
   run_outcome out;
   const bool external = cfg.mode == "tcp" && cfg.port != 0;
@@ -98,7 +98,7 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     options.preempt_every = cfg.preempt_every;
     options.timeout_s = cfg.timeout_s;
     options.stall_s = cfg.stall_s;
-    progress bar(book, static_cast<int64_t>(workload.size()), "stress", !cfg.quiet);
+    progress bar(book, static_cast<int64_t>(book.num_records()), "stress", !cfg.quiet);
     out.end = drive_in_process(sys, *runtime, workload, plan, options, shared_book, bar);
     shutdown(sys, *runtime);
   } else {
@@ -128,7 +128,7 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
     std::optional<std::variant<tcp_outcome, std::string>> tcp;
     std::optional<http_outcome> over_http;
     if (!failed) {
-      progress bar(book, static_cast<int64_t>(workload.size()), "stress", !cfg.quiet);
+      progress bar(book, static_cast<int64_t>(book.num_records()), "stress", !cfg.quiet);
       if (http) {
         http_options options;
         options.host = cfg.host;

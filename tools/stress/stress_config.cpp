@@ -19,6 +19,7 @@ stress_config::stress_config() {
     .add(preempt_every, "preempt-every", "force a preemption every K steps (in-process; 0: off)")
     .add(disconnect_fraction, "disconnect-fraction", "fraction of requests whose connection drops mid-stream (tcp)")
     .add(malformed_fraction, "malformed-fraction", "fraction of requests preceded by a malformed line (tcp)")
+    .add(choices_fraction, "choices-fraction", "fraction of the seeded requests with n of 2 to 4 choices")
     .add(model, "model", "model folder (default: a small generated tiny model)")
     .add(kv_cache_kib, "kv-cache-kib", "device KV budget in KiB of the run under faults")
     .add(swap_kib, "swap-kib", "host swap space in KiB of the run under faults")

@@ -18,6 +18,7 @@ struct stress_config : caf::actor_system_config {
   int32_t preempt_every = 0;
   double disconnect_fraction = 0;
   double malformed_fraction = 0;
+  double choices_fraction = 0.1;     // of the seeded requests: n of 2 to 4
   std::string model;                 // empty: a small generated model
   int64_t kv_cache_kib = 1024;
   int64_t swap_kib = 1024;

@@ -210,7 +210,8 @@ private:
         book_.accepted(index);
       } else if (ev->event == "token") {
         const auto token_index = static_cast<int32_t>(ev->index);
-        book_.token(index, token_index, static_cast<int32_t>(ev->token));
+        book_.token(index, static_cast<int32_t>(ev->choice), token_index,
+                    static_cast<int32_t>(ev->token));
         if (f.cancel_at >= 0 && token_index == f.cancel_at)
           cancel(index);
         if (f.disconnect_at >= 0 && token_index == f.disconnect_at && still_live(index)) {
@@ -223,8 +224,10 @@ private:
         d.tokens = ev->tokens;
         d.completion_tokens = static_cast<int32_t>(ev->completion_tokens);
         d.preemptions = static_cast<int32_t>(ev->preemptions);
+        d.choice = static_cast<int32_t>(ev->choice);
         book_.done(index, d);
-        forget(index);
+        if (book_.resolved(index)) // its last choice
+          forget(index);
         if (f.cancel_at >= 0 && f.cancel_at >= d.completion_tokens)
           cancel(index); // after the end: answered with unknown_id
         num_resolved = count_resolved();

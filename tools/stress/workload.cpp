@@ -34,6 +34,8 @@ std::vector<stress_request> make_workload(const workload_options& o) {
     prefixes.push_back(random_tokens(rng, prefix_length, o.vocab_size));
   const std::vector<std::string> stops = {"a", "e", "th", "in", "o "};
 
+  // NOTE: a stream of its own, so the other fields stay those of the same seed.
+  std::mt19937_64 choices_rng(o.seed ^ 0x6a09e667f3bcc908ull);
   std::vector<stress_request> out;
   out.reserve(static_cast<size_t>(o.num_requests));
   double clock = 0;
@@ -69,12 +71,22 @@ std::vector<stress_request> make_workload(const workload_options& o) {
       q.top_k = 40;
       q.top_p = 0.95f;
       q.seed = rng() >> 1;
+      if (unit(choices_rng) < o.choices_fraction)
+        q.n = uniform(choices_rng, 2, 4);
     }
     if (unit(rng) < o.stop_fraction)
       q.stop = {stops[static_cast<size_t>(uniform(rng, 0, static_cast<int32_t>(stops.size()) - 1))]};
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::vector<int32_t> choices_of(const std::vector<stress_request>& workload) {
+  std::vector<int32_t> n;
+  n.reserve(workload.size());
+  for (const auto& r : workload)
+    n.push_back(r.request.n);
+  return n;
 }
 
 } // namespace kvactor::stress

@@ -1,8 +1,9 @@
 #pragma once
 // workload: the seeded requests a stress run sends — prompt and output
 // lengths from a mix of shapes, some prompts sharing long prefixes, mixed
-// priorities, greedy and seeded sampling, some stop sequences, Poisson
-// arrivals (or all at once) spread over client connections.
+// priorities, greedy and seeded sampling (some of several choices), some
+// stop sequences, Poisson arrivals (or all at once) spread over client
+// connections.
 
 #include "kvactor/kvactor.hpp"
 
@@ -26,6 +27,7 @@ struct workload_options {
   double shared_prefix_fraction = 0.3;
   double seeded_fraction = 0.5;       // the rest is greedy
   double stop_fraction = 0.2;
+  double choices_fraction = 0.1;      // of the seeded: n of 2 to 4 choices
   int32_t vocab_size = 512;
 };
 
@@ -38,5 +40,7 @@ struct stress_request {
 
 // The requests in arrival order (index == position).
 std::vector<stress_request> make_workload(const workload_options& options);
+// Each request's n, the choices a record_book keeps records of.
+std::vector<int32_t> choices_of(const std::vector<stress_request>& workload);
 
 } // namespace kvactor::stress
