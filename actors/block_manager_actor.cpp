@@ -20,14 +20,9 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
     [&ledger](reserve_atom, const std::vector<reservation_entry>& entries) {
       return ledger.reserve(entries);
     },
-    [&ledger](const scheduler_command& cmd) {
-      switch (cmd.kind) {
-        case scheduler_command::release: ledger.release(cmd.id, cmd.num_computed); break;
-        case scheduler_command::forget: ledger.forget(cmd.id, cmd.num_computed); break;
-        case scheduler_command::fork: ledger.fork(cmd.id, cmd.child); break;
-        default: KVACTOR_ASSERT(false, "a swap command sent to the block manager");
-      }
-    },
+    [&ledger](release_atom, seq_id id, int32_t num_computed) { ledger.release(id, num_computed); },
+    [&ledger](forget_atom, seq_id id, int32_t num_computed) { ledger.forget(id, num_computed); },
+    [&ledger](fork_atom, seq_id first, seq_id choice) { ledger.fork(first, choice); },
     [&ledger](blocks_atom, seq_id id) { return ledger.blocks_of(id); },
     [&ledger](swapped_atom, seq_id id) { ledger.release_swapped(id); },
     [&ledger](swap_in_atom, seq_id id, int32_t num_wanted) {

@@ -41,8 +41,13 @@ using scheduler_actor = runtime_actor::extend<
 using block_manager_actor = caf::typed_actor<
   // Slots for a whole step, in scheduling order, until one does not fit.
   caf::replies_to<reserve_atom, std::vector<reservation_entry>>::with<reservation_result>,
-  // release (recompute) or forget (ended).
-  caf::reacts_to<scheduler_command>,
+  // Preempted by recompute: free its blocks and drop its progress, once its
+  // computed full blocks (this many tokens) joined the prefix cache.
+  caf::reacts_to<release_atom, seq_id, int32_t>,
+  // Ended: cache its computed full blocks, free its blocks and its record.
+  caf::reacts_to<forget_atom, seq_id, int32_t>,
+  // A request's choice (second) starts as a copy of its first (first).
+  caf::reacts_to<fork_atom, seq_id, seq_id>,
   // A sequence's blocks, to swap out.
   caf::replies_to<blocks_atom, seq_id>::with<std::vector<block_id>>,
   // Its swap-out copy is done: free its device blocks.
@@ -54,8 +59,14 @@ using block_manager_actor = caf::typed_actor<
 
 /// The pinned host pool (swap_space).
 using swap_actor = caf::typed_actor<
-  // swap_out, swap_in or drop_host, from the scheduler.
-  caf::reacts_to<scheduler_command>,
+  // The scheduler, once, before any command: where the reports go.
+  caf::reacts_to<start_atom, scheduler_actor>,
+  // Copy the sequence's blocks to host, then have its device blocks freed.
+  caf::reacts_to<swap_out_atom, seq_id>,
+  // Get this many device blocks for the sequence and copy it back.
+  caf::reacts_to<swap_in_atom, seq_id, int32_t>,
+  // Free the host blocks of an ended sequence.
+  caf::reacts_to<drop_host_atom, seq_id>,
   caf::replies_to<figures_atom>::with<host_figures>>;
 
 /// Owns the device and the model: steps on the compute stream, swaps on

@@ -16,7 +16,6 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<sequence_update>("kvactor.sequence_update");
   cfg.add_message_type<reservation_result>("kvactor.reservation_result");
   cfg.add_message_type<std::vector<reservation_entry>>("kvactor.reservation_entries");
-  cfg.add_message_type<scheduler_command>("kvactor.scheduler_command");
   cfg.add_message_type<swap_order>("kvactor.swap_order");
   cfg.add_message_type<submission>("kvactor.submission");
   cfg.add_message_type<pool_figures>("kvactor.pool_figures");

@@ -22,6 +22,11 @@ using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
 using denied_atom = caf::atom_constant<caf::atom("denied")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 using window_atom = caf::atom_constant<caf::atom("window")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using fork_atom = caf::atom_constant<caf::atom("fork")>;
+using swap_out_atom = caf::atom_constant<caf::atom("swap_out")>;
+using drop_host_atom = caf::atom_constant<caf::atom("drop_host")>;
 
 // A validated request, as the request actor hands it to the scheduler.
 struct submission {
@@ -99,12 +104,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reservation_result& x) {
   return f(caf::meta::type_name("kvactor.reservation_result"), x.granted, x.copies, x.denied,
            x.num_blocks_short);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, scheduler_command& x) {
-  return f(caf::meta::type_name("kvactor.scheduler_command"), x.kind, x.id, x.num_blocks,
-           x.num_computed);
 }
 
 template <class Inspector>

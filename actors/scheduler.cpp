@@ -247,7 +247,7 @@ void scheduler::drop_padding(entry& e) {
 }
 
 void scheduler::release_to_waiting(entry& e) {
-  commands_.push_back({scheduler_command::release, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  commands_.blocks.push_back({block_command::release, e.seq.id(), e.seq.num_computed_tokens()});
   e.seq.table().clear();
   e.seq.reset_computed();
   e.seq.set_status(sequence_status::waiting);
@@ -316,7 +316,7 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
   e.preempted_this_step = true;
   const int32_t n = e.seq.table().num_blocks();
   if (mode == preemption_mode::swap && host_used_ + n <= num_host_blocks_) {
-    commands_.push_back({scheduler_command::swap_out, e.seq.id(), n});
+    commands_.swaps.push_back({swap_command::swap_out, e.seq.id()});
     host_used_ += n;
     e.num_host_blocks = n;
     e.swap = swap_state::out;
@@ -333,7 +333,7 @@ scheduler::planning scheduler::finish_planning() {
   if (!st.under_pressure(num_preemptions_)) {
     for (entry* e : st.order)
       if (e->swap == swap_state::resting) {
-        commands_.push_back({scheduler_command::swap_in, e->seq.id(), e->num_host_blocks});
+        commands_.swaps.push_back({swap_command::swap_in, e->seq.id(), e->num_host_blocks});
         e->swap = swap_state::in;
       }
   }
@@ -392,7 +392,7 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
   return updates;
 }
 
-std::vector<scheduler_command> scheduler::take_commands() {
+scheduler_commands scheduler::take_commands() {
   return std::exchange(commands_, {});
 }
 
@@ -434,7 +434,7 @@ void scheduler::maybe_fork(entry& e) {
     k.num_cached_tokens = e.num_cached_tokens;
     insert(entries_.emplace(child, std::move(k)).first->second);
     if (e.num_tokens_sent > 0) // else the ledger has no record of it yet
-      commands_.push_back({scheduler_command::fork, id, 0, 0, child});
+      commands_.blocks.push_back({block_command::fork, id, 0, child});
   }
   e.num_unforked = 0;
 }
@@ -459,10 +459,10 @@ std::vector<sequence_update> scheduler::end(entry& e, finish_reason why) {
 sequence_update scheduler::finish(entry& e, finish_reason why) {
   KVACTOR_ASSERT(!held(e), "finishing a sequence that in-flight work still holds");
   if (e.swap == swap_state::resting) {
-    commands_.push_back({scheduler_command::drop_host, e.seq.id(), e.num_host_blocks});
+    commands_.swaps.push_back({swap_command::drop_host, e.seq.id()});
     host_used_ -= e.num_host_blocks;
   }
-  commands_.push_back({scheduler_command::forget, e.seq.id(), 0, e.seq.num_computed_tokens()});
+  commands_.blocks.push_back({block_command::forget, e.seq.id(), e.seq.num_computed_tokens()});
   num_reserved_blocks_ -= e.num_reserved_blocks;
   num_in_batch_ -= e.in_batch;
   num_padding_ -= e.padding();

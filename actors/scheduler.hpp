@@ -52,22 +52,37 @@
 
 namespace kvactor {
 
-// Work the scheduler hands to the block manager or the swap actor, in order.
-struct scheduler_command {
+// Work the scheduler hands to the block manager, in order.
+struct block_command {
   enum kind_t : uint8_t {
-    release,  // block manager: free the blocks, drop the progress (recompute)
-    forget,   // block manager: the sequence ended
-    swap_out, // swap actor: copy to host, then have the device blocks freed
-    swap_in,  // swap actor: get num_blocks device blocks, copy back
-    drop_host, // swap actor: free the host blocks of an ended sequence
-    fork       // block manager: `child` starts as a copy of `id`, sharing its blocks
+    release, // free the blocks, drop the progress (recompute)
+    forget,  // the sequence ended
+    fork     // `child` starts as a copy of `id`, sharing its blocks
   };
   kind_t kind = release;
   seq_id id = 0;
-  int32_t num_blocks = 0;   // swap_in: blocks to get back
   int32_t num_computed = 0; // release, forget: computed tokens, to cache full blocks first
   seq_id child = 0;         // fork: the new sequence
-  friend bool operator==(const scheduler_command&, const scheduler_command&) = default;
+  friend bool operator==(const block_command&, const block_command&) = default;
+};
+
+// Work the scheduler hands to the swap actor, in order.
+struct swap_command {
+  enum kind_t : uint8_t {
+    swap_out, // copy to host, then have the device blocks freed
+    swap_in,  // get num_blocks device blocks, copy back
+    drop_host // free the host blocks of an ended sequence
+  };
+  kind_t kind = swap_out;
+  seq_id id = 0;
+  int32_t num_blocks = 0; // swap_in: blocks to get back
+  friend bool operator==(const swap_command&, const swap_command&) = default;
+};
+
+// The commands issued since they were last taken, for each receiver.
+struct scheduler_commands {
+  std::vector<block_command> blocks;
+  std::vector<swap_command> swaps;
 };
 
 class scheduler {
@@ -116,7 +131,7 @@ public:
   bool would_open_a_partial_batch() const;
 
   // Commands issued since the last call, to run in order.
-  std::vector<scheduler_command> take_commands();
+  scheduler_commands take_commands();
   // The swap actor's reports. Each ends the sequence (its final update) when
   // an abort came while the swap held it.
   std::vector<sequence_update> complete_swap_out(seq_id id);
@@ -222,7 +237,7 @@ private:
   uint64_t next_step_id_ = 1;
   std::optional<step_state> step_;
   std::vector<seq_id> released_;
-  std::vector<scheduler_command> commands_;
+  scheduler_commands commands_;
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
   int32_t num_in_batch_ = 0;

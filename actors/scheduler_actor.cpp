@@ -59,13 +59,19 @@ using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
 
 void run_commands(self_ptr self) {
   const auto& parts = *self->state.parts;
-  for (const auto& cmd : self->state.sched->take_commands()) {
-    if (cmd.kind == scheduler_command::release || cmd.kind == scheduler_command::forget ||
-        cmd.kind == scheduler_command::fork)
-      self->send(parts.blocks, cmd);
-    else
-      self->send(parts.swap, cmd);
-  }
+  const scheduler_commands commands = self->state.sched->take_commands();
+  for (const block_command& c : commands.blocks)
+    switch (c.kind) {
+      case block_command::release: self->send(parts.blocks, release_atom::value, c.id, c.num_computed); break;
+      case block_command::forget: self->send(parts.blocks, forget_atom::value, c.id, c.num_computed); break;
+      case block_command::fork: self->send(parts.blocks, fork_atom::value, c.id, c.child); break;
+    }
+  for (const swap_command& c : commands.swaps)
+    switch (c.kind) {
+      case swap_command::swap_out: self->send(parts.swap, swap_out_atom::value, c.id); break;
+      case swap_command::swap_in: self->send(parts.swap, swap_in_atom::value, c.id, c.num_blocks); break;
+      case swap_command::drop_host: self->send(parts.swap, drop_host_atom::value, c.id); break;
+    }
 }
 
 void dispatch(self_ptr self, const std::vector<sequence_update>& updates) {
@@ -227,6 +233,7 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
 scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts) {
   self->state.sched.emplace(parts.config, parts.num_device_blocks, parts.num_host_blocks,
                             parts.block_size);
+  self->send(parts.swap, start_atom::value, scheduler_actor{self});
   self->state.parts.emplace(std::move(parts));
   return {
     // NOTE: admission goes scheduler -> request actor -> scheduler: the

@@ -14,7 +14,8 @@ namespace {
 struct swap_state {
   swap_state() = default;
   std::optional<swap_space> space;
-  jitter delays; // of refused swap-ins (the executor delays the copies' ends)
+  scheduler_actor sched; // where the reports go (start_atom)
+  jitter delays;         // of refused swap-ins (the executor delays the copies' ends)
 };
 
 swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
@@ -23,43 +24,36 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
   self->state.space.emplace(num_host_blocks);
   self->state.delays = jitter(delays);
   auto& space = *self->state.space;
-  auto swap_out = [=, &space](seq_id id, scheduler_actor sched) {
-    self->request(blocks, caf::infinite, blocks_atom::value, id)
-      .then([=, &space](const std::vector<block_id>& device_blocks) {
-        auto copies = space.swap_out(id, device_blocks);
-        KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
-        self->request(executor, caf::infinite, swap_order{id, swap_direction::out, *copies})
-          .then([=](bool) {
-            self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
-            self->send(sched, swapped_atom::value, id);
-          });
-      });
-  };
-  auto swap_in = [=, &space](seq_id id, int32_t num_blocks, scheduler_actor sched) {
-    self->request(blocks, caf::infinite, swap_in_atom::value, id, num_blocks)
-      .then([=, &space](bool ok, const std::vector<block_id>& table) {
-        if (!ok) {
-          send_after(self->state.delays.next(), sched, denied_atom::value, id);
-          return;
-        }
-        auto copies = space.swap_in(id, table);
-        self->request(executor, caf::infinite, swap_order{id, swap_direction::in, copies})
-          .then([=, &space](bool) {
-            space.release(id);
-            self->send(sched, swap_in_atom::value, id, table);
-          });
-      });
-  };
   return {
-    [=, &space](const scheduler_command& cmd) {
-      auto sched = caf::actor_cast<scheduler_actor>(self->current_sender());
-      switch (cmd.kind) {
-        case scheduler_command::swap_out: swap_out(cmd.id, sched); break;
-        case scheduler_command::swap_in: swap_in(cmd.id, cmd.num_blocks, sched); break;
-        case scheduler_command::drop_host: space.release(cmd.id); break;
-        default: KVACTOR_ASSERT(false, "swap actor command");
-      }
+    [=](start_atom, scheduler_actor sched) { self->state.sched = std::move(sched); },
+    [=, &space](swap_out_atom, seq_id id) {
+      self->request(blocks, caf::infinite, blocks_atom::value, id)
+        .then([=, &space](const std::vector<block_id>& device_blocks) {
+          auto copies = space.swap_out(id, device_blocks);
+          KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
+          self->request(executor, caf::infinite, swap_order{id, swap_direction::out, *copies})
+            .then([=](bool) {
+              self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
+              self->send(self->state.sched, swapped_atom::value, id);
+            });
+        });
     },
+    [=, &space](swap_in_atom, seq_id id, int32_t num_blocks) {
+      self->request(blocks, caf::infinite, swap_in_atom::value, id, num_blocks)
+        .then([=, &space](bool ok, const std::vector<block_id>& table) {
+          if (!ok) {
+            send_after(self->state.delays.next(), self->state.sched, denied_atom::value, id);
+            return;
+          }
+          auto copies = space.swap_in(id, table);
+          self->request(executor, caf::infinite, swap_order{id, swap_direction::in, copies})
+            .then([=, &space](bool) {
+              space.release(id);
+              self->send(self->state.sched, swap_in_atom::value, id, table);
+            });
+        });
+    },
+    [&space](drop_host_atom, seq_id id) { space.release(id); },
     [&space](figures_atom) {
       return host_figures{space.num_blocks(), space.num_free_blocks(), space.num_sequences(),
                           check_invariants(space)};

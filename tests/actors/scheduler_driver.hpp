@@ -110,7 +110,7 @@ public:
     std::vector<sequence_update> all;
     for (auto& [cmd, table] : std::exchange(pending_swaps_, {})) {
       std::vector<sequence_update> updates;
-      if (cmd.kind == scheduler_command::swap_out) {
+      if (cmd.kind == swap_command::swap_out) {
         ledger_.release_swapped(cmd.id);
         updates = sched_.complete_swap_out(cmd.id);
       } else if (!table) {
@@ -127,17 +127,21 @@ public:
   }
 
   void run_commands() {
-    for (const auto& cmd : sched_.take_commands()) {
+    const scheduler_commands commands = sched_.take_commands();
+    for (const block_command& cmd : commands.blocks)
       switch (cmd.kind) {
-        case scheduler_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
-        case scheduler_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
-        case scheduler_command::fork: ledger_.fork(cmd.id, cmd.child); break;
-        case scheduler_command::drop_host: host_.release(cmd.id); break;
-        case scheduler_command::swap_out:
+        case block_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
+        case block_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
+        case block_command::fork: ledger_.fork(cmd.id, cmd.child); break;
+      }
+    for (const swap_command& cmd : commands.swaps)
+      switch (cmd.kind) {
+        case swap_command::drop_host: host_.release(cmd.id); break;
+        case swap_command::swap_out:
           ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
           pending_swaps_.push_back({cmd, std::vector<block_id>{}});
           break;
-        case scheduler_command::swap_in:
+        case swap_command::swap_in:
           // NOTE: a refusal is held like a completion: in the runtime it
           // travels back through the swap actor, and aborts can come first.
           if (auto table = ledger_.allocate_for_swap_in(cmd.id, cmd.num_blocks)) {
@@ -149,7 +153,6 @@ public:
           }
           break;
       }
-    }
   }
 
   void apply(const std::vector<sequence_update>& updates) {
@@ -201,7 +204,7 @@ private:
   std::map<seq_id, std::vector<token_id>> tokens_;
   std::map<seq_id, sequence_update> finished_;
   // Swaps ordered and not yet reported; a swap-in's table, or none if refused.
-  std::vector<std::pair<scheduler_command, std::optional<std::vector<block_id>>>> pending_swaps_;
+  std::vector<std::pair<swap_command, std::optional<std::vector<block_id>>>> pending_swaps_;
   std::map<seq_id, std::vector<block_id>> tables_; // the executor's
   uint64_t next_arrival_ = 0;
 };

@@ -161,8 +161,7 @@ void plan_decode_step(benchmark::State& state) {
     while (!p.plan)
       p = sched.on_reservation(ledger.reserve(p.reserve));
     sched.update_from_output(output_of(*p.plan));
-    for (const auto& cmd : sched.take_commands())
-      benchmark::DoNotOptimize(cmd);
+    benchmark::DoNotOptimize(sched.take_commands());
     return us_since(t0);
   };
   for (int i = 0; i < w.warmup; ++i) // the prefills, in chunks
@@ -229,8 +228,7 @@ void plan_policy_only(benchmark::State& state) {
       out.sampled.push_back({s.id, 7});
     t0 = bench_clock::now();
     sched.update_from_output(out);
-    for (const auto& cmd : sched.take_commands())
-      benchmark::DoNotOptimize(cmd);
+    benchmark::DoNotOptimize(sched.take_commands());
     return us + us_since(t0);
   };
   for (int i = 0; i < w.warmup; ++i)
