@@ -12,7 +12,8 @@ scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t
                      int32_t block_size)
   : config_(std::move(config)),
     num_device_blocks_(num_device_blocks),
-    num_host_blocks_(num_host_blocks) {
+    num_host_blocks_(num_host_blocks),
+    policy_(config_, num_device_blocks) {
   KVACTOR_ASSERT(config_.max_num_batched_tokens > 0 && config_.max_num_seqs > 0,
                  "a step needs room for at least one token and one sequence");
   KVACTOR_ASSERT(block_size > 0, "block size must be positive");
@@ -24,14 +25,10 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
   KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
   KVACTOR_ASSERT(num_choices == 1 || (num_choices > 1 && forks()),
                  "several choices where the scheduler does not fork");
-  const int32_t need = reservation_blocks(seq, params);
+  const int32_t need = policy_.blocks_needed(seq, params);
   if (need > num_device_blocks_) {
-    const std::string what = config_.reservation == kv_reservation::contiguous
-                               ? "a contiguous reservation of max_model_len " +
-                                   std::to_string(config_.max_model_len) + " tokens"
-                               : std::to_string(seq.num_tokens()) + " prompt tokens + " +
-                                   std::to_string(params.max_tokens) + " max tokens";
-    return "the request needs " + std::to_string(need) + " KV blocks (" + what + " at " +
+    return "the request needs " + std::to_string(need) + " KV blocks (" +
+           policy_.what_is_needed(seq, params) + " at " +
            std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
   }
@@ -127,18 +124,22 @@ scheduler::planning scheduler::begin_step() {
 
   end_padding_rows();
   st.order = scheduling_order();
-  if (config_.batching != batching_mode::continuous && num_in_batch_ == 0)
-    open_batch(st.order);
+  if (policy_.opens_batch()) {
+    std::vector<batching_policy::row*> rows;
+    for (entry* e : st.order)
+      rows.push_back(&e->row);
+    policy_.open_batch(rows);
+  }
   std::vector<entry*> candidates;
   candidates.reserve(st.order.size());
   int32_t budget = config_.max_num_batched_tokens;
-  int32_t num_reserving = num_reserved_blocks_;
+  int32_t num_reserving = policy_.num_reserved_blocks();
   for (entry* e : st.order) {
     if (budget == 0 || static_cast<int32_t>(candidates.size()) == config_.max_num_seqs)
       break;
     if (e->swap != swap_state::none || e->preempted_this_step ||
         (e->seq.status() == sequence_status::waiting && st.under_pressure(num_preemptions_)) ||
-        !admissible(*e, num_reserving))
+        !policy_.admissible(e->row, e->seq, e->params, num_reserving))
       continue;
     e->num_scheduled = std::min(e->num_sendable() - e->seq.num_computed_tokens(), budget);
     budget -= e->num_scheduled;
@@ -183,10 +184,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
       e.num_cached_tokens = g.num_cached_tokens;
     if (e.seq.status() == sequence_status::waiting)
       e.seq.set_status(sequence_status::running);
-    if (config_.reservation == kv_reservation::contiguous && e.num_reserved_blocks == 0) {
-      e.num_reserved_blocks = reservation_blocks(e.seq, e.params);
-      num_reserved_blocks_ += e.num_reserved_blocks;
-    }
+    policy_.granted(e.row, e.seq, e.params);
     e.in_step = true;
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
@@ -221,24 +219,10 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
   return ask(std::move(retry));
 }
 
-void scheduler::open_batch(const std::vector<entry*>& order) {
-  for (entry* e : order) {
-    if (num_in_batch_ == config_.max_num_seqs)
-      break;
-    e->in_batch = true;
-    ++num_in_batch_;
-  }
-}
-
 sequence_update scheduler::end_in_batch(entry& e, finish_reason why) {
-  // NOTE: the batch's last live sequence ends for real; the padding rows
-  // go at the next step's start (end_padding_rows), outside this step's
-  // bookkeeping.
-  if (config_.batching != batching_mode::padded || num_in_batch_ - num_padding_ == 1)
-    return finish(e, why);
-  e.padded_end = why;
-  ++num_padding_;
-  return end_update(e, why);
+  // NOTE: a padding row goes at a later step's start (end_padding_rows),
+  // outside this step's bookkeeping.
+  return policy_.pads(e.row, why) ? end_update(e, why) : finish(e, why);
 }
 
 void scheduler::drop_padding(entry& e) {
@@ -254,41 +238,22 @@ void scheduler::release_to_waiting(entry& e) {
 }
 
 void scheduler::end_padding_rows() {
-  if (num_padding_ == 0)
+  if (policy_.num_padding_rows() == 0)
     return;
-  const bool batch_over = num_in_batch_ == num_padding_;
+  const bool batch_over = policy_.between_batches();
   std::vector<entry*> ending;
   for (auto& [id, e] : entries_)
     if (e.padding() && (batch_over || e.seq.status() == sequence_status::waiting))
       ending.push_back(&e);
   for (entry* e : ending)
-    finish(*e, e->padded_end); // nobody receives this update
+    finish(*e, e->row.padded_end); // nobody receives this update
 }
 
 bool scheduler::would_open_a_partial_batch() const {
-  if (config_.batching == batching_mode::continuous || num_in_batch_ > num_padding_)
-    return false; // padding rows alone: the batch is over
+  if (!policy_.between_batches())
+    return false;
   const int32_t n = num_waiting();
   return n > 0 && n < config_.max_num_seqs;
-}
-
-bool scheduler::admissible(const entry& e, int32_t& num_reserving) const {
-  if (config_.batching != batching_mode::continuous && !e.in_batch)
-    return false;
-  if (config_.reservation == kv_reservation::contiguous && e.num_reserved_blocks == 0) {
-    const int32_t need = reservation_blocks(e.seq, e.params);
-    if (num_reserving + need > num_device_blocks_)
-      return false;
-    num_reserving += need;
-  }
-  return true;
-}
-
-int32_t scheduler::reservation_blocks(const sequence& seq, const generation_params& params) const {
-  int32_t len = seq.num_tokens() + params.max_tokens;
-  if (config_.reservation == kv_reservation::contiguous)
-    len = std::max(len, config_.max_model_len);
-  return seq.table().num_blocks_for(len);
 }
 
 scheduler::entry* scheduler::pick_victim(const entry& current) const {
@@ -463,9 +428,7 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
     host_used_ -= e.num_host_blocks;
   }
   commands_.blocks.push_back({block_command::forget, e.seq.id(), e.seq.num_computed_tokens()});
-  num_reserved_blocks_ -= e.num_reserved_blocks;
-  num_in_batch_ -= e.in_batch;
-  num_padding_ -= e.padding();
+  policy_.left(e.row);
   e.seq.table().clear();
   e.seq.finish(why);
   sequence_update u = end_update(e, why);

@@ -25,14 +25,9 @@
 // priority. An abort while a step or a swap holds the sequence takes effect
 // when that work completes (or is refused), and its late token is dropped.
 //
-// Modes exist to measure what continuous batching and paging buy: fixed
-// (static) batching admits a batch of up to max_num_seqs sequences only when
-// the last batch has ended; padded batching does too, and keeps each ended
-// sequence computing in its batch as a padding row (its request has its end;
-// the row's tokens go nowhere) until the batch's last end, when memory runs
-// short (a padding row is the first to go) or at max_model_len; contiguous
-// reservation admits a sequence only while the device pool can hold
-// max_model_len slots for it and every other admitted sequence.
+// The comparison modes (static and padded batching, contiguous reservation)
+// are batching_policy's rules, consulted at admission, at each step's start
+// and at each end.
 //
 // Parallel sampling (n choices of one prompt) forks: the first choice's
 // sequence computes the prompt short of its last token, then the other
@@ -40,6 +35,7 @@
 // prompt token itself, so its first write copies the shared partial block
 // (copy-on-write), and samples its first token with a seed of its own.
 
+#include "actors/batching_policy.hpp"
 #include "actors/kv_ledger.hpp"
 #include "actors/scheduler_config.hpp"
 #include "actors/step.hpp"
@@ -98,10 +94,7 @@ public:
   std::optional<std::string> add(sequence seq, generation_params params, int32_t num_choices = 1);
   // Whether requests of several choices fork: with continuous batching and
   // paged blocks (the comparison modes do not).
-  bool forks() const {
-    return config_.batching == batching_mode::continuous &&
-           config_.reservation == kv_reservation::paged;
-  }
+  bool forks() const { return policy_.continuous(); }
 
   // Ends a sequence (aborted, or stop when a stop sequence was seen): its
   // final update now, or nothing when in-flight work holds it (the update
@@ -145,7 +138,7 @@ public:
   int32_t num_host_blocks_used() const { return host_used_; }
   int64_t num_preemptions() const { return num_preemptions_; }
   // Device blocks held by contiguous reservations (0 when paged).
-  int32_t num_reserved_blocks() const { return num_reserved_blocks_; }
+  int32_t num_reserved_blocks() const { return policy_.num_reserved_blocks(); }
   const sequence* find(seq_id id) const;
   bool has_work() const { return !entries_.empty(); }
 
@@ -163,11 +156,8 @@ private:
     int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache
     int32_t num_host_blocks = 0;   // held in the host pool while swapped
-    bool in_batch = false;         // fixed or padded batching: a member of the current batch
-    finish_reason padded_end = finish_reason::none; // padded batching: its request's end
-                                   // (sent); the row computes on as padding until the batch ends
-    bool padding() const { return padded_end != finish_reason::none; }
-    int32_t num_reserved_blocks = 0; // contiguous reservation, from admission to the end
+    batching_policy::row row{};    // its standing in the comparison modes
+    bool padding() const { return row.padding(); }
     int32_t num_unforked = 0;      // choices still to fork from this one (which computes
                                    // its prompt short of the last token until then)
     // Tokens the ledger may see: a sequence that forks later holds back its last.
@@ -205,13 +195,10 @@ private:
   std::vector<entry*> scheduling_order();
   planning ask(std::vector<entry*> candidates);
   entry* pick_victim(const entry& current) const;
-  void open_batch(const std::vector<entry*>& order);
   sequence_update end_in_batch(entry& e, finish_reason why);
   void drop_padding(entry& e);
   void release_to_waiting(entry& e); // frees its blocks and progress (recompute)
   void end_padding_rows();
-  bool admissible(const entry& e, int32_t& num_reserving) const;
-  int32_t reservation_blocks(const sequence& seq, const generation_params& params) const;
   void preempt(entry& e, preemption_mode mode);
   planning finish_planning();
   // Forks the choices once the prompt short of its last token is computed.
@@ -240,9 +227,7 @@ private:
   scheduler_commands commands_;
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
-  int32_t num_in_batch_ = 0;
-  int32_t num_padding_ = 0; // padding rows among num_in_batch_
-  int32_t num_reserved_blocks_ = 0;
+  batching_policy policy_;
 };
 
 } // namespace kvactor
