@@ -63,7 +63,9 @@ bool b_sees_a(cudaStream_t a, cudaStream_t b, bool wait, int value) {
   EXPECT_EQ(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
   EXPECT_EQ(cudaMemcpyAsync(dev, up, n * sizeof(int), cudaMemcpyHostToDevice, a), cudaSuccess);
   EXPECT_EQ(cudaEventRecord(e, a), cudaSuccess);
-  if (wait) EXPECT_EQ(cudaStreamWaitEvent(b, e, 0), cudaSuccess);
+  if (wait) {
+    EXPECT_EQ(cudaStreamWaitEvent(b, e, 0), cudaSuccess);
+  }
   EXPECT_EQ(cudaMemcpyAsync(down, dev, n * sizeof(int), cudaMemcpyDeviceToHost, b), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(b), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(a), cudaSuccess);
@@ -171,27 +173,27 @@ TEST_F(cuda_shim_test, launch_errors_are_not_sticky) {
   EXPECT_EQ(cudaFree(pairs), cudaSuccess);
 }
 
-// A kernel handed pageable memory faults: the violation, then the sticky
-// error on every call. In a child process: the error never clears.
+// A kernel handed pageable memory: the violation, then the sticky error on
+// every call; exits 0 when all of it holds.
+[[noreturn]] void fault_with_a_pageable_kernel_argument() {
+  recorded_violations v;
+  cudaStream_t s = nullptr;
+  (void)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  std::vector<int32_t> pairs{0, 1}; // host memory, as a kernel argument
+  void* cache = device_alloc(2 * 2 * 4096);
+  const kernels::copy_blocks_params p{cache, pairs.data(), 1, 1, 2, 4096};
+  const bool launch_failed = kernels::cuda_launch::copy_blocks(p, s) == cudaErrorIllegalAddress;
+  const bool sticky = cudaGetLastError() == cudaErrorIllegalAddress && cudaGetLastError() == cudaErrorIllegalAddress &&
+                      cudaMalloc(&cache, 16) == cudaErrorIllegalAddress;
+  const bool named =
+      v.messages().size() == 1 && v.messages()[0].find("copy_blocks_params::pairs points to") != std::string::npos;
+  std::exit(launch_failed && sticky && named ? 0 : 1);
+}
+
+// In a child process: the error never clears.
 TEST_F(cuda_shim_test, a_kernel_reading_pageable_memory_leaves_a_sticky_error) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        recorded_violations v;
-        cudaStream_t s = nullptr;
-        (void)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-        std::vector<int32_t> pairs{0, 1}; // host memory, as a kernel argument
-        void* cache = device_alloc(2 * 2 * 4096);
-        const kernels::copy_blocks_params p{cache, pairs.data(), 1, 1, 2, 4096};
-        const bool launch_failed = kernels::cuda_launch::copy_blocks(p, s) == cudaErrorIllegalAddress;
-        const bool sticky = cudaGetLastError() == cudaErrorIllegalAddress &&
-                            cudaGetLastError() == cudaErrorIllegalAddress &&
-                            cudaMalloc(&cache, 16) == cudaErrorIllegalAddress;
-        const bool named = v.messages().size() == 1 &&
-                           v.messages()[0].find("copy_blocks_params::pairs points to") != std::string::npos;
-        std::exit(launch_failed && sticky && named ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(fault_with_a_pageable_kernel_argument(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(cuda_shim_test, host_code_touching_device_memory_dies) {
