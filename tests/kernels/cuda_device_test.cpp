@@ -12,6 +12,7 @@
 #include "kernels/kv_cache.hpp"
 #include "kernels/ops.hpp"
 #include "tests/kernels/attention_problem.hpp"
+#include "tests/kernels/device_copy.hpp"
 
 namespace kvactor::kernels {
 namespace {
@@ -37,7 +38,7 @@ protected:
   buffer upload(const void* data, size_t bytes) {
     auto b = dev_->allocate(memory_kind::device, std::max<size_t>(bytes, 16));
     KVACTOR_ASSERT(b.has_value(), "test allocation");
-    if (bytes > 0) dev_->copy_async(streams::compute, b->data(), data, bytes);
+    testing::copy_to_device(*dev_, streams::compute, b->data(), data, bytes);
     return std::move(*b);
   }
   template <class T>
@@ -46,8 +47,7 @@ protected:
   }
   std::vector<uint8_t> download(const buffer& b, size_t bytes) {
     std::vector<uint8_t> host(bytes);
-    dev_->copy_async(streams::compute, host.data(), b.data(), bytes);
-    dev_->record(streams::compute)->wait();
+    testing::copy_to_host(*dev_, streams::compute, host.data(), b.data(), bytes);
     return host;
   }
 
