@@ -6,11 +6,13 @@
 // copies and kernels can tell it from pageable memory.
 //
 //  region: [base, base + reserved)   reserved = 80 GiB of address space, never backed until touched
-//          [base, base + used)       handed out (page-aligned bump allocation; freed pages are returned)
+//          [base, base + used)       handed out (page-aligned, first fit; freed ranges are reused and their pages returned)
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,7 +41,48 @@ struct memory_state {
   std::size_t live_device = 0; // bytes of live device allocations
   int num_active = 0;          // stream tasks running: the region is accessible while > 0
   std::map<const char*, allocation> allocations; // by start; device and pinned
+  std::map<std::size_t, std::size_t> free_ranges; // offset -> bytes, inside [0, used)
 };
+
+void protect(memory_state& m, std::size_t from, std::size_t to, int prot) {
+  if (to > from && mprotect(m.base + from, to - from, prot) != 0) {
+    std::perror("kvactor CUDA shim: mprotect");
+    std::abort();
+  }
+}
+
+std::size_t rounded_size(std::size_t bytes) { return (std::max<std::size_t>(bytes, 1) + page - 1) / page * page; }
+
+// First fit among the freed ranges, else the end of the region; SIZE_MAX when full.
+std::size_t take_range(memory_state& m, std::size_t bytes) {
+  for (auto it = m.free_ranges.begin(); it != m.free_ranges.end(); ++it) {
+    if (it->second < bytes) continue;
+    const std::size_t offset = it->first, left = it->second - bytes;
+    m.free_ranges.erase(it);
+    if (left > 0) m.free_ranges[offset + bytes] = left;
+    return offset;
+  }
+  if (m.used + bytes > reserved) return SIZE_MAX;
+  if (m.num_active > 0) protect(m, m.used, m.used + bytes, PROT_READ | PROT_WRITE);
+  m.used += bytes;
+  return m.used - bytes;
+}
+
+void give_back_range(memory_state& m, std::size_t offset, std::size_t bytes) {
+  auto next = m.free_ranges.lower_bound(offset);
+  if (next != m.free_ranges.end() && next->first == offset + bytes) {
+    bytes += next->second;
+    next = m.free_ranges.erase(next);
+  }
+  if (next != m.free_ranges.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == offset) {
+      prev->second += bytes;
+      return;
+    }
+  }
+  m.free_ranges[offset] = bytes;
+}
 
 memory_state& state();
 
@@ -86,13 +129,6 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   signal(SIGSEGV, SIG_DFL); // the faulting instruction runs again and gets the default action
 }
 
-void protect(memory_state& m, std::size_t from, std::size_t to, int prot) {
-  if (to > from && mprotect(m.base + from, to - from, prot) != 0) {
-    std::perror("kvactor CUDA shim: mprotect");
-    std::abort();
-  }
-}
-
 const std::pair<const char* const, allocation>* find(memory_state& m, const void* p) {
   const char* c = static_cast<const char*>(p);
   auto it = m.allocations.upper_bound(c);
@@ -115,12 +151,11 @@ namespace detail {
 
 void* device_alloc(std::size_t bytes) {
   memory_state& m = state();
-  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + page - 1) / page * page;
+  const std::size_t rounded = rounded_size(bytes);
   std::lock_guard lock{m.mutex};
-  if (m.used + rounded > reserved) return nullptr;
-  char* p = m.base + m.used;
-  if (m.num_active > 0) protect(m, m.used, m.used + rounded, PROT_READ | PROT_WRITE);
-  m.used += rounded;
+  const std::size_t offset = take_range(m, rounded);
+  if (offset == SIZE_MAX) return nullptr;
+  char* p = m.base + offset;
   m.live_device += rounded;
   m.allocations[p] = allocation{bytes, pointer_kind::device};
   return p;
@@ -131,16 +166,17 @@ bool device_free(void* p) {
   std::lock_guard lock{m.mutex};
   const auto it = m.allocations.find(static_cast<const char*>(p));
   if (it == m.allocations.end() || it->second.kind != pointer_kind::device) return false;
-  const std::size_t rounded = (std::max<std::size_t>(it->second.bytes, 1) + page - 1) / page * page;
-  (void)madvise(p, rounded, MADV_DONTNEED); // give the pages back; the range is never handed out again
+  const std::size_t rounded = rounded_size(it->second.bytes);
+  (void)madvise(p, rounded, MADV_DONTNEED); // give the pages back
   m.live_device -= rounded;
+  give_back_range(m, static_cast<std::size_t>(static_cast<char*>(p) - m.base), rounded);
   m.allocations.erase(it);
   return true;
 }
 
 void* pinned_alloc(std::size_t bytes) {
   memory_state& m = state();
-  void* p = std::aligned_alloc(page, (std::max<std::size_t>(bytes, 1) + page - 1) / page * page);
+  void* p = std::aligned_alloc(page, rounded_size(bytes));
   if (p == nullptr) return nullptr;
   std::lock_guard lock{m.mutex};
   m.allocations[static_cast<const char*>(p)] = allocation{bytes, pointer_kind::pinned};

@@ -89,6 +89,7 @@ void stream_impl::synchronize() {
 }
 
 void stream_impl::drain() {
+  bool accessing = false; // holds device access (memory.cpp)
   std::unique_lock lock{mutex_};
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
@@ -101,13 +102,25 @@ void stream_impl::drain() {
     // not ordered after it.
     if (max_delay_us_ > 0 && (rng_() & 1) != 0)
       std::this_thread::sleep_for(std::chrono::microseconds(rng_() % static_cast<uint64_t>(max_delay_us_ + 1)));
-    if (t.kind == task_kind::device) begin_device_access();
+    // NOTE: device memory opens for the first device task of a busy spell
+    // and closes when the queue runs dry or a host function comes: closing
+    // after every task would cost two mprotect calls per task.
+    if (t.kind == task_kind::device && !accessing) {
+      begin_device_access();
+      accessing = true;
+    } else if (t.kind == task_kind::host_function && accessing) {
+      end_device_access();
+      accessing = false;
+    }
     if (t.kind == task_kind::host_function) set_in_host_function(true);
     t.run();
     set_in_host_function(false);
-    if (t.kind == task_kind::device) end_device_access();
     tasks_run.fetch_add(1);
     lock.lock();
+    if (accessing && tasks_.empty()) {
+      end_device_access();
+      accessing = false;
+    }
     ++num_done_;
     changed_.notify_all();
   }
