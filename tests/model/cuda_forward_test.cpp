@@ -91,17 +91,8 @@ TEST_P(cuda_forward_test, mixed_prefill_batch_then_batched_decode) {
   }
 }
 
-// NOTE: through the CUDA shim every kernel runs in the emulator, where the
-// 70 one-token steps of chunk 1 take half a minute per case; the shim runs
-// chunks 7 and 64 (still ten steps with a decode riding along).
-#if KVACTOR_CUDA_SHIM
-constexpr int32_t chunk_sizes[] = {7, 64};
-#else
-constexpr int32_t chunk_sizes[] = {1, 7, 64};
-#endif
-
 TEST_P(cuda_forward_test, chunked_prefill_with_a_decode_riding_along) {
-  for (int32_t chunk : chunk_sizes) {
+  for (int32_t chunk : {1, 7, 64}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     SetUp(); // fresh caches and block lists for each chunk size
     twin_seq s(prompt(70, 9)), other(prompt(3, 4));
