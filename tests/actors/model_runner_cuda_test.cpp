@@ -14,28 +14,8 @@ namespace {
 
 using testing::tokens;
 
-const std::filesystem::path& model_dir_64() {
-  static const testing::scratch_folder dir{std::filesystem::temp_directory_path() /
-                                           ("kvactor-model-runner-cuda-" + std::to_string(::getpid()))};
-  static const bool written = [] {
-    model::tiny::tiny_options o;
-    o.hidden_size = 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = 64;
-    o.intermediate_size = 192;
-    o.vocab_size = 512;
-    o.max_context = 512;
-    o.seed = 3;
-    return bool(model::tiny::write_model(dir.path, o));
-  }();
-  EXPECT_TRUE(written);
-  return dir.path;
-}
-
 std::shared_ptr<model_runner> make_runner(const std::string& device) {
-  auto m = model::load_model_folder(model_dir_64(), model::dtype::f32);
+  auto m = model::load_model_folder(testing::model_dir(64), model::dtype::f32);
   EXPECT_TRUE(m.has_value());
   model_runner_options o;
   o.device = device;
