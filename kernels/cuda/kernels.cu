@@ -6,6 +6,7 @@
 #include "kernels/cuda/launch.hpp"
 #include "kernels/cuda/launch_kernel.cuh"
 #include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/swap_blocks.cuh"
 
 namespace kvactor::kernels::cuda_launch {
 namespace {
@@ -64,6 +65,16 @@ cudaError_t copy_blocks(const copy_blocks_params& p, cudaStream_t stream) {
   if (p.num_pairs == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * p.num_layers));
   gpu::launch_kernel(gpu::copy_blocks_kernel, grid, dim3(gpu::copy_blocks_threads), stream, p);
+  return cudaGetLastError();
+}
+
+cudaError_t swap_blocks(const swap_blocks_params& p, cudaStream_t stream) {
+  if (p.block_bytes % 16 != 0 || p.num_pairs < 0 || p.num_pairs > swap_blocks_params::max_pairs ||
+      p.num_layers <= 0)
+    return cudaErrorInvalidValue;
+  if (p.num_pairs == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * p.num_layers));
+  gpu::launch_kernel(gpu::swap_blocks_kernel, grid, dim3(gpu::swap_blocks_threads), stream, p);
   return cudaGetLastError();
 }
 

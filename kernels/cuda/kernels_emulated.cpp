@@ -35,6 +35,12 @@ void kernel_pointers(const copy_blocks_params& p, F&& f) {
   f(p.pairs, "copy_blocks_params::pairs");
 }
 
+template <class F>
+void kernel_pointers(const swap_blocks_params& p, F&& f) {
+  f(p.src, "swap_blocks_params::src");
+  f(p.dst, "swap_blocks_params::dst");
+}
+
 } // namespace kvactor::kernels
 
 #include "kernels/cuda/kernels.cu"

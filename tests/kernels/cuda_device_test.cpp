@@ -162,5 +162,30 @@ TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
     }
 }
 
+// 300 pairs: more than one swap launch takes (swap_blocks_params::max_pairs),
+// reversed order so that a pair lost at a launch boundary shows.
+TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 300, .block_size = 16, .num_kv_heads = 1, .head_dim = 64,
+                             .type = dtype::f16};
+  auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
+  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
+  ASSERT_TRUE(gpu && host);
+  const auto bytes = static_cast<size_t>(shape.total_bytes());
+  std::vector<uint8_t> pattern(bytes);
+  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 13 / 7);
+  testing::copy_to_device(*dev_, streams::compute, gpu->view.base, pattern.data(), bytes);
+  std::vector<block_pair> pairs;
+  for (int32_t b = 0; b < 300; ++b) pairs.push_back({b, 299 - b});
+  EXPECT_GT(swap_calls(device_kind::cuda, pairs.size()), 1);
+  swap_blocks(*dev_, streams::swap_out, gpu->view, host->view, pairs)->wait();
+  const kv_cache_view orig{pattern.data(), shape};
+  const auto block = static_cast<size_t>(shape.block_bytes());
+  for (int32_t l = 0; l < 2; ++l)
+    for (int w = 0; w < 2; ++w)
+      for (int32_t b = 0; b < 300; ++b)
+        ASSERT_EQ(std::memcmp(host->view.block(l, w, 299 - b), orig.block(l, w, b), block), 0)
+            << "layer " << l << ", " << (w == 0 ? "K" : "V") << ", block " << b;
+}
+
 } // namespace
 } // namespace kvactor::kernels
