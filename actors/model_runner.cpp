@@ -182,11 +182,13 @@ status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
     copy_pairs_staging_ = std::move(*staging);
     copy_pairs_ = std::move(*device);
   }
-  // NOTE: the kernel reads device memory; the staging buffer is free again
-  // because steps run one at a time (the previous step's copy out of it has
-  // run before its results came back).
-  std::memcpy(copy_pairs_staging_.data(), pairs.data(), bytes);
-  dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), copy_pairs_staging_.data(), bytes);
+  // NOTE: the kernel reads device memory. The staging buffer is written in
+  // stream order (a completion callback, which runs before the copy after
+  // it), so a step still in flight keeps the pairs it was given.
+  void* staging = copy_pairs_staging_.data();
+  (void)dev_->record(kernels::streams::compute,
+                     [staging, pairs] { std::memcpy(staging, pairs.data(), pairs.size() * sizeof(int32_t)); });
+  dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), staging, bytes);
   return {};
 }
 
