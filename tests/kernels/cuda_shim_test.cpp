@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 #include <string>
@@ -95,6 +96,29 @@ TEST_F(cuda_shim_test, a_missing_event_wait_between_streams_reads_stale_data) {
 
 TEST_F(cuda_shim_test, an_event_wait_orders_the_streams) {
   for (int trial = 1; trial <= 20; ++trial) EXPECT_TRUE(b_sees_a(a_, b_, true, 1000 + trial)) << "trial " << trial;
+}
+
+// A pinned buffer rewritten right after its async copy was enqueued: the
+// copy reads it when the stream gets there, so the device sees the second
+// value sooner or later (on hardware too).
+TEST_F(cuda_shim_test, a_host_buffer_reused_before_its_copy_ran_is_seen) {
+  constexpr size_t n = 1 << 14;
+  auto* host = static_cast<int*>(pinned_alloc(n * sizeof(int)));
+  auto* back = static_cast<int*>(pinned_alloc(n * sizeof(int)));
+  void* dev = device_alloc(n * sizeof(int));
+  int num_late = 0;
+  for (int trial = 0; trial < 40 && num_late == 0; ++trial) {
+    std::fill(host, host + n, 1);
+    CHECK_CUDA(cudaMemcpyAsync(dev, host, n * sizeof(int), cudaMemcpyHostToDevice, a_));
+    std::fill(host, host + n, 2); // too early: the copy may not have run
+    CHECK_CUDA(cudaMemcpyAsync(back, dev, n * sizeof(int), cudaMemcpyDeviceToHost, a_));
+    CHECK_CUDA(cudaStreamSynchronize(a_));
+    num_late += back[0] == 2 ? 1 : 0;
+  }
+  EXPECT_GT(num_late, 0) << "the copy always ran before the host rewrote its source";
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(host), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(back), cudaSuccess);
 }
 
 TEST_F(cuda_shim_test, event_query_follows_the_stream) {
