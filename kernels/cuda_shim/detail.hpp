@@ -26,6 +26,8 @@ std::size_t device_total_bytes();
 // [p, p + bytes) inside one allocation of the kind kind_of(p) says?
 bool in_one_allocation(const void* p, std::size_t bytes);
 std::string describe(const void* p);
+// Inside the device region but in no live allocation (freed, say).
+bool in_unallocated_device_memory(const void* p);
 // Brackets every stream task: device memory is accessible in between.
 void begin_device_access();
 void end_device_access();

@@ -27,6 +27,7 @@ cudaError_t check_launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaSt
 
 bool check_kernel_pointer(const void* p, const char* kernel, const char* what) {
   if (kind_of(p) != pointer_kind::pageable) return true;
+  // NOTE: both pageable host memory and freed device memory fault on a GPU.
   violation(std::string("kernel argument ") + what + " points to " + detail::describe(p) +
             ", which a kernel cannot read; upload it to device memory (launch of " + kernel + ")");
   detail::set_sticky(cudaErrorIllegalAddress);

@@ -149,6 +149,17 @@ pointer_kind kind_of(const void* p) {
 
 namespace detail {
 
+bool in_unallocated_device_memory(const void* p) {
+  memory_state& m = state();
+  std::lock_guard lock{m.mutex};
+  const char* c = static_cast<const char*>(p);
+  return c >= m.base && c < m.base + reserved && find(m, p) == nullptr;
+}
+
+} // namespace detail
+
+namespace detail {
+
 void* device_alloc(std::size_t bytes) {
   memory_state& m = state();
   const std::size_t rounded = rounded_size(bytes);
@@ -216,7 +227,10 @@ std::string describe(const void* p) {
   std::lock_guard lock{m.mutex};
   const auto* a = find(m, p);
   char buf[160];
-  if (a == nullptr) {
+  const char* c = static_cast<const char*>(p);
+  if (a == nullptr && c >= m.base && c < m.base + reserved) {
+    std::snprintf(buf, sizeof buf, "%p (device memory that is not allocated: freed, or never handed out)", p);
+  } else if (a == nullptr) {
     std::snprintf(buf, sizeof buf, "%p (pageable host memory)", p);
   } else {
     std::snprintf(buf, sizeof buf, "%p (%s, offset %td of an allocation of %zu bytes)", p,

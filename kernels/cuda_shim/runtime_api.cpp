@@ -60,6 +60,11 @@ const char* kind_name(pointer_kind k) {
 // The checks of a copy; cudaSuccess or the error to return.
 cudaError_t check_copy(const char* call, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                        bool async) {
+  if (detail::in_unallocated_device_memory(dst) || detail::in_unallocated_device_memory(src)) {
+    violation(std::string(call) + " with device memory that is not allocated: destination " + detail::describe(dst) +
+              ", source " + detail::describe(src));
+    return detail::fail(cudaErrorInvalidValue);
+  }
   const pointer_kind d = kind_of(dst), s = kind_of(src);
   const bool dst_device = d == pointer_kind::device, src_device = s == pointer_kind::device;
   bool ok = true;

@@ -175,6 +175,9 @@ TEST_F(cuda_shim_test, a_pageable_buffer_in_an_async_copy_is_a_violation) {
   EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 8192, cudaMemcpyDeviceToHost), cudaErrorInvalidValue); // past the end
   EXPECT_EQ(v.messages().size(), 4u);
   EXPECT_EQ(cudaFree(dev), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 16, cudaMemcpyDefault), cudaErrorInvalidValue); // freed
+  ASSERT_EQ(v.messages().size(), 5u);
+  EXPECT_NE(v.messages()[4].find("not allocated"), std::string::npos) << v.messages()[4];
   (void)cudaGetLastError();
 }
 
