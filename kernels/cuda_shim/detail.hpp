@@ -28,6 +28,8 @@ bool in_one_allocation(const void* p, std::size_t bytes);
 std::string describe(const void* p);
 // Inside the device region but in no live allocation (freed, say).
 bool in_unallocated_device_memory(const void* p);
+// A fault on a stream thread is reported as the device's, not the host's.
+void mark_stream_thread();
 // Brackets every stream task: device memory is accessible in between.
 void begin_device_access();
 void end_device_access();

@@ -85,6 +85,7 @@ void give_back_range(memory_state& m, std::size_t offset, std::size_t bytes) {
 }
 
 memory_state& state();
+thread_local bool on_stream_thread = false;
 
 void on_fault(int sig, siginfo_t* info, void* ctx);
 struct sigaction previous_action;
@@ -113,10 +114,16 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   const memory_state& m = state();
   const char* a = static_cast<const char*>(info->si_addr);
   if (a >= m.base && a < m.base + reserved) {
-    static const char msg[] =
+    static const char host_msg[] =
         "kvactor CUDA shim: host code touched device memory (cudaMalloc) outside stream work; "
         "copy it to pinned host memory with cudaMemcpyAsync first\n";
-    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    static const char stream_msg[] =
+        "kvactor CUDA shim: a kernel, copy or product touched device memory outside every allocation "
+        "(out of bounds, or freed)\n";
+    if (on_stream_thread)
+      (void)!write(STDERR_FILENO, stream_msg, sizeof stream_msg - 1);
+    else
+      (void)!write(STDERR_FILENO, host_msg, sizeof host_msg - 1);
     signal(SIGABRT, SIG_DFL);
     abort();
   }
@@ -159,6 +166,8 @@ bool in_unallocated_device_memory(const void* p) {
 } // namespace detail
 
 namespace detail {
+
+void mark_stream_thread() { on_stream_thread = true; }
 
 void* device_alloc(std::size_t bytes) {
   memory_state& m = state();

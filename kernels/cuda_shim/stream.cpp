@@ -89,6 +89,7 @@ void stream_impl::synchronize() {
 }
 
 void stream_impl::drain() {
+  mark_stream_thread();
   bool accessing = false; // holds device access (memory.cpp)
   std::unique_lock lock{mutex_};
   for (;;) {
