@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace kvactor {
 
@@ -21,7 +22,6 @@ struct step_job {
   step_plan plan;
   clock::time_point started; // when the compute stream reached the step
   double seconds() const { return std::chrono::duration<double>(clock::now() - started).count(); }
-  std::vector<int32_t> copy_pairs; // [num_copies, 2]
   std::function<void(step_output)> done;
 };
 
@@ -110,14 +110,19 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     tables_.erase(id);
 
   if (!p.copies.empty()) {
+    std::vector<int32_t> pairs;
     for (const block_copy& c : p.copies) {
-      job->copy_pairs.push_back(c.src);
-      job->copy_pairs.push_back(c.dst);
+      pairs.push_back(c.src);
+      pairs.push_back(c.dst);
+    }
+    if (const status s = upload_copy_pairs(pairs); !s) {
+      std::fprintf(stderr, "kvactor: %s\n", s.error().message.c_str());
+      std::abort();
     }
     const kernels::kv_cache_view& v = device_cache_.view;
     kernels::copy_blocks_params cp{};
     cp.cache = v.base;
-    cp.pairs = job->copy_pairs.data(); // [num_pairs, 2], alive with the job
+    cp.pairs = static_cast<const int32_t*>(copy_pairs_.data()); // [num_pairs, 2] in device memory
     cp.num_pairs = static_cast<int32_t>(p.copies.size());
     cp.num_layers = v.shape.num_layers;
     cp.num_blocks = v.shape.num_blocks;
@@ -160,6 +165,31 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     std::fprintf(stderr, "kvactor: %s\n", enqueued.error().message.c_str());
     std::abort();
   }
+}
+
+status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
+  const size_t bytes = pairs.size() * sizeof(int32_t);
+  if (bytes > copy_pairs_.size()) {
+    // NOTE: rare (the first copies, or more than ever before); the streams
+    // may still read the old buffers until they drain.
+    dev_->synchronize();
+    const size_t capacity = std::max<size_t>(bytes, 64 * 2 * sizeof(int32_t));
+    auto staging = dev_->allocate(kernels::memory_kind::pinned_host, capacity);
+    auto device = dev_->allocate(kernels::memory_kind::device, capacity);
+    if (!staging || !device)
+      return kvactor::make_error("device", "no memory for a step's " + std::to_string(pairs.size() / 2) +
+                                           " block copies");
+    copy_pairs_staging_ = std::move(*staging);
+    copy_pairs_ = std::move(*device);
+  }
+  // NOTE: the kernel reads device memory. The staging buffer is written in
+  // stream order (a completion callback, which runs before the copy after
+  // it), so a step still in flight keeps the pairs it was given.
+  void* staging = copy_pairs_staging_.data();
+  (void)dev_->record(kernels::streams::compute,
+                     [staging, pairs] { std::memcpy(staging, pairs.data(), pairs.size() * sizeof(int32_t)); });
+  dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), staging, bytes);
+  return {};
 }
 
 void model_runner::swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) {

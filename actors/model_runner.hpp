@@ -65,6 +65,11 @@ private:
   kernels::kv_cache device_cache_;
   kernels::kv_cache host_cache_; // num_blocks 0 when there is no swap space
   std::unique_ptr<model::transformer> forward_;
+  // A step's copy-on-write pairs [num_pairs, 2]: written into pinned staging,
+  // copied to device memory, read by the copy kernel (grown on demand).
+  kernels::buffer copy_pairs_staging_; // pinned host
+  kernels::buffer copy_pairs_;         // device
+  status upload_copy_pairs(const std::vector<int32_t>& pairs);
   // Each live sequence's block table, built from the plans' changes; only
   // run() touches it, on the executor's thread.
   std::unordered_map<seq_id, std::vector<block_id>> tables_;

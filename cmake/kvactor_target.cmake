@@ -8,12 +8,22 @@ function(kvactor_target target)
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${KVACTOR_WERROR}>>:-Werror>)
 endfunction()
 
-# kvactor_test(<name> SOURCES ... LIBS ...): one GoogleTest binary, each test
-# registered with ctest.
+# kvactor_test(<name> [CUDA_SHIM] SOURCES ... LIBS ...): one GoogleTest
+# binary, each test registered with ctest. CUDA_SHIM (CUDA builds): the
+# binary links the CUDA shim and the emulated launchers instead of libcudart,
+# libcublas and nvcc's kernels (kernels/README.md), defines
+# KVACTOR_CUDA_SHIM=1, and its ctest names start with "shim.".
 function(kvactor_test name)
-  cmake_parse_arguments(arg "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(arg "CUDA_SHIM" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${arg_SOURCES})
   kvactor_target(${name})
   target_link_libraries(${name} PRIVATE ${arg_LIBS} GTest::gtest_main GTest::gmock)
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+  if(arg_CUDA_SHIM)
+    set_target_properties(${name} PROPERTIES KVACTOR_CUDA_SHIM ON)
+    target_compile_definitions(${name} PRIVATE KVACTOR_CUDA_SHIM=1)
+    target_link_libraries(${name} PRIVATE kvactor_cuda_shim)
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX "shim.")
+  else()
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

@@ -104,7 +104,8 @@ std::optional<buffer> cuda_device::allocate(memory_kind kind, size_t bytes) {
     if (pinned_used_ + static_cast<int64_t>(bytes) > pinned_capacity_) return std::nullopt;
     pinned_used_ += static_cast<int64_t>(bytes);
   }
-  const cudaError_t e = cudaHostAlloc(&data, bytes, cudaHostAllocPortable);
+  // NOTE: mapped: the swap kernel reads and writes the pinned pool directly.
+  const cudaError_t e = cudaHostAlloc(&data, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     std::lock_guard lock{pinned_mutex_};

@@ -1,5 +1,7 @@
 #include "kernels/ops.hpp"
 
+#include <algorithm>
+
 #include "kernels/assert.hpp"
 #include "kernels/cpu/kernels.hpp"
 #include "kernels/cpu_device.hpp"
@@ -61,6 +63,11 @@ void copy_blocks(device& dev, stream_id stream, const copy_blocks_params& p) {
 #endif
 }
 
+int32_t swap_calls(device_kind kind, size_t num_pairs) {
+  if (kind == device_kind::cpu || num_pairs == 0) return num_pairs == 0 ? 0 : 1;
+  return static_cast<int32_t>((num_pairs + swap_blocks_params::max_pairs - 1) / swap_blocks_params::max_pairs);
+}
+
 event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, const kv_cache_view& dst,
                       std::vector<block_pair> pairs, host_callback on_done) {
   KVACTOR_ASSERT(src.shape.block_bytes() == dst.shape.block_bytes() && src.shape.num_layers == dst.shape.num_layers,
@@ -69,17 +76,33 @@ event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, c
     cpu->enqueue(stream, [cpu, src, dst, pairs = std::move(pairs)] { cpu::swap_blocks(src, dst, pairs, cpu->pool()); });
     return dev.record(stream, std::move(on_done));
   }
-  // NOTE: one cudaMemcpyAsync per (pair, layer, K|V); the blocks of a
-  // sequence are scattered in both pools, so there is no bigger contiguous run.
-  const auto bytes = static_cast<size_t>(src.shape.block_bytes());
-  for (const block_pair& pair : pairs) {
-    KVACTOR_ASSERT(pair.src >= 0 && pair.src < src.shape.num_blocks && pair.dst >= 0 && pair.dst < dst.shape.num_blocks,
-                   "block id out of range");
-    for (int32_t layer = 0; layer < src.shape.num_layers; ++layer)
-      for (int which = 0; which < 2; ++which)
-        dev.copy_async(stream, dst.block(layer, which, pair.dst), src.block(layer, which, pair.src), bytes);
+#if KVACTOR_HAVE_CUDA
+  // NOTE: the blocks of a sequence are scattered in both pools; one kernel
+  // launch moves up to max_pairs of them, every layer, K and V (not one
+  // cudaMemcpyAsync per block, layer and K|V).
+  swap_blocks_params p{};
+  p.src = src.base;
+  p.dst = dst.base;
+  p.src_num_blocks = src.shape.num_blocks;
+  p.dst_num_blocks = dst.shape.num_blocks;
+  p.block_bytes = src.shape.block_bytes();
+  p.num_layers = src.shape.num_layers;
+  for (size_t first = 0; first < pairs.size(); first += swap_blocks_params::max_pairs) {
+    p.num_pairs = static_cast<int32_t>(std::min<size_t>(swap_blocks_params::max_pairs, pairs.size() - first));
+    for (int32_t i = 0; i < p.num_pairs; ++i) {
+      const block_pair& pair = pairs[first + static_cast<size_t>(i)];
+      KVACTOR_ASSERT(pair.src >= 0 && pair.src < src.shape.num_blocks && pair.dst >= 0 &&
+                       pair.dst < dst.shape.num_blocks,
+                     "block id out of range");
+      p.pairs[2 * i] = pair.src;
+      p.pairs[2 * i + 1] = pair.dst;
+    }
+    KVACTOR_CUDA_CHECK(cuda_launch::swap_blocks(p, as_cuda(dev).native_stream(stream)));
   }
   return dev.record(stream, std::move(on_done));
+#else
+  no_cuda();
+#endif
 }
 
 } // namespace kvactor::kernels

@@ -24,7 +24,12 @@ void copy_blocks(device& dev, stream_id stream, const copy_blocks_params& p);
 // layer, K and V, on `stream` (usually streams::swap_out or swap_in), and
 // returns the event of its completion; on_done runs when it completes.
 // src and dst are pools of the same block shape (device and pinned host).
+// CUDA: one kernel launch per swap_blocks_params::max_pairs pairs (the kernel
+// reaches pinned host memory through unified addressing); CPU: one task.
 event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, const kv_cache_view& dst,
                       std::vector<block_pair> pairs, host_callback on_done = {});
+
+// The device calls (CUDA: kernel launches) a swap of `num_pairs` blocks makes.
+int32_t swap_calls(device_kind kind, size_t num_pairs);
 
 } // namespace kvactor::kernels

@@ -75,4 +75,20 @@ struct copy_blocks_params {
   int64_t block_bytes;    // block_size * num_kv_heads * head_dim * dtype_size
 };
 
+// Moves whole blocks between two pools of the same block shape (a swap:
+// device <-> pinned host, which kernels reach through unified addressing),
+// every layer, K and V, in one launch. The pairs travel in the parameters
+// (under the 4 KiB kernel-parameter limit), so nothing needs an upload.
+struct swap_blocks_params {
+  static constexpr int32_t max_pairs = 240;
+  const void* src;         // [num_layers, 2, src_num_blocks, block_size, num_kv_heads, head_dim]
+  void* dst;               // [num_layers, 2, dst_num_blocks, block_size, num_kv_heads, head_dim]
+  int64_t src_num_blocks;
+  int64_t dst_num_blocks;
+  int64_t block_bytes;     // multiple of 16
+  int32_t num_layers;
+  int32_t num_pairs;       // 0 ..= max_pairs
+  int32_t pairs[2 * max_pairs]; // [num_pairs, 2]: (src block, dst block)
+};
+
 } // namespace kvactor::kernels

@@ -152,6 +152,11 @@ void swap_out_bench(benchmark::State& state) {
   const auto bytes = static_cast<size_t>(num_pairs * 2 * device_shape.num_layers * device_shape.block_bytes());
   run_against_memcpy(state, dev, gpu->view.base, bytes,
                      [&] { swap_blocks(dev, streams::swap_out, gpu->view, host->view, pairs)->wait(); });
+  // Device calls one swap makes: here (CPU), on CUDA (kernel launches), and
+  // on CUDA as it was with one cudaMemcpyAsync per (block, layer, K|V).
+  state.counters["calls"] = swap_calls(device_kind::cpu, pairs.size());
+  state.counters["cuda_calls"] = swap_calls(device_kind::cuda, pairs.size());
+  state.counters["cuda_calls_per_copy"] = static_cast<double>(pairs.size()) * 2 * device_shape.num_layers;
 }
 
 // args: MiB read

@@ -1,9 +1,12 @@
 // The CUDA kernels, instantiated and launched. Bodies live in the .cuh
-// headers, which the emulator tests also compile with g++.
+// headers, which the emulator tests also compile with g++; g++ also compiles
+// this file against the CUDA shim (kernels_emulated.cpp).
 #include "kernels/cuda/cache_write.cuh"
 #include "kernels/cuda/copy_blocks.cuh"
 #include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/launch_kernel.cuh"
 #include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/swap_blocks.cuh"
 
 namespace kvactor::kernels::cuda_launch {
 namespace {
@@ -14,10 +17,10 @@ cudaError_t launch_attention_head_dim(const paged_attention_params& p, cudaStrea
   const dim3 grid(static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads / group));
   const dim3 block(gpu::attention_threads);
   switch (group) {
-  case 1: gpu::paged_attention_kernel<T, HEAD_DIM, 1><<<grid, block, 0, stream>>>(p); break;
-  case 2: gpu::paged_attention_kernel<T, HEAD_DIM, 2><<<grid, block, 0, stream>>>(p); break;
-  case 4: gpu::paged_attention_kernel<T, HEAD_DIM, 4><<<grid, block, 0, stream>>>(p); break;
-  case 8: gpu::paged_attention_kernel<T, HEAD_DIM, 8><<<grid, block, 0, stream>>>(p); break;
+  case 1: gpu::launch_kernel(gpu::paged_attention_kernel<T, HEAD_DIM, 1>, grid, block, stream, p); break;
+  case 2: gpu::launch_kernel(gpu::paged_attention_kernel<T, HEAD_DIM, 2>, grid, block, stream, p); break;
+  case 4: gpu::launch_kernel(gpu::paged_attention_kernel<T, HEAD_DIM, 4>, grid, block, stream, p); break;
+  case 8: gpu::launch_kernel(gpu::paged_attention_kernel<T, HEAD_DIM, 8>, grid, block, stream, p); break;
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -40,7 +43,8 @@ cudaError_t cache_write(const cache_write_params& p, cudaStream_t stream) {
   if (row_bytes % 16 != 0 || p.num_tokens < 0) return cudaErrorInvalidValue;
   if ((p.key_stride * elem) % 16 != 0 || (p.value_stride * elem) % 16 != 0) return cudaErrorInvalidValue;
   if (p.num_tokens == 0) return cudaSuccess;
-  gpu::cache_write_kernel<<<static_cast<unsigned>(p.num_tokens), gpu::cache_write_threads, 0, stream>>>(p);
+  gpu::launch_kernel(gpu::cache_write_kernel, dim3(static_cast<unsigned>(p.num_tokens)), dim3(gpu::cache_write_threads),
+                     stream, p);
   return cudaGetLastError();
 }
 
@@ -50,8 +54,8 @@ cudaError_t paged_attention(const paged_attention_params& p, cudaStream_t stream
   if (p.num_tokens == 0) return cudaSuccess;
   switch (p.type) {
   case dtype::f32: return launch_attention<float>(p, stream);
-  case dtype::f16: return launch_attention<__half>(p, stream);
-  case dtype::bf16: return launch_attention<__nv_bfloat16>(p, stream);
+  case dtype::f16: return launch_attention<gpu::f16>(p, stream);
+  case dtype::bf16: return launch_attention<gpu::bf16>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -60,7 +64,17 @@ cudaError_t copy_blocks(const copy_blocks_params& p, cudaStream_t stream) {
   if (p.block_bytes % 16 != 0 || p.num_pairs < 0 || p.num_layers <= 0) return cudaErrorInvalidValue;
   if (p.num_pairs == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * p.num_layers));
-  gpu::copy_blocks_kernel<<<grid, gpu::copy_blocks_threads, 0, stream>>>(p);
+  gpu::launch_kernel(gpu::copy_blocks_kernel, grid, dim3(gpu::copy_blocks_threads), stream, p);
+  return cudaGetLastError();
+}
+
+cudaError_t swap_blocks(const swap_blocks_params& p, cudaStream_t stream) {
+  if (p.block_bytes % 16 != 0 || p.num_pairs < 0 || p.num_pairs > swap_blocks_params::max_pairs ||
+      p.num_layers <= 0)
+    return cudaErrorInvalidValue;
+  if (p.num_pairs == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * p.num_layers));
+  gpu::launch_kernel(gpu::swap_blocks_kernel, grid, dim3(gpu::swap_blocks_threads), stream, p);
   return cudaGetLastError();
 }
 

@@ -13,5 +13,7 @@ cudaError_t cache_write(const cache_write_params& p, cudaStream_t stream);
 // head_dim 64 or 128; f32, f16, bf16.
 cudaError_t paged_attention(const paged_attention_params& p, cudaStream_t stream);
 cudaError_t copy_blocks(const copy_blocks_params& p, cudaStream_t stream);
+// num_pairs <= swap_blocks_params::max_pairs.
+cudaError_t swap_blocks(const swap_blocks_params& p, cudaStream_t stream);
 
 } // namespace kvactor::kernels::cuda_launch

@@ -49,6 +49,10 @@ struct block_runner {
 
 thread_local block_runner* runner = nullptr;
 thread_local launch_stats stats;
+// NOTE: fiber stacks outlive launches on their OS thread: a fresh 256 KiB
+// stack per fiber and launch cost a page fault per touched page, which
+// dominated launches of short kernels (the CUDA shim runs many).
+thread_local std::vector<std::unique_ptr<char[]>> stack_pool;
 
 void fiber_main() {
   block_runner* r = runner;
@@ -162,9 +166,10 @@ void launch_body(dim3 grid, dim3 block, const std::function<void()>& body) {
   r.body = &body;
   r.fibers.resize(n);
   r.slots.resize((n + warp_size - 1) / warp_size);
+  while (stack_pool.size() < n) stack_pool.emplace_back(new char[stack_bytes]); // uninitialised
   for (unsigned i = 0; i < n; ++i) {
     fiber& f = r.fibers[i];
-    f.stack = std::make_unique<char[]>(stack_bytes);
+    f.stack = std::move(stack_pool[stack_pool.size() - 1 - i]);
     f.index = uint3{i % block.x, (i / block.x) % block.y, i / (block.x * block.y)};
     f.warp = static_cast<int>(i) / warp_size;
     f.lane = static_cast<int>(i) % warp_size;
@@ -181,6 +186,8 @@ void launch_body(dim3 grid, dim3 block, const std::function<void()>& body) {
         ++num_blocks;
       }
   runner = nullptr;
+  stack_pool.resize(stack_pool.size() - n);
+  for (fiber& f : r.fibers) stack_pool.push_back(std::move(f.stack));
   stats = launch_stats{num_blocks, r.num_switches};
 }
 

@@ -15,7 +15,11 @@
 // timing and no memory-model fidelity (fibers switch only at barriers, so
 // missing fences or races are not detected). Logic tests only.
 //
-// Do not include CUDA headers in the same translation unit.
+// CUDA's runtime headers may come first in the same translation unit (the
+// CUDA shim's emulated launchers, kernels/cuda_shim/): then CUDA's dim3 and
+// uint3 stay the global ones, the emulator's own keep their namespace, and
+// the qualifier macros below replace CUDA's host-compiler (empty) ones.
+// Including CUDA headers after this one is not supported.
 
 #include <cmath>
 #include <cstdint>
@@ -58,16 +62,24 @@ void launch(dim3 grid, dim3 block, Kernel kernel, const Args&... args) {
 
 } // namespace kvactor::emu
 
+#if !defined(__VECTOR_TYPES_H__)
 using dim3 = kvactor::emu::dim3;
 using uint3 = kvactor::emu::uint3;
-extern thread_local uint3 threadIdx;
-extern thread_local uint3 blockIdx;
-extern thread_local dim3 blockDim;
-extern thread_local dim3 gridDim;
+#endif
+extern thread_local kvactor::emu::uint3 threadIdx;
+extern thread_local kvactor::emu::uint3 blockIdx;
+extern thread_local kvactor::emu::dim3 blockDim;
+extern thread_local kvactor::emu::dim3 gridDim;
 
 // NOTE: internal linkage, so that an emulated kernel never meets nvcc's host
 // stub of the same kernel when a test also links the CUDA objects (the
 // forward pass's emulated test links kvactor_model, which holds them).
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __shared__
+#undef __launch_bounds__
 #define __global__ static inline
 #define __device__
 #define __host__

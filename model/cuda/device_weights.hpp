@@ -3,7 +3,7 @@
 // allocation laid out by weight_plan (q|k|v of a layer form one matrix).
 // Uploaded once when the forward pass is created; bf16 or f16 matrices are
 // widened on the host on the way (exact), in chunks through a bounded
-// staging buffer.
+// pinned staging buffer, on the stream the forward pass computes on.
 
 #include <cuda_runtime_api.h>
 

@@ -1,5 +1,7 @@
 // The model's element-wise CUDA kernels, instantiated and launched. Bodies
-// live in kernels/cuda/model_ops.cuh, which the emulator tests also compile.
+// live in kernels/cuda/model_ops.cuh, which the emulator tests also compile;
+// g++ also compiles this file against the CUDA shim (model_kernels_emulated.cpp).
+#include "kernels/cuda/launch_kernel.cuh"
 #include "kernels/cuda/model_ops.cuh"
 #include "model/cuda/launch.hpp"
 
@@ -13,9 +15,10 @@ cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, in
   if (num_tokens == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(num_tokens)), block(gpu::model_ops_threads);
   if (bf16_table)
-    gpu::embedding_kernel<gpu::bf16><<<grid, block, 0, stream>>>(static_cast<const gpu::bf16*>(table), ids, out, hidden);
+    gpu::launch_kernel(gpu::embedding_kernel<gpu::bf16>, grid, block, stream, static_cast<const gpu::bf16*>(table), ids, out,
+                       hidden);
   else
-    gpu::embedding_kernel<float><<<grid, block, 0, stream>>>(static_cast<const float*>(table), ids, out, hidden);
+    gpu::launch_kernel(gpu::embedding_kernel<float>, grid, block, stream, static_cast<const float*>(table), ids, out, hidden);
   return cudaGetLastError();
 }
 
@@ -24,7 +27,8 @@ cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32
   if (num_tokens < 0 || heads_per_row <= 0 || n <= 0) return cudaErrorInvalidValue;
   if (num_tokens == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(num_tokens) * static_cast<unsigned>(heads_per_row));
-  gpu::rms_norm_kernel<<<grid, gpu::model_ops_threads, 0, stream>>>(x, ldx, out, ldo, heads_per_row, n, weight, eps);
+  gpu::launch_kernel(gpu::rms_norm_kernel, grid, dim3(gpu::model_ops_threads), stream, x, ldx, out, ldo, heads_per_row, n,
+                     weight, eps);
   return cudaGetLastError();
 }
 
@@ -32,8 +36,8 @@ cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, i
                  const float* sin, cudaStream_t stream) {
   if (num_tokens < 0 || num_heads <= 0 || head_dim <= 0 || head_dim % 2 != 0) return cudaErrorInvalidValue;
   if (num_tokens == 0) return cudaSuccess;
-  gpu::rope_kernel<<<static_cast<unsigned>(num_tokens), gpu::model_ops_threads, 0, stream>>>(x, ldx, num_heads,
-                                                                                             head_dim, cos, sin);
+  gpu::launch_kernel(gpu::rope_kernel, dim3(static_cast<unsigned>(num_tokens)), dim3(gpu::model_ops_threads), stream, x,
+                     ldx, num_heads, head_dim, cos, sin);
   return cudaGetLastError();
 }
 
@@ -42,7 +46,7 @@ cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num, 
   if (num == 0) return cudaSuccess;
   const int64_t blocks = (num + gpu::model_ops_threads - 1) / gpu::model_ops_threads;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
-  gpu::swiglu_kernel<<<grid, gpu::model_ops_threads, 0, stream>>>(gate, up, out, num);
+  gpu::launch_kernel(gpu::swiglu_kernel, dim3(grid), dim3(gpu::model_ops_threads), stream, gate, up, out, num);
   return cudaGetLastError();
 }
 
@@ -50,7 +54,8 @@ cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, i
                         cudaStream_t stream) {
   if (num_rows < 0 || n <= 0) return cudaErrorInvalidValue;
   if (num_rows == 0) return cudaSuccess;
-  gpu::gather_rows_kernel<<<static_cast<unsigned>(num_rows), gpu::model_ops_threads, 0, stream>>>(x, rows, out, n);
+  gpu::launch_kernel(gpu::gather_rows_kernel, dim3(static_cast<unsigned>(num_rows)), dim3(gpu::model_ops_threads), stream,
+                     x, rows, out, n);
   return cudaGetLastError();
 }
 

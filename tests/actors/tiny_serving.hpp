@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,25 +32,28 @@ struct scratch_folder {
   }
 };
 
-// A small Llama-style model, written once per test binary.
-inline const std::filesystem::path& model_dir() {
-  static const scratch_folder dir{std::filesystem::temp_directory_path() /
-                                  ("kvactor-model-runtime-" + std::to_string(::getpid()))};
-  static const bool written = [] {
+// A small Llama-style model, written once per test binary; heads of 32, or
+// of 64 for the CUDA device (its attention takes head_dim 64 or 128).
+inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
+  static std::map<int32_t, std::unique_ptr<scratch_folder>> dirs;
+  auto& dir = dirs[head_dim];
+  if (!dir) {
+    dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
+                                 ("kvactor-model-runtime-" + std::to_string(::getpid()) + "-" +
+                                  std::to_string(head_dim))});
     model::tiny::tiny_options o;
     o.hidden_size = 128;
     o.num_layers = 2;
     o.num_heads = 4;
     o.num_kv_heads = 2;
-    o.head_dim = 32;
+    o.head_dim = head_dim;
     o.intermediate_size = 192;
     o.vocab_size = 512;
     o.max_context = 1024;
     o.seed = 3;
-    return bool(model::tiny::write_model(dir.path, o));
-  }();
-  EXPECT_TRUE(written);
-  return dir.path;
+    EXPECT_TRUE(bool(model::tiny::write_model(dir->path, o)));
+  }
+  return dir->path;
 }
 
 // Greedy tokens of the paged forward pass run alone, one sequence, no actors,

@@ -3,6 +3,7 @@
 // KVACTOR_REQUIRE_GPU=1 (GPU CI).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -12,6 +13,7 @@
 #include "kernels/kv_cache.hpp"
 #include "kernels/ops.hpp"
 #include "tests/kernels/attention_problem.hpp"
+#include "tests/kernels/device_copy.hpp"
 
 namespace kvactor::kernels {
 namespace {
@@ -37,7 +39,7 @@ protected:
   buffer upload(const void* data, size_t bytes) {
     auto b = dev_->allocate(memory_kind::device, std::max<size_t>(bytes, 16));
     KVACTOR_ASSERT(b.has_value(), "test allocation");
-    if (bytes > 0) dev_->copy_async(streams::compute, b->data(), data, bytes);
+    testing::copy_to_device(*dev_, streams::compute, b->data(), data, bytes);
     return std::move(*b);
   }
   template <class T>
@@ -46,8 +48,7 @@ protected:
   }
   std::vector<uint8_t> download(const buffer& b, size_t bytes) {
     std::vector<uint8_t> host(bytes);
-    dev_->copy_async(streams::compute, host.data(), b.data(), bytes);
-    dev_->record(streams::compute)->wait();
+    testing::copy_to_host(*dev_, streams::compute, host.data(), b.data(), bytes);
     return host;
   }
 
@@ -160,6 +161,91 @@ TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
       EXPECT_EQ(std::memcmp(host->view.block(l, w, 5), orig.block(l, w, 1), static_cast<size_t>(shape.block_bytes())), 0);
       EXPECT_EQ(std::memcmp(host->view.block(l, w, 3), orig.block(l, w, 2), static_cast<size_t>(shape.block_bytes())), 0);
     }
+}
+
+// 300 pairs: more than one swap launch takes (swap_blocks_params::max_pairs),
+// reversed order so that a pair lost at a launch boundary shows.
+TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 300, .block_size = 16, .num_kv_heads = 1, .head_dim = 64,
+                             .type = dtype::f16};
+  auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
+  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
+  ASSERT_TRUE(gpu && host);
+  const auto bytes = static_cast<size_t>(shape.total_bytes());
+  std::vector<uint8_t> pattern(bytes);
+  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 13 / 7);
+  testing::copy_to_device(*dev_, streams::compute, gpu->view.base, pattern.data(), bytes);
+  std::vector<block_pair> pairs;
+  for (int32_t b = 0; b < 300; ++b) pairs.push_back({b, 299 - b});
+  EXPECT_GT(swap_calls(device_kind::cuda, pairs.size()), 1);
+  swap_blocks(*dev_, streams::swap_out, gpu->view, host->view, pairs)->wait();
+  const kv_cache_view orig{pattern.data(), shape};
+  const auto block = static_cast<size_t>(shape.block_bytes());
+  for (int32_t l = 0; l < 2; ++l)
+    for (int w = 0; w < 2; ++w)
+      for (int32_t b = 0; b < 300; ++b)
+        ASSERT_EQ(std::memcmp(host->view.block(l, w, 299 - b), orig.block(l, w, b), block), 0)
+            << "layer " << l << ", " << (w == 0 ? "K" : "V") << ", block " << b;
+}
+
+// An 18 GB cache: the last block's rows are 2^31 + elements past the start
+// of its pool, so 32-bit slot, element or byte arithmetic anywhere on the
+// way (cache write, attention, block copy, swap) lands elsewhere. (Untouched
+// pages cost nothing in the shim.) A context of one token: attention returns
+// that token's V row exactly.
+TEST_F(cuda_test, offsets_past_2_gi_elements_in_a_large_cache) {
+  const kv_cache_shape shape{.num_layers = 1, .num_blocks = 140000, .block_size = 16, .num_kv_heads = 8,
+                             .head_dim = 128, .type = dtype::f32};
+  if (dev_->memory(memory_kind::device).free_bytes < shape.total_bytes() + (int64_t{1} << 30))
+    GTEST_SKIP() << "a GPU with less than 19 GB free"; // the shim has 80 GB
+  auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);
+  ASSERT_TRUE(cache) << "no room for " << shape.total_bytes() << " bytes";
+  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, kv_cache_shape{shape.num_layers, 2, 16, 8, 128});
+  ASSERT_TRUE(host);
+  const int32_t last = static_cast<int32_t>(shape.num_blocks - 1);
+  ASSERT_GT(int64_t{last} * 16 * 8 * 128, int64_t{1} << 31);
+  const size_t row = 8 * 128; // floats of one token: 8 KV heads of 128
+  std::vector<float> key(row), value(row), query(row);
+  for (size_t i = 0; i < row; ++i) {
+    key[i] = 0.001f * static_cast<float>(i % 97);
+    value[i] = static_cast<float>(i) + 0.5f;
+    query[i] = 1.0f;
+  }
+  const std::vector<int64_t> slot{int64_t{last} * 16}; // offset 0 of the last block
+  const std::vector<int32_t> table{last}, lens{1}, pairs{last, 7};
+  buffer k = upload(key), v = upload(value), q = upload(query), s = upload(slot), t = upload(table),
+         l = upload(lens), pr = upload(pairs);
+  buffer out = std::move(*dev_->allocate(memory_kind::device, row * sizeof(float)));
+  cache_write(*dev_, streams::compute,
+              cache_write_params{k.data(), v.data(), cache->view.k(0), cache->view.v(0),
+                                 static_cast<const int64_t*>(s.data()), 1, 8, 128, dtype::f32});
+  paged_attention_params p{};
+  p.out = out.data();
+  p.query = q.data();
+  p.k_cache = cache->view.k(0);
+  p.v_cache = cache->view.v(0);
+  p.block_tables = static_cast<const int32_t*>(t.data());
+  p.seq_lens = static_cast<const int32_t*>(l.data());
+  p.num_seqs = p.num_tokens = 1;
+  p.num_heads = p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.block_size = 16;
+  p.max_blocks_per_seq = 1;
+  p.scale = 1.0f / std::sqrt(128.0f);
+  p.type = dtype::f32;
+  paged_attention(*dev_, streams::compute, p);
+  copy_blocks(*dev_, streams::compute,
+              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 1, shape.num_blocks,
+                                 shape.block_bytes()});
+  dev_->wait_event(streams::swap_out, dev_->record(streams::compute));
+  swap_blocks(*dev_, streams::swap_out, cache->view, host->view, {{last, 1}})->wait();
+  std::vector<float> attended(row), copied(row);
+  testing::copy_to_host(*dev_, streams::compute, attended.data(), out.data(), row * sizeof(float));
+  testing::copy_to_host(*dev_, streams::compute, copied.data(), cache->view.block(0, 1, 7), row * sizeof(float));
+  EXPECT_EQ(attended, value);
+  EXPECT_EQ(copied, value);
+  EXPECT_EQ(std::memcmp(host->view.block(0, 1, 1), value.data(), row * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(host->view.block(0, 0, 1), key.data(), row * sizeof(float)), 0);
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// The CUDA cache-write and block-copy kernel sources through the emulator.
+// The CUDA cache-write, block-copy and block-swap kernel sources through the emulator.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/cache_write.cuh"
 #include "kernels/cuda/copy_blocks.cuh"
+#include "kernels/cuda/swap_blocks.cuh"
 
 namespace kvactor::kernels {
 namespace {
@@ -79,6 +80,38 @@ TEST(emulated_copy_blocks, copies_each_pair_in_every_layer) {
     }
   EXPECT_TRUE(cache == expected);
   EXPECT_FALSE(cache == before);
+}
+
+// Two pools of different sizes; every (layer, K|V) of each pair moves, and
+// nothing else of the destination changes.
+TEST(emulated_swap_blocks, moves_every_layer_of_each_pair_in_one_launch) {
+  const int32_t layers = 3;
+  const int64_t src_blocks = 5, dst_blocks = 7, block_bytes = 96;
+  std::vector<uint8_t> src(static_cast<size_t>(layers * 2 * src_blocks * block_bytes));
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<uint8_t> dst(static_cast<size_t>(layers * 2 * dst_blocks * block_bytes), 0xaa);
+  swap_blocks_params p{};
+  p.src = src.data();
+  p.dst = dst.data();
+  p.src_num_blocks = src_blocks;
+  p.dst_num_blocks = dst_blocks;
+  p.block_bytes = block_bytes;
+  p.num_layers = layers;
+  const std::vector<std::pair<int32_t, int32_t>> pairs{{4, 0}, {0, 6}, {2, 3}};
+  p.num_pairs = static_cast<int32_t>(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    p.pairs[2 * i] = pairs[i].first;
+    p.pairs[2 * i + 1] = pairs[i].second;
+  }
+  emu::launch(dim3(static_cast<unsigned>(p.num_pairs), static_cast<unsigned>(2 * layers)),
+              dim3(gpu::swap_blocks_threads), gpu::swap_blocks_kernel, p);
+  std::vector<uint8_t> expected(dst.size(), 0xaa);
+  const auto bytes = static_cast<size_t>(block_bytes);
+  for (int64_t pool = 0; pool < 2 * layers; ++pool)
+    for (const auto& [from, to] : pairs)
+      std::memcpy(&expected[static_cast<size_t>((pool * dst_blocks + to) * block_bytes)],
+                  &src[static_cast<size_t>((pool * src_blocks + from) * block_bytes)], bytes);
+  EXPECT_TRUE(dst == expected);
 }
 
 } // namespace

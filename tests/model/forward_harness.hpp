@@ -19,6 +19,7 @@
 
 #include "dense_reference.hpp"
 #include "kernels/ops.hpp"
+#include "tests/kernels/device_copy.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
 #include "model/sampler.hpp"
@@ -116,8 +117,7 @@ public:
     std::vector<std::byte> nan(static_cast<size_t>(v.shape.total_bytes()));
     for (size_t i = 0; i < nan.size() / kernels::dtype_size(v.shape.type); ++i)
       kernels::store_from_float(v.shape.type, nan.data(), i, std::numeric_limits<float>::quiet_NaN());
-    dev.copy_async(kernels::streams::compute, v.base, nan.data(), nan.size());
-    dev.record(kernels::streams::compute)->wait();
+    kernels::testing::copy_to_device(dev, kernels::streams::compute, v.base, nan.data(), nan.size());
   }
 
   int32_t take_block() {

@@ -1,0 +1,94 @@
+// The runtime end to end on the CUDA device, through the CUDA shim: steps
+// on the compute stream, swaps on their own streams at the same time,
+// completions from host functions into the actors. A KV pool too small for
+// the requests forces preemption by swap; the outputs equal those of the
+// runtime on the CPU device with room for everything.
+
+#include "actors/actors.hpp"
+#include "kvactor/kvactor.hpp"
+#include "test_sink.hpp"
+#include "tiny_serving.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kvactor {
+namespace {
+
+using ::testing::IsEmpty;
+using testing::collector;
+using testing::sink_fn;
+using testing::test_config;
+using testing::tokens;
+
+// The tokens of each request, and the preemptions they went through.
+struct outcome {
+  std::vector<std::vector<int32_t>> tokens;
+  int32_t num_preemptions = 0;
+};
+
+outcome serve(engine_config e, const std::vector<std::vector<int32_t>>& prompts, int32_t max_tokens) {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  e.model_dir = testing::model_dir(64).string();
+  auto rt = spawn_runtime(sys, e);
+  EXPECT_TRUE(rt) << sys.render(rt.error());
+  if (!rt) return {};
+  auto events = std::make_shared<collector>();
+  auto sink = sys.spawn(sink_fn, events);
+  std::vector<request_id> ids;
+  for (const auto& p : prompts) {
+    generate_request req;
+    req.prompt_tokens = p;
+    req.max_tokens = max_tokens;
+    req.ignore_eos = true;
+    self->request(*rt, caf::infinite, generate_atom::value, req, sink)
+      .receive([&](const admission& a) { ids.push_back(a.id); },
+               [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
+  }
+  outcome out;
+  for (request_id id : ids) {
+    const done_event done = events->wait_done(id);
+    EXPECT_EQ(done.finish_reason, "max_tokens");
+    out.tokens.push_back(done.tokens);
+    out.num_preemptions += done.preemptions;
+  }
+  self->request(*rt, caf::infinite, figures_atom::value)
+    .receive(
+      [&](const runtime_figures& f) {
+        EXPECT_EQ(f.device_blocks_used, 0);
+        EXPECT_EQ(f.host_blocks_free, f.host_blocks_total);
+        EXPECT_THAT(f.broken_invariants, IsEmpty());
+      },
+      [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
+  self->request(*rt, caf::infinite, shutdown_atom::value)
+    .receive([](bool) {}, [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
+  return out;
+}
+
+TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 4; ++i) prompts.push_back(tokens(20, 100 * i + 3));
+  engine_config roomy;
+  roomy.block_size = 16;
+  roomy.num_threads = 1;
+  const outcome want = serve(roomy, prompts, 40);
+
+  engine_config tight = roomy;
+  tight.device = "cuda";
+  tight.preemption = "swap";
+  // One block of this model (2 layers, K and V, 16 tokens, 2 KV heads of
+  // 64, fp32) is 32 KiB: 9 device blocks, while each request grows to 4.
+  tight.kv_cache_bytes = 9 * 32768;
+  tight.swap_bytes = 32 * 32768;
+  const outcome got = serve(tight, prompts, 40);
+  EXPECT_EQ(got.tokens, want.tokens);
+  EXPECT_EQ(want.num_preemptions, 0);
+  EXPECT_GT(got.num_preemptions, 0);
+}
+
+} // namespace
+} // namespace kvactor
