@@ -17,6 +17,22 @@ start() {
   pids[$name]=$!
 }
 
+# start_http NAME ARGS...: start with an HTTP port drawn at random (0
+# turns the HTTP front off), tried a few times; sets http_port.
+start_http() {
+  local name=$1; shift
+  for _ in 1 2 3 4 5; do
+    http_port=$((20000 + RANDOM % 30000))
+    start "$name" "$@" --http-port="$http_port"
+    for _ in $(seq 1 300); do
+      grep -q 'kvactor HTTP on' "$logs/$name" && return 0
+      kill -0 "${pids[$name]}" 2>/dev/null || break
+      sleep 0.1
+    done
+  done
+  { echo "$name did not start its HTTP front:"; cat "$logs/$name"; } >&2; return 1
+}
+
 # wait_for NAME REGEX: until the process's output has a matching line (30 s).
 wait_for() {
   for _ in $(seq 1 300); do

@@ -2,7 +2,7 @@
 # A front and two workers against a single node: the same outputs for
 # concurrent requests (greedy and seeded sampling), shared-prefix requests
 # all routed to one worker (the front's per-worker stats), aggregate stats,
-# and clean stops.
+# a completion through the HTTP front, and clean stops.
 #   cluster_serving.sh SERVE MODEL_DIR
 set -euo pipefail
 serve=$1 model=$2
@@ -13,7 +13,7 @@ start single "${common[@]}" --port=0
 start w1 "${common[@]}" --worker-port=0
 start w2 "${common[@]}" --worker-port=0
 single=$(listen_port single) p1=$(worker_port w1) p2=$(worker_port w2)
-start front --model="$model" --port=0 --workers="127.0.0.1:$p1,127.0.0.1:$p2"
+start_http front --model="$model" --port=0 --workers="127.0.0.1:$p1,127.0.0.1:$p2"
 front=$(listen_port front)
 wait_live "$front" 2
 
@@ -43,6 +43,19 @@ mapfile -t routed < <(field_values "$s" requests_routed)
 grep -q '"invariants_ok":true' <<<"$s"
 # The aggregate counts both workers' finished requests.
 [ "$(field_values "$s" requests_finished | head -1)" -eq 12 ]
+
+# The HTTP front over the same front.
+exec {h}<>"/dev/tcp/127.0.0.1/$http_port"
+body='{"prompt":"Once upon a time","max_tokens":5,"temperature":0,"ignore_eos":true}'
+printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
+  "${#body}" "$body" >&$h
+out=$(timeout 60 cat <&$h)
+exec {h}>&-
+echo "$out"
+grep -q '^HTTP/1.1 200 OK' <<<"$out"
+grep -q '"completion_tokens":5,' <<<"$out"
+s=$(stats "$front")
+mapfile -t routed < <(field_values "$s" requests_routed)
 
 # Six requests sharing their first KV block (8 tokens), one after another:
 # all on one worker.
