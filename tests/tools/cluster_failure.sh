@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A worker killed mid-stream: exactly its requests end with worker_lost, the
 # other worker's finish, the front keeps serving; the worker restarted on
-# its port rejoins and gets requests again.
+# its port rejoins and gets requests again. A second front on the same
+# workers killed mid-stream: its requests are cancelled on the workers.
 #   cluster_failure.sh SERVE MODEL_DIR
 set -euo pipefail
 serve=$1 model=$2
@@ -67,6 +68,38 @@ done >"$logs/req"
 mapfile -t after < <(field_values "$(stats "$front")" requests_routed)
 echo "routed to the restarted worker: $((after[0] - before[0]))"
 [ $((after[0] - before[0])) -gt 0 ]
+
+# A second front over the same workers, killed mid-stream: the workers
+# cancel its requests (they monitor its relays) and go idle, and the first
+# front's view is unchanged.
+start front2 --model="$model" --port=0 --workers="127.0.0.1:$p1,127.0.0.1:$p2"
+front2=$(listen_port front2)
+wait_live "$front2" 2
+exec {c}<>"/dev/tcp/127.0.0.1/$front2"
+for i in 1 2 3 4; do
+  echo "{\"op\":\"generate\",\"id\":\"f$i\",\"prompt\":\"second front $i\",\"max_tokens\":400,\"ignore_eos\":true}"
+done >&$c
+n_tokens=0
+while [ "$n_tokens" -lt 8 ] && read -r -t 30 line <&$c; do
+  [[ $line == *'"event":"token"'* ]] && n_tokens=$((n_tokens + 1))
+done
+s=$(stats "$front")
+echo "$s"
+[ "$(field_values "$s" running | head -1)" -gt 0 ] # the second front's requests run
+kill -9 "${pids[front2]}"
+wait "${pids[front2]}" || true
+unset "pids[front2]"
+exec {c}>&-
+for _ in $(seq 1 300); do
+  s=$(stats "$front")
+  [ "$(field_values "$s" running | head -1)" -eq 0 ] && break
+  sleep 0.1
+done
+echo "$s"
+[ "$(field_values "$s" running | head -1)" -eq 0 ]
+[ "$(field_values "$s" device_blocks_in_use | head -1)" -eq 0 ]
+[ "$(field_values "$s" requests_aborted | head -1)" -eq 4 ] # the second front's, cancelled
+[ "$(grep -o '"state":"live"' <<<"$s" | wc -l)" -eq 2 ]
 
 stop front
 stop w1
