@@ -44,4 +44,10 @@ using worker_actor = runtime_actor::extend<caf::replies_to<hello_atom>::with<wor
 // announces the runtime's); call both before the actor system starts.
 void add_cluster_message_types(caf::actor_system_config& cfg);
 
+// Heartbeats between nodes: every 500 ms, and a peer silent for 2 s counts
+// as lost (its monitors get a down message), so that a frozen or cut-off
+// worker ends its requests as one that died does. The command line
+// (--middleman.heartbeat-interval, --middleman.connection-timeout) overrides.
+void use_cluster_heartbeats(caf::actor_system_config& cfg);
+
 } // namespace kvactor::cluster

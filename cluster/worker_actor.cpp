@@ -45,6 +45,12 @@ caf::expected<uint16_t> publish_worker(caf::actor_system& sys, const worker_acto
   return bound;
 }
 
+void use_cluster_heartbeats(caf::actor_system_config& cfg) {
+  using namespace std::chrono_literals;
+  cfg.set("middleman.heartbeat-interval", caf::timespan{500ms});
+  cfg.set("middleman.connection-timeout", caf::timespan{2s});
+}
+
 void add_cluster_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<worker_hello>("kvactor.cluster.worker_hello");
   cfg.add_message_type<worker_actor>("kvactor.cluster.worker_actor");

@@ -43,6 +43,7 @@ struct serve_config : caf::actor_system_config {
     kvactor::use_serving_scheduler(*this);
     kvactor::net::add_message_types(*this);
     kvactor::cluster::add_cluster_message_types(*this);
+    kvactor::cluster::use_cluster_heartbeats(*this);
     load<caf::io::middleman>();
     opt_group{custom_options_, "global"}
       .add(host, "host", "address to listen on")

@@ -95,8 +95,8 @@ struct done_event {
   int32_t preemptions = 0;
   // finish_reason "error": why the request ended without its result
   // (worker_lost: a front lost the worker that served it).
-  std::string error_code;
-  std::string error_message;
+  std::string error_code{};
+  std::string error_message{};
 };
 
 // A distribution as Prometheus exposes one: how many observations fell at

@@ -69,6 +69,33 @@ mapfile -t after < <(field_values "$(stats "$front")" requests_routed)
 echo "routed to the restarted worker: $((after[0] - before[0]))"
 [ $((after[0] - before[0])) -gt 0 ]
 
+# A frozen worker (SIGSTOP: no connection is closed) stops answering the
+# heartbeats: its requests end with worker_lost as well; thawed, it rejoins.
+exec {c}<>"/dev/tcp/127.0.0.1/$front"
+for i in 1 2 3 4; do
+  echo "{\"op\":\"generate\",\"id\":\"s$i\",\"prompt\":\"frozen $i\",\"max_tokens\":200,\"ignore_eos\":true}"
+done >&$c
+declare -A streaming=()
+while [ "${#streaming[@]}" -lt 4 ] && read -r -t 30 line <&$c; do
+  [[ $line == *'"event":"token"'* ]] && streaming[$(sed 's/.*"id":"\([^"]*\)".*/\1/' <<<"$line")]=1
+done
+mapfile -t live < <(field_values "$(stats "$front")" requests_live)
+[ "${live[1]}" -gt 0 ]
+kill -STOP "${pids[w2]}"
+lost=0 done=0 other=0
+while [ $((lost + done + other)) -lt 4 ] && read -r -t 60 line <&$c; do
+  case $line in
+    *'"event":"error"'*'"code":"worker_lost"'*) echo "$line"; lost=$((lost + 1)) ;;
+    *'"event":"done"'*'"finish_reason":"max_tokens"'*) done=$((done + 1)) ;;
+    *'"event":"done"'*|*'"event":"error"'*) echo "unexpected: $line"; other=$((other + 1)) ;;
+  esac
+done
+exec {c}>&-
+echo "frozen: worker_lost $lost, finished $done, other $other (live before: ${live[*]})"
+kill -CONT "${pids[w2]}"
+[ "$lost" -eq "${live[1]}" ] && [ "$done" -eq "${live[0]}" ] && [ "$other" -eq 0 ]
+wait_live "$front" 2
+
 # A second front over the same workers, killed mid-stream: the workers
 # cancel its requests (they monitor its relays) and go idle, and the first
 # front's view is unchanged.

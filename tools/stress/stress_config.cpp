@@ -14,6 +14,7 @@ stress_config::stress_config() {
   kvactor::use_serving_scheduler(*this);
   kvactor::net::add_message_types(*this);
   kvactor::cluster::add_cluster_message_types(*this);
+  kvactor::cluster::use_cluster_heartbeats(*this);
   load<caf::io::middleman>();
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
