@@ -95,6 +95,8 @@ echo "frozen: worker_lost $lost, finished $done, other $other (live before: ${li
 kill -CONT "${pids[w2]}"
 [ "$lost" -eq "${live[1]}" ] && [ "$done" -eq "${live[0]}" ] && [ "$other" -eq 0 ]
 wait_live "$front" 2
+# The thawed worker's requests are cancelled: their relays are gone.
+aborted=$(field_values "$(wait_idle "$front")" requests_aborted | head -1)
 
 # A second front over the same workers, killed mid-stream: the workers
 # cancel its requests (they monitor its relays) and go idle, and the first
@@ -117,15 +119,11 @@ kill -9 "${pids[front2]}"
 wait "${pids[front2]}" || true
 unset "pids[front2]"
 exec {c}>&-
-for _ in $(seq 1 300); do
-  s=$(stats "$front")
-  [ "$(field_values "$s" running | head -1)" -eq 0 ] && break
-  sleep 0.1
-done
+s=$(wait_idle "$front")
 echo "$s"
 [ "$(field_values "$s" running | head -1)" -eq 0 ]
 [ "$(field_values "$s" device_blocks_in_use | head -1)" -eq 0 ]
-[ "$(field_values "$s" requests_aborted | head -1)" -eq 4 ] # the second front's, cancelled
+[ "$(field_values "$s" requests_aborted | head -1)" -eq $((aborted + 4)) ] # the second front's, cancelled
 [ "$(grep -o '"state":"live"' <<<"$s" | wc -l)" -eq 2 ]
 
 stop front

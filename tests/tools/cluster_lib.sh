@@ -73,6 +73,17 @@ wait_live() {
   echo "the front never had $2 live workers: $s" >&2; return 1
 }
 
+# wait_idle PORT: until nothing runs or waits behind the server at PORT (30 s); prints its stats.
+wait_idle() {
+  local s
+  for _ in $(seq 1 300); do
+    s=$(stats "$1")
+    [ "$(field_values "$s" running | head -1)" -eq 0 ] && [ "$(field_values "$s" waiting | head -1)" -eq 0 ] && break
+    sleep 0.1
+  done
+  echo "$s"
+}
+
 # batch PORT FILE: sends FILE's request lines on one connection and prints
 # each request's last line (done or error), sorted by id (60 s at most).
 batch() {
