@@ -35,6 +35,9 @@ struct front_options {
   std::chrono::milliseconds report_interval{200};    // workers' figures asked this often
   std::chrono::milliseconds reconnect_interval{500}; // a worker not live tried again
   router_options routing;
+  // Connects through CAF's OpenSSL module (the actor system must have
+  // loaded caf::openssl::manager, with a certificate, key and CA file).
+  bool tls = false;
   std::function<void(const std::string&)> log; // a line about a worker's state (none: quiet)
 };
 

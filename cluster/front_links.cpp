@@ -6,6 +6,7 @@
 #include "cluster/front_state.hpp"
 
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 
 namespace kvactor::cluster {
 
@@ -82,7 +83,9 @@ void connect(front_self self, size_t w) {
   auto& link = self->state.links[w];
   link.attempt_in_flight = true;
   auto& sys = self->system();
-  self->request(sys.middleman().actor_handle(), caf::infinite, caf::connect_atom::value,
+  auto connector = self->state.options.tls ? sys.openssl_manager().actor_handle()
+                                           : sys.middleman().actor_handle();
+  self->request(connector, caf::infinite, caf::connect_atom::value,
                 link.address.host, link.address.port)
     .then(
       [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {

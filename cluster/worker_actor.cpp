@@ -4,6 +4,7 @@
 #include "cluster/worker_actor.hpp"
 
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
 
 namespace kvactor::cluster {
 
@@ -34,10 +35,11 @@ worker_actor spawn_worker(caf::actor_system& sys, runtime_actor runtime, worker_
 }
 
 caf::expected<uint16_t> publish_worker(caf::actor_system& sys, const worker_actor& worker,
-                                       const std::string& bind, uint16_t port) {
+                                       const std::string& bind, uint16_t port, bool tls) {
   // NOTE: reuse_addr, so that a worker restarted at once gets its port back
   // while the killed one's connections linger in TIME_WAIT.
-  auto bound = sys.middleman().publish(worker, port, bind.c_str(), true);
+  auto bound = tls ? caf::openssl::publish(worker, port, bind.c_str(), true)
+                   : sys.middleman().publish(worker, port, bind.c_str(), true);
   if (!bound)
     return caf::make_error(caf::sec::cannot_open_port,
                            "cannot publish the worker on " + bind + ":" + std::to_string(port) +

@@ -17,9 +17,10 @@ namespace kvactor::cluster {
 
 worker_actor spawn_worker(caf::actor_system& sys, runtime_actor runtime, worker_hello hello);
 
-// Publishes `worker` on bind:port; the bound port, or an error naming the
-// address. The actor system must have loaded caf::io::middleman.
+// Publishes `worker` on bind:port (through CAF's OpenSSL module with
+// `tls`); the bound port, or an error naming the address. The actor system
+// must have loaded caf::io::middleman (and caf::openssl::manager for tls).
 caf::expected<uint16_t> publish_worker(caf::actor_system& sys, const worker_actor& worker,
-                                       const std::string& bind, uint16_t port);
+                                       const std::string& bind, uint16_t port, bool tls = false);
 
 } // namespace kvactor::cluster

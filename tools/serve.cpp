@@ -12,12 +12,16 @@
 //                 [--kv-dtype=f32|bf16]
 //                 [--worker-port=N [--worker-bind=127.0.0.1]]     a worker
 //                 [--workers=host:port,host:port]                 a front
+//                 [--openssl.certificate=PEM --openssl.key=PEM --openssl.cafile=PEM]
+//                                                                 TLS between nodes
 // Options come through CAF's configuration (also caf-application.ini).
 // Without --model it serves the default tiny model, written on first run (a
 // front reads only its tokenizer, for prefix affinity, and its chat template).
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
 
 #include "tools/serve_modes.hpp"
+
+#include <caf/openssl/manager.hpp>
 
 #include <iostream>
 
@@ -34,6 +38,10 @@ int main(int argc, char** argv) {
     std::cerr << "kvactor-serve: --workers (a front) and --worker-port (a worker) exclude each other\n";
     return 2;
   }
+  // TLS between nodes: CAF's own --openssl.certificate, --openssl.key and
+  // --openssl.cafile (README, "Several machines").
+  if (cfg.tls())
+    cfg.load<caf::openssl::manager>();
   caf::actor_system sys{cfg};
   if (!cfg.workers.empty())
     return kvactor::tools::serve_front(sys, cfg);

@@ -38,6 +38,11 @@ struct serve_config : caf::actor_system_config {
   std::string workers;      // a front: host:port,host:port
   int32_t worker_protocol_version = 0; // testing: a worker claiming another version
 
+  // TLS between nodes: all three of CAF's --openssl.* files given.
+  bool tls() const {
+    return !openssl_certificate.empty() && !openssl_key.empty() && !openssl_cafile.empty();
+  }
+
   serve_config() {
     kvactor::add_message_types(*this);
     kvactor::use_serving_scheduler(*this);

@@ -142,6 +142,29 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || (!ec && address.is_loopback());
 }
 
+// Either none or all of the three TLS files, each readable.
+bool tls_settings_ok(const serve_config& cfg) {
+  const std::pair<const char*, const std::string*> files[] = {
+    {"--openssl.certificate", &cfg.openssl_certificate},
+    {"--openssl.key", &cfg.openssl_key},
+    {"--openssl.cafile", &cfg.openssl_cafile}};
+  int given = 0;
+  for (const auto& [flag, path] : files)
+    if (!path->empty()) {
+      ++given;
+      if (!std::filesystem::is_regular_file(*path)) {
+        std::cerr << "kvactor-serve: " << flag << "=" << *path << ": no such file\n";
+        return false;
+      }
+    }
+  if (given != 0 && given != 3) {
+    std::cerr << "kvactor-serve: TLS between nodes needs all of --openssl.certificate, "
+                 "--openssl.key and --openssl.cafile\n";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 int serve_single(caf::actor_system& sys, const serve_config& cfg) {
@@ -159,11 +182,13 @@ int serve_worker(caf::actor_system& sys, const serve_config& cfg) {
     std::cerr << "kvactor-serve: --worker-port must be in [0, 65535]\n";
     return 2;
   }
-  if (!is_loopback(cfg.worker_bind)) {
+  if (!tls_settings_ok(cfg))
+    return 2;
+  if (!is_loopback(cfg.worker_bind) && !cfg.tls()) {
     std::cerr << "kvactor-serve: --worker-bind=" << cfg.worker_bind
-              << ": a worker binds beyond loopback only with TLS, which kvactor does not "
-                 "support yet (CAF's node protocol has no authentication); bind 127.0.0.1 "
-                 "and reach it through a tunnel\n";
+              << ": a worker binds beyond loopback only with TLS (CAF's node protocol has no "
+                 "authentication): give --openssl.certificate, --openssl.key and "
+                 "--openssl.cafile\n";
     return 2;
   }
   const std::string model_dir = model_dir_of(cfg);
@@ -178,14 +203,16 @@ int serve_worker(caf::actor_system& sys, const serve_config& cfg) {
   hello.block_size = cfg.block_size != 0 ? cfg.block_size : default_block_size(cfg.device);
   hello.model = folder_name(model_dir);
   auto worker = cluster::spawn_worker(sys, *runtime, hello);
-  auto port = cluster::publish_worker(sys, worker, cfg.worker_bind, static_cast<uint16_t>(cfg.worker_port));
+  auto port = cluster::publish_worker(sys, worker, cfg.worker_bind,
+                                      static_cast<uint16_t>(cfg.worker_port), cfg.tls());
   if (!port) {
     std::cerr << "kvactor-serve: " << error_text(sys, port.error()) << "\n";
     caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
     return 1;
   }
-  std::cout << "kvactor worker on " << cfg.worker_bind << ":" << *port << std::endl;
+  std::cout << "kvactor worker on " << cfg.worker_bind << ":" << *port
+            << (cfg.tls() ? " (TLS)" : "") << std::endl;
 
   wait_for_signal();
 
@@ -202,6 +229,8 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
     std::cerr << "kvactor-serve: " << workers.error().message << "\n";
     return 2;
   }
+  if (!tls_settings_ok(cfg))
+    return 2;
   const std::string model_dir = model_dir_of(cfg);
   if (model_dir.empty())
     return 1;
@@ -213,6 +242,7 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
   cluster::front_options options;
   options.workers = *workers;
   options.tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+  options.tls = cfg.tls();
   options.log = [](const std::string& line) { std::cerr << "kvactor-serve: " << line << std::endl; };
   std::cout << "kvactor front for " << workers->size() << " worker"
             << (workers->size() == 1 ? "" : "s") << std::endl;

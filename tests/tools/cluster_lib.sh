@@ -44,7 +44,7 @@ wait_for() {
 
 # The port a single node or front listens on, and the port a worker published on.
 listen_port() { wait_for "$1" 'kvactor listening on' && sed -n 's/.*kvactor listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$logs/$1"; }
-worker_port() { wait_for "$1" 'kvactor worker on' && sed -n 's/.*kvactor worker on 127.0.0.1:\([0-9]*\)$/\1/p' "$logs/$1"; }
+worker_port() { wait_for "$1" 'kvactor worker on' && sed -n 's/.*kvactor worker on 127.0.0.1:\([0-9]*\).*/\1/p' "$logs/$1"; }
 
 # stop NAME: SIGINT, then wait for a clean exit (status 0).
 stop() { kill -INT "${pids[$1]}"; wait "${pids[$1]}"; unset "pids[$1]"; }

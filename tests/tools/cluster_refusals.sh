@@ -16,7 +16,7 @@ expect_exit() { # CODE PATTERN ARGS...: the exit code and a line of stderr
 expect_exit 2 "'127.0.0.1' has no port" --workers=127.0.0.1
 expect_exit 2 "bad port '99999'" --workers=127.0.0.1:7901,127.0.0.1:99999
 expect_exit 2 "exclude each other" --workers=127.0.0.1:7901 --worker-port=0
-expect_exit 2 "does not support yet" --worker-port=0 --worker-bind=0.0.0.0
+expect_exit 2 "beyond loopback only with TLS" --worker-port=0 --worker-bind=0.0.0.0
 
 # A worker that claims another version, and a port with no worker at all.
 start odd --model="$model" --kv-cache-mib=16 --threads=1 --worker-port=0 --worker-protocol-version=99
