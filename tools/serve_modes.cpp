@@ -134,8 +134,8 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   return 0;
 }
 
-// NOTE: CAF's node protocol has no authentication; until the TLS module is
-// wired in, a worker is reachable from its own machine only.
+// NOTE: CAF's node protocol has no authentication: without TLS a worker is
+// reachable from its own machine only.
 bool is_loopback(const std::string& host) {
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(host, ec);
