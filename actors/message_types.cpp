@@ -11,6 +11,13 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<token_event>("kvactor.token_event");
   cfg.add_message_type<done_event>("kvactor.done_event");
   cfg.add_message_type<runtime_figures>("kvactor.runtime_figures");
+  cfg.add_message_type<worker_figures>("kvactor.worker_figures");
+  cfg.add_message_type<std::vector<worker_figures>>("kvactor.worker_figures_list");
+  cfg.add_message_type<token_logprob>("kvactor.token_logprob");
+  cfg.add_message_type<std::vector<token_logprob>>("kvactor.token_logprobs");
+  cfg.add_message_type<histogram>("kvactor.histogram");
+  cfg.add_message_type<sink_actor>("kvactor.sink_actor");
+  cfg.add_message_type<runtime_actor>("kvactor.runtime_actor");
   cfg.add_message_type<step_plan>("kvactor.step_plan");
   cfg.add_message_type<step_output>("kvactor.step_output");
   cfg.add_message_type<sequence_update>("kvactor.sequence_update");

@@ -5,6 +5,7 @@ find_package(Threads REQUIRED)
 find_path(CAF_INCLUDE_DIR caf/all.hpp)
 find_library(CAF_CORE_LIBRARY caf_core)
 find_library(CAF_IO_LIBRARY caf_io)
+find_library(CAF_OPENSSL_LIBRARY caf_openssl)
 if(NOT CAF_INCLUDE_DIR OR NOT CAF_CORE_LIBRARY OR NOT CAF_IO_LIBRARY)
   message(FATAL_ERROR "CAF 0.17 not found (Debian package libcaf-dev); run tools/bootstrap")
 endif()
@@ -16,5 +17,12 @@ if(NOT TARGET caf::core)
   add_library(caf::io SHARED IMPORTED)
   set_target_properties(caf::io PROPERTIES IMPORTED_LOCATION ${CAF_IO_LIBRARY}
                         INTERFACE_LINK_LIBRARIES caf::core)
+endif()
+# CAF's OpenSSL module (libcaf-openssl0.17, a dependency of libcaf-dev): TLS
+# between a front and its workers.
+if(CAF_OPENSSL_LIBRARY AND NOT TARGET caf::openssl)
+  add_library(caf::openssl SHARED IMPORTED)
+  set_target_properties(caf::openssl PROPERTIES IMPORTED_LOCATION ${CAF_OPENSSL_LIBRARY}
+                        INTERFACE_LINK_LIBRARIES caf::io)
 endif()
 

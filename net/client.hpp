@@ -21,7 +21,8 @@ class json_writer;
 struct server_event {
   std::string event; // accepted, token, done, stats, pong, error
   std::string id;    // empty when the line has "id": null
-  int64_t index = 0, token = 0, prompt_tokens = 0, choice = 0;
+  int64_t index = 0, token = 0, prompt_tokens = 0;
+  int64_t choice = -1; // -1: the line names none (a request of one choice, or all of them)
   std::string text, finish_reason, code, message;
   std::vector<int32_t> tokens;
   int64_t completion_tokens = 0, cached_tokens = 0, preemptions = 0;

@@ -229,6 +229,9 @@ std::string format_token(std::string_view id, const token_event& ev, int32_t num
 }
 
 std::string format_done(std::string_view id, const done_event& d, int32_t num_choices) {
+  if (d.finish_reason == "error") // ended without its result (a front lost its worker)
+    return format_error({d.error_code, std::string(id), d.error_message,
+                         num_choices > 1 ? std::optional<int32_t>(d.choice) : std::nullopt});
   json_writer usage;
   usage.field("prompt_tokens", d.prompt_tokens)
     .field("completion_tokens", d.completion_tokens)
@@ -249,8 +252,8 @@ std::string format_done(std::string_view id, const done_event& d, int32_t num_ch
 }
 
 std::string format_stats(const runtime_figures& f) {
-  return json_writer()
-    .field("event", "stats")
+  json_writer w;
+  w.field("event", "stats")
     .field("device_blocks_total", f.device_blocks_total)
     .field("device_blocks_free", f.device_blocks_free)
     .field("device_blocks_cached", f.device_blocks_cached)
@@ -271,8 +274,23 @@ std::string format_stats(const runtime_figures& f) {
     .field("busy_seconds", f.busy_seconds)
     .field("planning_seconds", f.planning_seconds)
     .field("forward_seconds", f.forward_seconds)
-    .field("invariants_ok", f.broken_invariants.empty())
-    .line();
+    .field("invariants_ok", f.broken_invariants.empty());
+  if (!f.workers.empty()) {
+    std::vector<json_writer> workers;
+    for (const worker_figures& x : f.workers)
+      workers.push_back(std::move(json_writer()
+                                    .field("address", x.address)
+                                    .field("state", x.state)
+                                    .field("message", x.message)
+                                    .field("device_blocks_total", x.device_blocks_total)
+                                    .field("device_blocks_free", x.device_blocks_free)
+                                    .field("running", x.running)
+                                    .field("waiting", x.waiting)
+                                    .field("requests_routed", x.requests_routed)
+                                    .field("requests_live", x.requests_live)));
+    w.field("workers", workers);
+  }
+  return w.line();
 }
 
 std::string format_pong() {
@@ -286,6 +304,8 @@ std::string format_error(const protocol_error& e) {
     w.field("id", *e.id);
   else
     w.null_field("id");
+  if (e.choice)
+    w.field("choice", *e.choice);
   return w.field("code", e.code).field("message", e.message).line();
 }
 

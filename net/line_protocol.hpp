@@ -34,6 +34,7 @@ struct protocol_error {
                     // unknown_id, line_too_long, prompt_too_long, overloaded
   std::optional<std::string> id;
   std::string message;
+  std::optional<int32_t> choice{}; // the choice it ends, of a request of several
 };
 
 using client_message = std::variant<generate_op, cancel_op, stats_op, ping_op, protocol_error>;

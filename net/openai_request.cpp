@@ -337,6 +337,8 @@ std::string_view openai_finish_reason(std::string_view why) {
     return "length";
   if (why == "aborted")
     return "abort";
+  if (why == "error")
+    return "error"; // ended without its result (a front lost its worker)
   return "stop"; // eos or a stop sequence
 }
 
@@ -345,6 +347,8 @@ api_error admission_error(const admission& a, std::optional<size_t> prompt_index
   message += a.error_message;
   if (a.error_code == "overloaded")
     return {429, std::move(message), "rate_limit_error", std::nullopt, a.error_code};
+  if (a.error_code == "worker_lost")
+    return {503, std::move(message), "server_error", std::nullopt, a.error_code};
   api_error e{400, std::move(message), "invalid_request_error", std::nullopt, a.error_code};
   if (a.error_code == "prompt_too_long") {
     e.param = "prompt";

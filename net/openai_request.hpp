@@ -61,7 +61,8 @@ std::variant<completion_request, api_error> parse_chat_request(std::string_view 
                                                                std::string today);
 
 // The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
-// length, aborted -> abort (as vLLM reports a request it ended early).
+// length, aborted -> abort (as vLLM reports a request it ended early),
+// error -> error (a front node lost the worker serving it).
 std::string_view openai_finish_reason(std::string_view finish_reason);
 
 // The error for a refused admission: prompt_too_long and invalid_field ->

@@ -88,7 +88,7 @@ struct token_event {
 // Exactly once per choice of an accepted request.
 struct done_event {
   request_id id = 0;
-  std::string finish_reason; // eos, max_tokens, stop, aborted
+  std::string finish_reason; // eos, max_tokens, stop, aborted, or error (see error_code)
   std::vector<int32_t> tokens;
   std::string text;
   int32_t prompt_tokens = 0;
@@ -98,6 +98,10 @@ struct done_event {
   double total_ms = 0;
   int32_t preemptions = 0;
   int32_t choice{}; // which of the request's n choices, [0, n)
+  // finish_reason "error": why the request ended without its result
+  // (worker_lost: a front lost the worker that served it).
+  std::string error_code{};
+  std::string error_message{};
 };
 
 // A distribution as Prometheus exposes one: how many observations fell at
@@ -109,6 +113,19 @@ struct histogram {
   std::vector<int64_t> counts; // bounds.size() + 1
   double sum = 0;
   int64_t count = 0;
+};
+
+// One worker as a front node sees it (runtime_figures::workers).
+struct worker_figures {
+  std::string address; // host:port
+  std::string state;   // connecting, live, down, refused
+  std::string message; // why it is down or refused
+  int32_t device_blocks_total = 0; // its last report
+  int32_t device_blocks_free = 0;
+  int32_t running = 0;
+  int32_t waiting = 0;
+  int64_t requests_routed = 0; // by this front, since it started
+  int32_t requests_live = 0;   // routed and not ended
 };
 
 struct runtime_figures {
@@ -149,6 +166,9 @@ struct runtime_figures {
   histogram e2e_latency;         // admission to the end, of requests not aborted
   histogram queue_time;          // admission to first scheduled
   histogram step_time;           // one step's wall time in the scheduler's loop
+  // A front node's workers (empty on a single node); the figures above are
+  // then the sums over its live workers.
+  std::vector<worker_figures> workers;
 };
 
 struct engine_config {
@@ -244,7 +264,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, done_event& x) {
   return f(caf::meta::type_name("kvactor.done_event"), x.id, x.finish_reason, x.tokens, x.text,
            x.prompt_tokens, x.completion_tokens, x.cached_tokens, x.ttft_ms, x.total_ms,
-           x.preemptions, x.choice);
+           x.preemptions, x.choice, x.error_code, x.error_message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_figures& x) {
+  return f(caf::meta::type_name("kvactor.worker_figures"), x.address, x.state, x.message,
+           x.device_blocks_total, x.device_blocks_free, x.running, x.waiting, x.requests_routed,
+           x.requests_live);
 }
 
 template <class Inspector>
@@ -261,7 +288,7 @@ typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
            x.preemptions, x.tokens_generated, x.steps, x.peak_running, x.busy_seconds,
            x.planning_seconds, x.forward_seconds, x.broken_invariants, x.prompt_tokens,
            x.prefix_queries, x.prefix_hits, x.time_to_first_token, x.inter_token_latency,
-           x.e2e_latency, x.queue_time, x.step_time);
+           x.e2e_latency, x.queue_time, x.step_time, x.workers);
 }
 
 // Announces kvactor's message types to the host's configuration.

@@ -204,5 +204,28 @@ TEST(line_protocol, client_lines_parse_as_the_same_request) {
   EXPECT_TRUE(std::holds_alternative<cancel_op>(p.parse(cancel_line("q"))));
 }
 
+TEST(line_protocol, formats_an_error_end_as_an_error_line) {
+  done_event d;
+  d.id = 4;
+  d.finish_reason = "error";
+  d.error_code = "worker_lost";
+  d.error_message = "worker h:1 was lost";
+  EXPECT_EQ(format_done("r4", d),
+            R"({"event":"error","id":"r4","code":"worker_lost","message":"worker h:1 was lost"})"
+            "\n");
+}
+
+TEST(line_protocol, lists_a_fronts_workers_in_stats) {
+  runtime_figures f;
+  EXPECT_THAT(format_stats(f), Not(HasSubstr("workers")));
+  f.workers = {worker_figures{"h:1", "live", "", 10, 4, 1, 2, 7, 3},
+               worker_figures{"h:2", "down", "lost", 0, 0, 0, 0, 5, 0}};
+  const auto line = format_stats(f);
+  EXPECT_THAT(line, HasSubstr(R"("workers":[{"address":"h:1","state":"live","message":"",)"
+                              R"("device_blocks_total":10,"device_blocks_free":4,"running":1,)"
+                              R"("waiting":2,"requests_routed":7,"requests_live":3},)"
+                              R"({"address":"h:2","state":"down","message":"lost")"));
+}
+
 } // namespace
 } // namespace kvactor::net

@@ -182,6 +182,10 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(openai_finish_reason("eos"), "stop");
   EXPECT_EQ(openai_finish_reason("stop"), "stop");
   EXPECT_EQ(openai_finish_reason("aborted"), "abort");
+  EXPECT_EQ(openai_finish_reason("error"), "error");
+  const api_error lost = admission_error({0, 0, "worker_lost", "worker h:1 was lost"}, std::nullopt);
+  EXPECT_EQ(lost.status, 503);
+  EXPECT_EQ(lost.code, "worker_lost");
 }
 
 const model::chat_template chatml = model::chat_template::detect("<|im_start|><|im_end|>");

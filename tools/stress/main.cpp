@@ -3,11 +3,11 @@
 // or leaked. Exit status 0 only if every check holds; the last line is
 //   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing 0
 //
-//   kvactor-stress [--mode=in-process|tcp|http] [--requests=2000] [--seed=1] [--rate=0]
+//   kvactor-stress [--mode=in-process|tcp|http|cluster] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
 //                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4] [--host=H --port=P]
 //                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
-//                  [--stall-s=60] [--quiet] ...
+//                  [--stall-s=60] [--quiet] [--workers=2 --kill-at=0.3 --serve=PATH] ...
 // (--help lists every option.)
 
 #include "tools/stress/checker.hpp"
@@ -22,8 +22,12 @@ namespace {
 using namespace kvactor::stress;
 
 int stress(caf::actor_system& sys, const stress_config& cfg) {
-  if (cfg.mode != "in-process" && cfg.mode != "tcp" && cfg.mode != "http") {
-    std::cerr << "kvactor-stress: --mode must be in-process, tcp or http\n";
+  if (cfg.mode != "in-process" && cfg.mode != "tcp" && cfg.mode != "http" && cfg.mode != "cluster") {
+    std::cerr << "kvactor-stress: --mode must be in-process, tcp, http or cluster\n";
+    return 2;
+  }
+  if (cfg.mode == "cluster" && (cfg.workers < 1 || !(cfg.kill_at >= 0 && cfg.kill_at < 1))) {
+    std::cerr << "kvactor-stress: --workers must be >= 1 and --kill-at in [0, 1)\n";
     return 2;
   }
   if (cfg.mode == "http" && cfg.port != 0) {

@@ -80,15 +80,23 @@ void record_book::done(int32_t index, const done_event& done) {
 
 void record_book::error(int32_t index, const std::string& code) {
   std::lock_guard lock(mutex_);
-  each_choice(index, [&](request_record& r) {
-    const bool was = r.resolved();
-    if (r.ended())
-      ++r.num_events_after_end;
-    ++r.num_errors;
-    r.error_code = code;
-    note_resolved(r, was);
-  });
+  each_choice(index, [&](request_record& r) { end_by_error(r, code); });
   note_event();
+}
+
+void record_book::error(int32_t index, int32_t choice, const std::string& code) {
+  std::lock_guard lock(mutex_);
+  end_by_error(record(index, choice), code);
+  note_event();
+}
+
+void record_book::end_by_error(request_record& r, const std::string& code) {
+  const bool was = r.resolved();
+  if (r.ended())
+    ++r.num_events_after_end;
+  ++r.num_errors;
+  r.error_code = code;
+  note_resolved(r, was);
 }
 
 void record_book::cancel_sent(int32_t index) {

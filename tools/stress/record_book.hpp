@@ -51,7 +51,8 @@ public:
   void accepted(int32_t index);
   void token(int32_t index, int32_t choice, int32_t token_index, int32_t token);
   void done(int32_t index, const done_event& done); // of choice done.choice
-  void error(int32_t index, const std::string& code);
+  void error(int32_t index, const std::string& code); // every choice's end
+  void error(int32_t index, int32_t choice, const std::string& code);
   void cancel_sent(int32_t index);
   // Marks the request disconnected unless it has ended; true if it was live.
   bool disconnect(int32_t index);
@@ -82,6 +83,7 @@ public:
 
 private:
   request_record& record(int32_t index, int32_t choice); // under mutex_
+  void end_by_error(request_record& r, const std::string& code); // under mutex_
   template <class F>
   void each_choice(int32_t index, F f) { // under mutex_
     for (size_t i = first_record(index); i < first_.at(static_cast<size_t>(index) + 1); ++i)

@@ -3,6 +3,7 @@
 #include "net/session.hpp"
 #include "tools/runtime_calls.hpp"
 #include "net/http_session.hpp"
+#include "tools/stress/cluster_run.hpp"
 #include "tools/stress/http_driver.hpp"
 #include "tools/stress/in_process_driver.hpp"
 #include "tools/stress/tcp_driver.hpp"
@@ -82,6 +83,8 @@ std::variant<run_outcome, std::string>
 run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
                  const std::vector<stress_request>& workload,
                  const std::vector<request_faults>& plan) {
+  if (cfg.mode == "cluster")
+    return run_cluster(sys, cfg, model_dir, workload, plan);
   auto shared_book = std::make_shared<record_book>(choices_of(workload));
   record_book& book = *shared_book;
   run_outcome out;

@@ -1,6 +1,11 @@
 #include "tools/stress/stress_config.hpp"
 
+#include "cluster/protocol.hpp"
 #include "net/bridge.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include <filesystem>
 
 namespace kvactor::stress {
 
@@ -8,9 +13,16 @@ stress_config::stress_config() {
   kvactor::add_message_types(*this);
   kvactor::use_serving_scheduler(*this);
   kvactor::net::add_message_types(*this);
+  kvactor::cluster::add_cluster_message_types(*this);
+  kvactor::cluster::use_cluster_heartbeats(*this);
+  load<caf::io::middleman>();
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    serve = (self.parent_path() / "kvactor-serve").string();
   opt_group{custom_options_, "global"}
-    .add(mode, "mode", "in-process (spawn the runtime here), tcp (through a line-protocol server) "
-                       "or http (through the HTTP front)")
+    .add(mode, "mode", "in-process (spawn the runtime here), tcp (through a line-protocol server), "
+                       "http (through the HTTP front) or cluster (a front here, worker processes)")
     .add(requests, "requests", "number of requests")
     .add(seed, "seed", "seed of the workload and the faults")
     .add(rate, "rate", "Poisson arrival rate in requests/s (0: all at once)")
@@ -35,7 +47,10 @@ stress_config::stress_config() {
     .add(timeout_s, "timeout-s", "seconds for every request to end")
     .add(stall_s, "stall-s", "seconds without any event before the run counts as stalled")
     .add(jitter_ms, "jitter-ms", "delay step and swap completions and cancels by a seeded random 0..N ms (0: off)")
-    .add(quiet, "quiet", "no progress line");
+    .add(quiet, "quiet", "no progress line")
+    .add(workers, "workers", "cluster: kvactor-serve worker processes")
+    .add(serve, "serve", "cluster: the kvactor-serve binary (default: beside kvactor-stress)")
+    .add(kill_at, "kill-at", "cluster: kill and restart worker 1 once this fraction of requests has ended");
 }
 
 } // namespace kvactor::stress

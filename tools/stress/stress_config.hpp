@@ -9,7 +9,7 @@
 namespace kvactor::stress {
 
 struct stress_config : caf::actor_system_config {
-  std::string mode = "in-process";   // in-process, tcp or http
+  std::string mode = "in-process";   // in-process, tcp, http or cluster
   int32_t requests = 2000;
   int64_t seed = 1;
   double rate = 0;                   // requests/s (Poisson); 0: all at once
@@ -35,6 +35,9 @@ struct stress_config : caf::actor_system_config {
   double stall_s = 60;               // stop waiting after this long without an event
   int32_t jitter_ms = 0;             // completions and cancels up to this late (seeded); 0: off
   bool quiet = false;
+  int32_t workers = 2;               // cluster: worker processes
+  std::string serve;                 // cluster: kvactor-serve (default: beside this tool)
+  double kill_at = 0.3;              // cluster: kill a worker once this fraction has ended
 
   stress_config();
 };

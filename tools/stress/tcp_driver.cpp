@@ -38,6 +38,11 @@ std::string id_of(int32_t index) {
 }
 
 // The request index of an id we sent ("r17" → 17); -1 for any other.
+// The choice an event names; 0 for a request of one choice.
+int32_t choice_of(const net::server_event& ev) {
+  return static_cast<int32_t>(std::max<int64_t>(ev.choice, 0));
+}
+
 int32_t index_of(const std::string& id, size_t num_requests) {
   if (id.size() < 2 || id[0] != 'r')
     return -1;
@@ -210,7 +215,7 @@ private:
         book_.accepted(index);
       } else if (ev->event == "token") {
         const auto token_index = static_cast<int32_t>(ev->index);
-        book_.token(index, static_cast<int32_t>(ev->choice), token_index,
+        book_.token(index, choice_of(*ev), token_index,
                     static_cast<int32_t>(ev->token));
         if (f.cancel_at >= 0 && token_index == f.cancel_at)
           cancel(index);
@@ -224,7 +229,7 @@ private:
         d.tokens = ev->tokens;
         d.completion_tokens = static_cast<int32_t>(ev->completion_tokens);
         d.preemptions = static_cast<int32_t>(ev->preemptions);
-        d.choice = static_cast<int32_t>(ev->choice);
+        d.choice = choice_of(*ev);
         book_.done(index, d);
         if (book_.resolved(index)) // its last choice
           forget(index);
@@ -236,8 +241,12 @@ private:
         // not end the request.
         if (ev->code == "unknown_id")
           continue;
-        book_.error(index, ev->code);
-        forget(index);
+        if (ev->choice >= 0) // a choice's end without its result (a front lost its worker)
+          book_.error(index, choice_of(*ev), ev->code);
+        else
+          book_.error(index, ev->code);
+        if (book_.resolved(index))
+          forget(index);
         num_resolved = count_resolved();
       }
     }

@@ -1,0 +1,195 @@
+// The front's links to its workers: connecting (through the middleman's own
+// actor, so no thread blocks), the version check, the periodic figures, and
+// what a lost worker ends.
+
+#include "cluster/figures_sum.hpp"
+#include "cluster/front_state.hpp"
+
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+
+namespace kvactor::cluster {
+
+const char* to_string(link_state s) {
+  switch (s) {
+    case link_state::connecting: return "connecting";
+    case link_state::live: return "live";
+    case link_state::down: return "down";
+    case link_state::refused: return "refused";
+  }
+  return "?";
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+
+void log(front_self self, const std::string& line) {
+  if (self->state.options.log)
+    self->state.options.log(line);
+}
+
+worker_load load_of(const runtime_figures& f) {
+  return {f.device_blocks_free, f.waiting};
+}
+
+// The link failed to come up: down (tried again) or refused (tried again
+// too: it may be replaced by a compatible worker on the same port).
+void fail(front_self self, size_t w, link_state state, std::string message) {
+  auto& link = self->state.links[w];
+  link.attempt_in_flight = false;
+  link.next_attempt = std::chrono::steady_clock::now() + self->state.options.reconnect_interval;
+  if (link.state != state || link.message != message)
+    log(self, "worker " + link.address.str() + (state == link_state::refused ? " refused: " : " down: ") +
+                message);
+  link.state = state;
+  link.message = std::move(message);
+}
+
+void join(front_self self, size_t w, worker_actor handle, const worker_hello& hello) {
+  auto& st = self->state;
+  auto& link = st.links[w];
+  link.attempt_in_flight = false;
+  link.state = link_state::live;
+  link.message.clear();
+  link.handle = handle;
+  link.last = {};
+  if (st.block_size == 0)
+    st.block_size = hello.block_size;
+  self->monitor(handle);
+  st.routes->set_live(w, {});
+  log(self, "worker " + link.address.str() + " joined (model " + hello.model + ", block size " +
+              std::to_string(hello.block_size) + ")");
+  self->request(handle, 5s, figures_atom::value).then([=](const runtime_figures& f) {
+    auto& l = self->state.links[w];
+    if (l.handle == handle) {
+      l.last = f;
+      self->state.routes->report(w, load_of(f));
+    }
+  });
+}
+
+void check_hello(front_self self, size_t w, worker_actor handle, const worker_hello& hello) {
+  if (hello.protocol_version != protocol_version)
+    return fail(self, w, link_state::refused,
+                "it speaks cluster protocol version " + std::to_string(hello.protocol_version) +
+                  ", this front speaks version " + std::to_string(protocol_version));
+  join(self, w, std::move(handle), hello);
+}
+
+} // namespace
+
+void connect(front_self self, size_t w) {
+  auto& link = self->state.links[w];
+  link.attempt_in_flight = true;
+  auto& sys = self->system();
+  auto connector = self->state.options.tls ? sys.openssl_manager().actor_handle()
+                                           : sys.middleman().actor_handle();
+  self->request(connector, caf::infinite, caf::connect_atom::value,
+                link.address.host, link.address.port)
+    .then(
+      [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+        if (!ptr)
+          return fail(self, w, link_state::down, "nothing is published there");
+        if (ifs != self->system().message_types(caf::detail::type_list<worker_actor>{}))
+          return fail(self, w, link_state::refused,
+                      "it offers another message interface (not a kvactor worker, or one of "
+                      "an incompatible version)");
+        auto handle = caf::actor_cast<worker_actor>(std::move(ptr));
+        self->request(handle, 5s, hello_atom::value)
+          .then([=](const worker_hello& hello) { check_hello(self, w, handle, hello); },
+                [=](const caf::error& e) {
+                  fail(self, w, link_state::down, "no hello: " + self->system().render(e));
+                });
+      },
+      [=](const caf::error& e) {
+        fail(self, w, link_state::down, "cannot connect: " + self->system().render(e));
+      });
+}
+
+void on_tick(front_self self) {
+  auto& st = self->state;
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t w = 0; w < st.links.size(); ++w) {
+    auto& link = st.links[w];
+    if (link.state == link_state::live) {
+      auto handle = link.handle;
+      self->request(handle, 2s, figures_atom::value)
+        .then(
+          [=](const runtime_figures& f) {
+            auto& l = self->state.links[w];
+            if (l.handle == handle && l.state == link_state::live) {
+              l.last = f;
+              self->state.routes->report(w, load_of(f));
+            }
+          },
+          [](const caf::error&) {}); // down or busy: the monitor tells which
+    } else if (!link.attempt_in_flight && now >= link.next_attempt) {
+      connect(self, w);
+    }
+  }
+}
+
+void end_requests_on(front_self self, size_t w, const done_event& how, const admission& refusal) {
+  auto& st = self->state;
+  for (auto i = st.requests.begin(); i != st.requests.end();) {
+    auto& r = i->second;
+    if (r.worker != w) {
+      ++i;
+      continue;
+    }
+    if (r.promise) { // not admitted yet: the refusal is the answer
+      r.promise->deliver(refusal);
+      caf::anon_send_exit(r.relay, caf::exit_reason::user_shutdown);
+    } else {
+      self->send(r.relay, end_atom::value, how);
+    }
+    i = st.requests.erase(i);
+  }
+}
+
+void on_down(front_self self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  for (size_t w = 0; w < st.links.size(); ++w) {
+    auto& link = st.links[w];
+    if (link.state != link_state::live || link.handle.address() != dm.source)
+      continue;
+    const std::string why = "worker " + link.address.str() + " was lost (" +
+                            self->system().render(dm.reason) + ")";
+    done_event lost;
+    lost.finish_reason = "error";
+    lost.error_code = "worker_lost";
+    lost.error_message = why;
+    admission refused{0, 0, "worker_lost", why};
+    end_requests_on(self, w, lost, refused);
+    st.routes->set_lost(w);
+    link.handle = nullptr;
+    link.next_attempt = std::chrono::steady_clock::now() + st.options.reconnect_interval;
+    fail(self, w, link_state::down, "lost (" + self->system().render(dm.reason) + ")");
+    return;
+  }
+}
+
+runtime_figures front_figures(front_self self, const std::vector<addressed_figures>& parts) {
+  auto& st = self->state;
+  runtime_figures f = sum_figures(parts);
+  for (size_t w = 0; w < st.links.size(); ++w) {
+    const auto& link = st.links[w];
+    worker_figures x;
+    x.address = link.address.str();
+    x.state = to_string(link.state);
+    x.message = link.message;
+    if (link.state == link_state::live) {
+      x.device_blocks_total = link.last.device_blocks_total;
+      x.device_blocks_free = link.last.device_blocks_free;
+      x.running = link.last.running;
+      x.waiting = link.last.waiting;
+    }
+    x.requests_routed = st.routes->num_routed(w);
+    x.requests_live = st.routes->num_live_requests(w);
+    f.workers.push_back(std::move(x));
+  }
+  return f;
+}
+
+} // namespace kvactor::cluster

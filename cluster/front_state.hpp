@@ -1,0 +1,62 @@
+#pragma once
+// The front actor's state: its links to the workers, the routing table and
+// the requests in flight (front_actor.cpp, front_links.cpp).
+
+#include "cluster/front_actor.hpp"
+#include "cluster/protocol.hpp"
+#include "cluster/relay_actor.hpp"
+
+#include <optional>
+#include <unordered_map>
+
+namespace kvactor::cluster {
+
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+
+using front_actor = runtime_actor::extend<
+  caf::reacts_to<tick_atom>, // ask the live workers' figures, retry the others
+  caf::reacts_to<ended_atom, request_id>, caf::reacts_to<gone_atom, request_id>>;
+
+enum class link_state { connecting, live, down, refused };
+const char* to_string(link_state s);
+
+struct worker_link {
+  endpoint address;
+  link_state state = link_state::connecting;
+  std::string message;           // why down or refused
+  worker_actor handle;           // while live
+  bool attempt_in_flight = false;
+  std::chrono::steady_clock::time_point next_attempt{};
+  runtime_figures last;          // its last report
+};
+
+struct routed_request {
+  size_t worker = 0;
+  request_id worker_id = 0; // the worker's id, once admitted
+  relay_actor relay;
+  bool cancelled = false;   // cancel once admitted
+  std::optional<caf::typed_response_promise<admission>> promise; // until admitted
+};
+
+struct front_state {
+  front_state() = default;
+  front_options options;
+  std::vector<worker_link> links;
+  std::optional<router> routes;
+  std::unordered_map<request_id, routed_request> requests;
+  request_id next_id = 1;
+  int32_t block_size = 0; // the first worker's, for prefix keys
+  bool stopping = false;
+};
+
+using front_self = front_actor::stateful_pointer<front_state>;
+
+// front_links.cpp: the workers' links.
+void connect(front_self self, size_t w);
+void on_tick(front_self self);
+void on_down(front_self self, const caf::down_msg& dm);
+// Ends every request on worker w with this event (worker lost, shutdown).
+void end_requests_on(front_self self, size_t w, const done_event& how, const admission& refusal);
+runtime_figures front_figures(front_self self, const std::vector<struct addressed_figures>& parts);
+
+} // namespace kvactor::cluster

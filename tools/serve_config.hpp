@@ -1,0 +1,94 @@
+#pragma once
+// kvactor-serve's options, through CAF's configuration (command line and
+// caf-application.ini).
+
+#include "cluster/protocol.hpp"
+#include "net/bridge.hpp"
+
+#include <caf/io/middleman.hpp>
+
+namespace kvactor::tools {
+
+struct serve_config : caf::actor_system_config {
+  std::string host = "127.0.0.1";
+  int32_t port = 7878;
+  int32_t http_port = 0;
+  std::string served_model_name;
+  std::string model;
+  std::string device = "cpu";
+  int64_t kv_cache_mib = kvactor::default_kv_cache_bytes >> 20;
+  int64_t swap_mib = kvactor::default_swap_bytes >> 20;
+  int32_t block_size = 0;
+  int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
+  int32_t max_seqs = kvactor::default_max_num_seqs;
+  int32_t max_waiting = kvactor::default_max_waiting;
+  std::string preemption = "swap";
+  int32_t threads = 0;
+  int32_t max_model_len = 0;
+  std::string batching = "continuous";
+  std::string kv_reservation = "paged";
+  bool no_prefix_caching = false;
+  std::string weights = "auto";
+  std::string activations = "f32";
+  std::string kv_dtype = "f32";
+  int32_t fault_jitter_ms = 0;
+  // Several machines (README, "Several machines").
+  int32_t worker_port = -1; // >= 0: a worker (0: any free port)
+  std::string worker_bind = "127.0.0.1";
+  std::string workers;      // a front: host:port,host:port
+  int32_t worker_protocol_version = 0; // testing: a worker claiming another version
+
+  // TLS between nodes: all three of CAF's --openssl.* files given.
+  bool tls() const {
+    return !openssl_certificate.empty() && !openssl_key.empty() && !openssl_cafile.empty();
+  }
+
+  serve_config() {
+    kvactor::add_message_types(*this);
+    kvactor::use_serving_scheduler(*this);
+    kvactor::net::add_message_types(*this);
+    kvactor::cluster::add_cluster_message_types(*this);
+    kvactor::cluster::use_cluster_heartbeats(*this);
+    load<caf::io::middleman>();
+    opt_group{custom_options_, "global"}
+      .add(host, "host", "address to listen on")
+      .add(port, "port", "TCP port of the line protocol (0: any free one)")
+      .add(http_port, "http-port", "TCP port of the OpenAI-compatible HTTP front (0: off)")
+      .add(served_model_name, "served-model-name",
+           "the model's name in the HTTP API (default: the model folder's name)")
+      .add(model, "model", "Hugging Face model folder (default: the tiny model)")
+      .add(device, "device", "cpu, cuda or cuda:N")
+      .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB")
+      .add(swap_mib, "swap-mib", "pinned host memory for swapped-out sequences, MiB")
+      .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
+      .add(max_batched_tokens, "max-batched-tokens", "tokens per step (chunked prefill budget)")
+      .add(max_seqs, "max-seqs", "sequences per step")
+      .add(max_waiting, "max-waiting", "waiting requests before new ones are refused")
+      .add(preemption, "preemption", "swap or recompute")
+      .add(threads, "threads", "CPU device threads (0: all cores)")
+      .add(max_model_len, "max-model-len", "longest prompt + output (0: the model's context)")
+      .add(batching, "batching",
+           "continuous, static (a batch runs to its end) or padded (static, ended rows "
+           "compute on)")
+      .add(kv_reservation, "kv-reservation",
+           "paged, or contiguous (max-model-len slots per request from admission)")
+      .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content")
+      .add(weights, "weights",
+           "matrices in memory: f32, bf16, or auto (bf16 for a bf16 checkpoint, else f32)")
+      .add(activations, "activations",
+           "the products' input rows: f32 (exact), or bf16 (rounded to bf16, on AMX or "
+           "AVX512_BF16; lossy, faster for many rows)")
+      .add(kv_dtype, "kv-dtype",
+           "KV cache elements: f32, or bf16 (CPU: twice the blocks per MiB, K/V rounded to bf16)")
+      .add(fault_jitter_ms, "fault-jitter-ms",
+           "testing fault: report step and swap completions up to N ms late (0: off)")
+      .add(worker_port, "worker-port",
+           "serve as a worker: publish the runtime on this port for fronts (0: any free one)")
+      .add(worker_bind, "worker-bind", "the worker's address (loopback unless told otherwise)")
+      .add(workers, "workers", "serve as a front: route to these workers (host:port,host:port)")
+      .add(worker_protocol_version, "worker-protocol-version",
+           "testing: a worker that claims this cluster protocol version (0: its own)");
+  }
+};
+
+} // namespace kvactor::tools

@@ -1,0 +1,252 @@
+#include "tools/serve_modes.hpp"
+
+#include "cluster/front_actor.hpp"
+#include "cluster/worker_actor.hpp"
+#include "model/tiny/tiny_model.hpp"
+#include "net/http_session.hpp"
+#include "net/session.hpp"
+#include "tools/runtime_calls.hpp"
+
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+namespace kvactor::tools {
+
+namespace {
+
+// The default model: the tiny model, written once under ~/.cache/kvactor.
+std::string default_model() {
+  const char* home = std::getenv("XDG_CACHE_HOME");
+  std::filesystem::path base = home ? home : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache";
+  auto dir = base / "kvactor" / "tiny";
+  if (!std::filesystem::exists(dir / "model.safetensors")) {
+    std::cerr << "kvactor-serve: writing the default tiny model to " << dir << "\n";
+    if (auto ok = kvactor::model::tiny::write_model(dir, {}); !ok) {
+      std::cerr << "kvactor-serve: " << ok.error().message << "\n";
+      return {};
+    }
+  }
+  return dir.string();
+}
+
+std::string model_dir_of(const serve_config& cfg) {
+  return cfg.model.empty() ? default_model() : cfg.model;
+}
+
+// The last component of a folder's path ("tiny" for "models/tiny/").
+std::string folder_name(const std::string& dir) {
+  auto p = std::filesystem::absolute(dir).lexically_normal();
+  return (p.has_filename() ? p : p.parent_path()).filename().string();
+}
+
+engine_config engine_of(const serve_config& cfg, std::string model_dir) {
+  engine_config engine;
+  engine.model_dir = std::move(model_dir);
+  engine.device = cfg.device;
+  engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
+  engine.swap_bytes = cfg.swap_mib << 20;
+  engine.block_size = cfg.block_size;
+  engine.max_num_batched_tokens = cfg.max_batched_tokens;
+  engine.max_num_seqs = cfg.max_seqs;
+  engine.max_waiting = cfg.max_waiting;
+  engine.preemption = cfg.preemption;
+  engine.num_threads = cfg.threads;
+  engine.max_model_len = cfg.max_model_len;
+  engine.batching = cfg.batching;
+  engine.kv_reservation = cfg.kv_reservation;
+  engine.prefix_caching = !cfg.no_prefix_caching;
+  engine.weights = cfg.weights;
+  engine.activations = cfg.activations;
+  engine.kv_dtype = cfg.kv_dtype;
+  engine.fault_jitter_ms = cfg.fault_jitter_ms;
+  return engine;
+}
+
+caf::expected<runtime_actor> start_runtime(caf::actor_system& sys, const serve_config& cfg,
+                                           const std::string& model_dir) {
+  auto runtime = spawn_runtime(sys, engine_of(cfg, model_dir));
+  if (!runtime)
+    std::cerr << "kvactor-serve: " << error_text(sys, runtime.error()) << "\n";
+  return runtime;
+}
+
+void wait_for_signal() {
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+  signals.async_wait([](const boost::system::error_code&, int) {});
+  signals_io.run();
+}
+
+// The line protocol (and the HTTP front) over `runtime` until a signal.
+int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor runtime,
+                  const std::string& model_dir) {
+  if (cfg.port < 0 || cfg.port > 65535 || cfg.http_port < 0 || cfg.http_port > 65535) {
+    std::cerr << "kvactor-serve: --port and --http-port must be in [0, 65535]\n";
+    caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+    return 2;
+  }
+  net::server server(net::line_protocol(sys, runtime));
+  auto front = std::make_shared<net::http_front>(
+    sys, runtime, cfg.served_model_name.empty() ? folder_name(model_dir) : cfg.served_model_name);
+  if (cfg.http_port > 0) {
+    auto chat = model::chat_template::load(model_dir);
+    if (!chat) {
+      std::cerr << "kvactor-serve: " << chat.error().message << "\n";
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    front->chat = *chat;
+  }
+  std::optional<net::server> http;
+  auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
+  std::variant<uint16_t, std::string> http_bound = uint16_t{0};
+  if (cfg.http_port > 0 && std::holds_alternative<uint16_t>(bound))
+    http_bound = http.emplace(net::http_protocol(front)).listen(cfg.host, static_cast<uint16_t>(cfg.http_port));
+  for (const auto* b : {&bound, &http_bound})
+    if (auto* err = std::get_if<std::string>(b)) {
+      std::cerr << "kvactor-serve: " << *err << "\n";
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+  std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
+  if (http)
+    std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
+              << ", model '" << front->model_name << "', chat template "
+              << model::to_string(front->chat.format()) << std::endl;
+
+  wait_for_signal();
+
+  std::cerr << "kvactor-serve: shutting down\n";
+  server.stop_accepting();
+  if (http) {
+    http->stop_accepting();
+    front->draining = true;
+  }
+  caf::scoped_actor self{sys};
+  self->request(runtime, caf::infinite, shutdown_atom::value)
+    .receive([](bool) {}, [&](const caf::error& e) { std::cerr << sys.render(e) << "\n"; });
+  server.stop();
+  if (http)
+    http->stop();
+  return 0;
+}
+
+// NOTE: CAF's node protocol has no authentication: without TLS a worker is
+// reachable from its own machine only.
+bool is_loopback(const std::string& host) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(host, ec);
+  return host == "localhost" || (!ec && address.is_loopback());
+}
+
+// Either none or all of the three TLS files, each readable.
+bool tls_settings_ok(const serve_config& cfg) {
+  const std::pair<const char*, const std::string*> files[] = {
+    {"--openssl.certificate", &cfg.openssl_certificate},
+    {"--openssl.key", &cfg.openssl_key},
+    {"--openssl.cafile", &cfg.openssl_cafile}};
+  int given = 0;
+  for (const auto& [flag, path] : files)
+    if (!path->empty()) {
+      ++given;
+      if (!std::filesystem::is_regular_file(*path)) {
+        std::cerr << "kvactor-serve: " << flag << "=" << *path << ": no such file\n";
+        return false;
+      }
+    }
+  if (given != 0 && given != 3) {
+    std::cerr << "kvactor-serve: TLS between nodes needs all of --openssl.certificate, "
+                 "--openssl.key and --openssl.cafile\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int serve_single(caf::actor_system& sys, const serve_config& cfg) {
+  const std::string model_dir = model_dir_of(cfg);
+  if (model_dir.empty())
+    return 1;
+  auto runtime = start_runtime(sys, cfg, model_dir);
+  if (!runtime)
+    return 1;
+  return serve_clients(sys, cfg, *runtime, model_dir);
+}
+
+int serve_worker(caf::actor_system& sys, const serve_config& cfg) {
+  if (cfg.worker_port > 65535) {
+    std::cerr << "kvactor-serve: --worker-port must be in [0, 65535]\n";
+    return 2;
+  }
+  if (!tls_settings_ok(cfg))
+    return 2;
+  if (!is_loopback(cfg.worker_bind) && !cfg.tls()) {
+    std::cerr << "kvactor-serve: --worker-bind=" << cfg.worker_bind
+              << ": a worker binds beyond loopback only with TLS (CAF's node protocol has no "
+                 "authentication): give --openssl.certificate, --openssl.key and "
+                 "--openssl.cafile\n";
+    return 2;
+  }
+  const std::string model_dir = model_dir_of(cfg);
+  if (model_dir.empty())
+    return 1;
+  auto runtime = start_runtime(sys, cfg, model_dir);
+  if (!runtime)
+    return 1;
+  cluster::worker_hello hello;
+  hello.protocol_version =
+    cfg.worker_protocol_version != 0 ? cfg.worker_protocol_version : cluster::protocol_version;
+  hello.block_size = cfg.block_size != 0 ? cfg.block_size : default_block_size(cfg.device);
+  hello.model = folder_name(model_dir);
+  auto worker = cluster::spawn_worker(sys, *runtime, hello);
+  auto port = cluster::publish_worker(sys, worker, cfg.worker_bind,
+                                      static_cast<uint16_t>(cfg.worker_port), cfg.tls());
+  if (!port) {
+    std::cerr << "kvactor-serve: " << error_text(sys, port.error()) << "\n";
+    caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  std::cout << "kvactor worker on " << cfg.worker_bind << ":" << *port
+            << (cfg.tls() ? " (TLS)" : "") << std::endl;
+
+  wait_for_signal();
+
+  std::cerr << "kvactor-serve: shutting down\n";
+  shutdown(sys, *runtime);
+  // NOTE: a published actor keeps the actor system from ending until it exits.
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+int serve_front(caf::actor_system& sys, const serve_config& cfg) {
+  auto workers = cluster::parse_worker_list(cfg.workers);
+  if (!workers) {
+    std::cerr << "kvactor-serve: " << workers.error().message << "\n";
+    return 2;
+  }
+  if (!tls_settings_ok(cfg))
+    return 2;
+  const std::string model_dir = model_dir_of(cfg);
+  if (model_dir.empty())
+    return 1;
+  auto tok = model::tokenizer::load(std::filesystem::path(model_dir) / "tokenizer.json");
+  if (!tok) {
+    std::cerr << "kvactor-serve: " << tok.error().message << "\n";
+    return 1;
+  }
+  cluster::front_options options;
+  options.workers = *workers;
+  options.tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+  options.tls = cfg.tls();
+  options.log = [](const std::string& line) { std::cerr << "kvactor-serve: " << line << std::endl; };
+  std::cout << "kvactor front for " << workers->size() << " worker"
+            << (workers->size() == 1 ? "" : "s") << std::endl;
+  return serve_clients(sys, cfg, cluster::spawn_front(sys, std::move(options)), model_dir);
+}
+
+} // namespace kvactor::tools
