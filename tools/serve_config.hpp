@@ -3,9 +3,7 @@
 // caf-application.ini).
 
 #include "cluster/protocol.hpp"
-#include "net/bridge.hpp"
-
-#include <caf/io/middleman.hpp>
+#include "tools/node_config.hpp"
 
 namespace kvactor::tools {
 
@@ -44,12 +42,7 @@ struct serve_config : caf::actor_system_config {
   }
 
   serve_config() {
-    kvactor::add_message_types(*this);
-    kvactor::use_serving_scheduler(*this);
-    kvactor::net::add_message_types(*this);
-    kvactor::cluster::add_cluster_message_types(*this);
-    kvactor::cluster::use_cluster_heartbeats(*this);
-    load<caf::io::middleman>();
+    configure_node(*this);
     opt_group{custom_options_, "global"}
       .add(host, "host", "address to listen on")
       .add(port, "port", "TCP port of the line protocol (0: any free one)")

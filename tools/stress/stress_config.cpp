@@ -1,21 +1,13 @@
 #include "tools/stress/stress_config.hpp"
 
-#include "cluster/protocol.hpp"
-#include "net/bridge.hpp"
-
-#include <caf/io/middleman.hpp>
+#include "tools/node_config.hpp"
 
 #include <filesystem>
 
 namespace kvactor::stress {
 
 stress_config::stress_config() {
-  kvactor::add_message_types(*this);
-  kvactor::use_serving_scheduler(*this);
-  kvactor::net::add_message_types(*this);
-  kvactor::cluster::add_cluster_message_types(*this);
-  kvactor::cluster::use_cluster_heartbeats(*this);
-  load<caf::io::middleman>();
+  kvactor::tools::configure_node(*this);
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec)
