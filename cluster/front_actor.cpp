@@ -39,7 +39,9 @@ caf::typed_response_promise<admission> route(front_self self, generate_request& 
   int32_t num_prompt_tokens = 0;
   auto key = first_block_key(st, req, num_prompt_tokens);
   const int32_t bs = std::max(st.block_size, 1);
-  const int32_t num_blocks = (num_prompt_tokens + std::max(req.max_tokens, 0) + bs - 1) / bs;
+  // NOTE: a request's choices share its prompt's blocks; each writes its own output.
+  const int32_t num_blocks = (num_prompt_tokens + bs - 1) / bs +
+                             std::max(req.n, 1) * ((std::max(req.max_tokens, 0) + bs - 1) / bs);
   auto choice = st.routes->route(key, num_blocks);
   if (!choice) {
     rp.deliver(admission{0, 0, "overloaded", "no live worker behind this front"});

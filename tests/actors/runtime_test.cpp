@@ -2,10 +2,7 @@
 // actors over a stand-in model (test_runner), driven as a host application
 // drives kvactor.
 
-#include "actors/actors.hpp"
-#include "test_sink.hpp"
-#include "model/tiny/tiny_tokenizer.hpp"
-#include "test_runner.hpp"
+#include "runtime_fixture.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,105 +20,8 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
-using testing::test_runner;
+using namespace kvactor::testing;
 
-constexpr int32_t vocab = 512;
-
-using testing::collector;
-using testing::sink_fn;
-using testing::test_config;
-
-std::shared_ptr<const model::tokenizer> tiny_tokenizer() {
-  model::tiny::tiny_options o;
-  o.vocab_size = vocab;
-  auto tok = model::tokenizer::build(model::tiny::make_tokenizer_spec(o), "tiny");
-  EXPECT_TRUE(tok.has_value());
-  return std::make_shared<const model::tokenizer>(std::move(*tok));
-}
-
-std::vector<int32_t> expected_output(std::vector<int32_t> history, int32_t max_tokens,
-                                     uint64_t seed = 1) {
-  std::vector<int32_t> out;
-  for (int32_t i = 0; i < max_tokens; ++i) {
-    out.push_back(test_runner::next_token(history, vocab, seed));
-    history.push_back(out.back());
-  }
-  return out;
-}
-
-std::vector<int32_t> tokens(int n, int32_t first) {
-  std::vector<int32_t> v(n);
-  for (int i = 0; i < n; ++i)
-    v[i] = first + i;
-  return v;
-}
-
-class runtime : public ::testing::Test {
-protected:
-  void start(int32_t device_blocks, int32_t host_blocks, scheduler_config config = {},
-             int32_t max_waiting = 1024, jitter_options delays = {}) {
-    tok_ = tiny_tokenizer();
-    runner_ = std::make_shared<test_runner>(device_blocks, host_blocks, 4, vocab);
-    rt_ = spawn_runtime(sys_, runner_, {tok_, {vocab, 4096}}, std::move(config), max_waiting,
-                        delays);
-    sink_ = sys_.spawn(sink_fn, events_);
-  }
-
-  void TearDown() override {
-    if (rt_)
-      shutdown();
-  }
-
-  admission generate(generate_request req, sink_actor sink = {}) {
-    admission a;
-    self_->request(rt_, caf::infinite, generate_atom::value, std::move(req), sink ? sink : sink_)
-      .receive([&](const admission& x) { a = x; },
-               [&](const caf::error& e) { ADD_FAILURE() << self_->system().render(e); });
-    return a;
-  }
-
-  generate_request request_of(std::vector<int32_t> prompt, int32_t max_tokens) {
-    generate_request req;
-    req.prompt_tokens = std::move(prompt);
-    req.max_tokens = max_tokens;
-    return req;
-  }
-
-  runtime_figures figures() {
-    runtime_figures f;
-    self_->request(rt_, caf::infinite, figures_atom::value)
-      .receive([&](const runtime_figures& x) { f = x; },
-               [&](const caf::error& e) { ADD_FAILURE() << self_->system().render(e); });
-    return f;
-  }
-
-  // Idle: every block free or cached, every pool sound.
-  void expect_idle() {
-    auto f = figures();
-    EXPECT_EQ(f.device_blocks_used, 0);
-    EXPECT_EQ(f.host_blocks_free, f.host_blocks_total);
-    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
-    EXPECT_THAT(f.broken_invariants, IsEmpty());
-  }
-
-  void shutdown() {
-    bool done = false;
-    self_->request(rt_, caf::infinite, shutdown_atom::value)
-      .receive([&](bool ok) { done = ok; },
-               [&](const caf::error& e) { ADD_FAILURE() << self_->system().render(e); });
-    EXPECT_TRUE(done);
-    rt_ = nullptr;
-  }
-
-  test_config cfg_;
-  caf::actor_system sys_{cfg_};
-  caf::scoped_actor self_{sys_};
-  std::shared_ptr<const model::tokenizer> tok_;
-  std::shared_ptr<test_runner> runner_;
-  std::shared_ptr<collector> events_ = std::make_shared<collector>();
-  runtime_actor rt_;
-  sink_actor sink_;
-};
 
 TEST_F(runtime, serves_concurrent_requests_with_exact_outputs) {
   start(64, 16);
@@ -236,8 +136,6 @@ TEST_F(runtime, late_completions_keep_outputs_exact_and_pools_clean) {
 
 // The slow tests: 1 ms per step and up to 800 tokens, so a cancel sent at
 // once lands mid-generation by a wide margin.
-constexpr int32_t long_generation = 800;
-
 TEST_F(runtime, cancel_ends_a_request_once_as_aborted) {
   start(256, 16);
   runner_->set_step_time(1ms);
@@ -313,54 +211,6 @@ TEST_F(runtime, a_recompute_starts_the_executors_table_over) {
   expect_idle();
 }
 
-// n choices: the prompt is computed once; while the choices' first step
-// runs, they hold its two full blocks together and a copy each of the
-// partial third (the last to write keeps the original).
-TEST_F(runtime, choices_share_the_prompts_blocks) {
-  start(16, 0);
-  runner_->pause();
-  const auto prompt = tokens(10, 20);
-  auto req = request_of(prompt, 3);
-  req.n = 3;
-  req.temperature = 1; // the stand-in then draws by the seed
-  auto a = generate(req);
-  ASSERT_TRUE(a.ok()) << a.error_message;
-  ASSERT_TRUE(runner_->wait_arrived(1)); // 9 prompt tokens
-  runner_->allow(1);
-  ASSERT_TRUE(runner_->wait_arrived(2)); // each choice's token 9
-  const runtime_figures f = figures();
-  EXPECT_EQ(f.device_blocks_used, 3 + 2);
-  EXPECT_EQ(f.running, 3);
-  EXPECT_EQ(f.prompt_tokens, 10); // once, not per choice
-  runner_->resume();
-  const auto ends = events_->wait_choices(a.id, 3);
-  for (int32_t c = 0; c < 3; ++c) {
-    EXPECT_EQ(ends[c].finish_reason, "max_tokens") << "choice " << c;
-    // Choice c samples with seed 1 + c: its tokens differ from the others',
-    // and are wrong if a choice's write reached a block another one reads.
-    EXPECT_THAT(ends[c].tokens, ElementsAreArray(expected_output(prompt, 3, 1 + c)))
-      << "choice " << c;
-    std::lock_guard lock(events_->mutex);
-    EXPECT_EQ(std::ranges::count(events_->tokens[a.id], c, &token_event::choice), 3);
-  }
-  EXPECT_NE(ends[0].tokens, ends[1].tokens);
-  expect_idle();
-}
-
-TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
-  start(16, 0);
-  runner_->pause();
-  auto req = request_of(tokens(10, 20), 8);
-  req.n = 4;
-  auto a = generate(req);
-  ASSERT_TRUE(runner_->wait_arrived(1)); // the shared prefill, held
-  caf::anon_send(rt_, cancel_atom::value, a.id);
-  runner_->resume();
-  for (const done_event& d : events_->wait_choices(a.id, 4))
-    EXPECT_EQ(d.finish_reason, "aborted") << "choice " << d.choice;
-  expect_idle();
-}
-
 TEST_F(runtime, a_dead_sink_cancels_its_request) {
   start(256, 16);
   runner_->set_step_time(1ms);
@@ -373,31 +223,6 @@ TEST_F(runtime, a_dead_sink_cancels_its_request) {
   for (int i = 0; i < 6000 && figures().requests_aborted == 0; ++i)
     std::this_thread::sleep_for(10ms);
   EXPECT_EQ(figures().requests_aborted, 1);
-  expect_idle();
-}
-
-TEST_F(runtime, a_dead_sink_cancels_every_choice) {
-  start(256, 16);
-  runner_->set_step_time(1ms);
-  auto c = std::make_shared<collector>();
-  auto doomed = sys_.spawn(sink_fn, c);
-  auto req = request_of(tokens(9, 1), long_generation);
-  req.n = 3;
-  auto a = generate(req, doomed);
-  ASSERT_TRUE(a.ok());
-  {
-    std::unique_lock lock(c->mutex); // mid-generation: every choice has a token
-    ASSERT_TRUE(c->cv.wait_for(lock, 10s, [&] {
-      std::set<int32_t> seen;
-      for (const token_event& ev : c->tokens[a.id])
-        seen.insert(ev.choice);
-      return seen.size() == 3;
-    }));
-  }
-  caf::anon_send_exit(doomed, caf::exit_reason::user_shutdown);
-  for (int i = 0; i < 6000 && figures().requests_aborted < 3; ++i)
-    std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(figures().requests_aborted, 3); // each choice counts as a request
   expect_idle();
 }
 

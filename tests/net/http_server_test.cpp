@@ -1,19 +1,11 @@
 // The HTTP front over real loopback sockets, in front of the actors and a
 // stand-in model (tests/actors/test_runner.hpp).
 
-#include "net/http_session.hpp"
+#include "http_fixture.hpp"
 
-#include "net/json_writer.hpp"
 #include "sse.hpp"
-#include "test_runtime.hpp"
-
-#include <boost/beast/http.hpp>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <simdjson.h>
 
 #include <chrono>
-#include <set>
 #include <thread>
 
 namespace kvactor::net {
@@ -21,134 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-namespace asio = boost::asio;
-namespace http = boost::beast::http;
-using response = http::response<http::string_body>;
-
-// A blocking HTTP/1.1 client on one connection.
-class http_client {
-public:
-  explicit http_client(uint16_t port) : socket_(io_) {
-    socket_.connect({asio::ip::make_address("127.0.0.1"), port});
-  }
-
-  void send_raw(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
-
-  void send(http::verb method, const std::string& target, const std::string& body = {}) {
-    http::request<http::string_body> req{method, target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    if (!body.empty()) {
-      req.set(http::field::content_type, "application/json");
-      req.body() = body;
-    }
-    req.prepare_payload();
-    http::write(socket_, req);
-  }
-
-  // The next response, chunked bodies joined; nullopt when the server closed.
-  std::optional<response> read() {
-    response res;
-    boost::system::error_code ec;
-    http::read(socket_, buffer_, res, ec);
-    if (ec)
-      return std::nullopt;
-    return res;
-  }
-
-  response post(const std::string& target, const std::string& body) {
-    send(http::verb::post, target, body);
-    auto res = read();
-    EXPECT_TRUE(res.has_value()) << body;
-    return res.value_or(response{});
-  }
-  response get(const std::string& target) {
-    send(http::verb::get, target);
-    auto res = read();
-    EXPECT_TRUE(res.has_value()) << target;
-    return res.value_or(response{});
-  }
-
-  // Reads raw bytes until `what` has arrived.
-  std::string read_until(const std::string& what) {
-    std::string got;
-    char chunk[4096];
-    while (got.find(what) == std::string::npos) {
-      boost::system::error_code ec;
-      const size_t n = socket_.read_some(asio::buffer(chunk), ec);
-      if (ec)
-        break;
-      got.append(chunk, n);
-    }
-    return got;
-  }
-
-  bool closed_by_server() {
-    char c;
-    boost::system::error_code ec;
-    socket_.read_some(asio::buffer(&c, 1), ec);
-    return ec == asio::error::eof || ec == asio::error::connection_reset;
-  }
-
-  void close() { socket_.close(); }
-
-private:
-  asio::io_context io_;
-  asio::ip::tcp::socket socket_;
-  boost::beast::flat_buffer buffer_;
-};
-
-class http_server_test : public ::testing::Test {
-protected:
-  void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {}) {
-    rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
-    front_ = std::make_shared<http_front>(sys_, rt_->runtime, "tiny", options);
-    server_ = serve_on_loopback(http_protocol(front_));
-    port_ = server_->port();
-  }
-
-  void TearDown() override {
-    if (server_)
-      stop_serving(*server_, sys_, rt_->runtime);
-  }
-
-  runtime_figures figures() {
-    runtime_figures f;
-    caf::scoped_actor self{sys_};
-    self->request(rt_->runtime, caf::infinite, figures_atom::value)
-      .receive([&](const runtime_figures& x) { f = x; }, [](const caf::error&) {});
-    return f;
-  }
-
-  // Polls until no request is live and no block is held.
-  runtime_figures idle_figures() {
-    runtime_figures f;
-    for (int i = 0; i < 500; ++i) {
-      f = figures();
-      if (f.running + f.waiting + f.swapped == 0 && f.device_blocks_used == 0)
-        break;
-      std::this_thread::sleep_for(10ms);
-    }
-    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
-    EXPECT_EQ(f.device_blocks_used, 0);
-    EXPECT_TRUE(f.broken_invariants.empty());
-    return f;
-  }
-
-  // The text the stand-in model generates after a prompt of token ids, as
-  // JSON carries it (invalid UTF-8 as U+FFFD).
-  std::string expected_text(std::vector<int32_t> prompt, int32_t n, uint64_t seed = 1) {
-    const auto out = test_runtime::expected_output(std::move(prompt), n, seed);
-    simdjson::dom::parser p;
-    return std::string(std::string_view(p.parse(json_writer().field("t", rt_->tokenizer->decode(out)).str())["t"]));
-  }
-
-  test_config cfg_;
-  caf::actor_system sys_{cfg_};
-  std::unique_ptr<test_runtime> rt_;
-  std::shared_ptr<http_front> front_;
-  std::unique_ptr<server> server_;
-  uint16_t port_ = 0;
-};
+using namespace kvactor::net::testing;
 
 TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
   start();
@@ -247,81 +112,6 @@ TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   EXPECT_EQ(std::string_view(choices.at(1)["text"]), expected_text({3, 4, 5}, 4));
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 8);
-}
-
-// n = 4 over a 10-token prompt (4 tokens a block): held at the choices'
-// first step, they hold the two full blocks together and a copy each of the
-// partial third (the last writer keeps the original): 6, not 12. Each
-// choice equals a request of one choice with its seed, and they differ.
-TEST_F(http_server_test, n_choices_share_the_prompts_blocks) {
-  start();
-  http_client c(port_);
-  simdjson::dom::parser p;
-  rt_->runner->pause();
-  const std::string four = R"({"prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":4,"n":4,"seed":20})";
-  c.send(http::verb::post, "/v1/completions", four);
-  ASSERT_TRUE(rt_->runner->wait_arrived(1)); // the prompt short of its last token
-  rt_->runner->allow(1);
-  ASSERT_TRUE(rt_->runner->wait_arrived(2)); // each choice's first token
-  EXPECT_EQ(figures().device_blocks_used, 6);
-  rt_->runner->resume();
-  const auto shared = c.read();
-  ASSERT_TRUE(shared);
-  simdjson::dom::array four_choices = p.parse(shared->body())["choices"];
-  ASSERT_EQ(four_choices.size(), 4u);
-  std::set<std::string> distinct;
-  for (int64_t k = 0; k < 4; ++k) {
-    const response one = c.post("/v1/completions", R"({"prompt":[1,2,3,4,5,6,7,8,9,10],)"
-                                                   R"("max_tokens":4,"seed":)" +
-                                                     std::to_string(20 + k) + "}");
-    simdjson::dom::parser q;
-    const std::string_view alone = q.parse(one.body())["choices"].at(0)["text"];
-    EXPECT_EQ(std::string_view(four_choices.at(size_t(k))["text"]), alone) << "choice " << k;
-    distinct.emplace(alone);
-  }
-  EXPECT_EQ(distinct.size(), 4u);
-
-  idle_figures();
-}
-
-// n choices of each prompt: prompt p's choice c is choice p * n + c and
-// samples with seed + c; each prompt's tokens count once in the usage.
-TEST_F(http_server_test, answers_n_choices_of_each_prompt) {
-  start();
-  http_client c(port_);
-  const response res =
-    c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4,"n":2,"seed":7})");
-  ASSERT_EQ(res.result_int(), 200) << res.body();
-  simdjson::dom::parser p;
-  simdjson::dom::element body = p.parse(res.body());
-  simdjson::dom::array choices = body["choices"];
-  ASSERT_EQ(choices.size(), 4u);
-  const std::vector<std::vector<int32_t>> prompts = {{1, 2}, {3, 4, 5}};
-  for (size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(int64_t(choices.at(i)["index"]), int64_t(i));
-    EXPECT_EQ(std::string_view(choices.at(i)["text"]), expected_text(prompts[i / 2], 4, 7 + i % 2))
-      << "choice " << i;
-  }
-  EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 5);
-  EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 16);
-  const response stream = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":5,"n":3,)"
-                                                    R"("seed":2,"stream":true})");
-  ASSERT_EQ(stream.result_int(), 200);
-  std::string streamed[3];
-  int finished = 0;
-  for (const auto& data : sse_events(stream.body())) {
-    if (data == "[DONE]")
-      continue;
-    simdjson::dom::element chunk = p.parse(data)["choices"].at(0);
-    const auto index = int64_t(chunk["index"]);
-    ASSERT_TRUE(index >= 0 && index < 3) << data;
-    streamed[index] += std::string_view(chunk["text"]);
-    finished += !chunk["finish_reason"].is_null();
-  }
-  EXPECT_EQ(finished, 3);
-  for (int k = 0; k < 3; ++k)
-    EXPECT_EQ(streamed[k], expected_text({9, 8}, 5, 2 + uint64_t(k))) << "choice " << k;
-  idle_figures();
 }
 
 TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
