@@ -37,12 +37,12 @@ std::string id_of(int32_t index) {
   return id;
 }
 
-// The request index of an id we sent ("r17" → 17); -1 for any other.
 // The choice an event names; 0 for a request of one choice.
 int32_t choice_of(const net::server_event& ev) {
   return static_cast<int32_t>(std::max<int64_t>(ev.choice, 0));
 }
 
+// The request index of an id we sent ("r17" → 17); -1 for any other.
 int32_t index_of(const std::string& id, size_t num_requests) {
   if (id.size() < 2 || id[0] != 'r')
     return -1;
