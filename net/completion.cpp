@@ -21,8 +21,6 @@ completion::completion(completion_meta meta, size_t num_prompts, size_t n)
 
 void completion::accepted(size_t index, request_id id) {
   assert((index + 1) * n_ <= choices_.size());
-  for (size_t c = 0; c < n_; ++c)
-    choices_[index * n_ + c].id = id;
   index_of_[id] = index * n_;
 }
 

@@ -39,15 +39,12 @@ public:
   // to send); events of unknown requests are ignored.
   std::string on_token(const token_event& ev);
   std::string on_done(const done_event& d);
-  // The answer's choice an event belongs to; nullopt for unknown requests.
-  std::optional<size_t> choice_of(request_id id, int32_t choice) const;
   bool done() const { return num_done_ == choices_.size(); }
   // Once done: the whole JSON body, or the stream's end (usage and [DONE]).
   std::string finish() const;
 
 private:
   struct choice {
-    request_id id = 0;
     size_t num_streamed = 0; // bytes of text sent in chunks
     bool opened = false;     // a chat stream's role delta went out
     bool done = false;
@@ -55,6 +52,8 @@ private:
     std::vector<token_event> logprobs; // not streaming: every token's, for the body
     int64_t num_token_bytes = 0;       // streaming: text_offset of the next token
   };
+  // The answer's choice an event belongs to; nullopt for unknown requests.
+  std::optional<size_t> choice_of(request_id id, int32_t choice) const;
   // What a chunk or a choice says of its tokens: null, or their logprobs.
   void write_logprobs(json_writer& w, std::span<const token_event> tokens, int64_t first_offset) const;
   // One event of choice `index`: a piece of text (with its token, when it
