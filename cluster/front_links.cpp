@@ -4,6 +4,7 @@
 
 #include "cluster/figures_sum.hpp"
 #include "cluster/front_state.hpp"
+#include "cluster/openssl_errors.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -82,6 +83,8 @@ void check_hello(front_self self, size_t w, worker_actor handle, const worker_he
 void connect(front_self self, size_t w) {
   auto& link = self->state.links[w];
   link.attempt_in_flight = true;
+  if (self->state.options.tls && !openssl_errors_isolated())
+    return fail(self, w, link_state::refused, tls_unavailable);
   auto& sys = self->system();
   auto connector = self->state.options.tls ? sys.openssl_manager().actor_handle()
                                            : sys.middleman().actor_handle();

@@ -3,6 +3,8 @@
 
 #include "cluster/worker_actor.hpp"
 
+#include "cluster/openssl_errors.hpp"
+
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/publish.hpp>
 
@@ -36,6 +38,8 @@ worker_actor spawn_worker(caf::actor_system& sys, runtime_actor runtime, worker_
 
 caf::expected<uint16_t> publish_worker(caf::actor_system& sys, const worker_actor& worker,
                                        const std::string& bind, uint16_t port, bool tls) {
+  if (tls && !openssl_errors_isolated())
+    return caf::make_error(caf::sec::runtime_error, tls_unavailable);
   // NOTE: reuse_addr, so that a worker restarted at once gets its port back
   // while the killed one's connections linger in TIME_WAIT.
   auto bound = tls ? caf::openssl::publish(worker, port, bind.c_str(), true)

@@ -25,4 +25,6 @@ if(CAF_OPENSSL_LIBRARY AND NOT TARGET caf::openssl)
   set_target_properties(caf::openssl PROPERTIES IMPORTED_LOCATION ${CAF_OPENSSL_LIBRARY}
                         INTERFACE_LINK_LIBRARIES caf::io)
 endif()
+# libssl itself: cluster/openssl_errors.cpp interposes four of its calls.
+find_package(OpenSSL REQUIRED)
 

@@ -3,7 +3,8 @@
 # with certificates of one CA (openssl makes them here): a worker bound
 # beyond loopback serves a TLS front; a worker whose certificate another CA
 # signed, a front whose certificate does not verify and a front without TLS
-# are each refused; only some of the three TLS files is an error.
+# are each refused while the good front goes on serving; only some of the
+# three TLS files is an error.
 #   cluster_tls.sh SERVE MODEL_DIR
 set -euo pipefail
 serve=$1 model=$2
@@ -31,26 +32,35 @@ port=$(sed -n 's/.*kvactor worker on 0.0.0.0:\([0-9]*\) (TLS)$/\1/p' "$logs/w")
 start front --model="$model" --port=0 --workers="127.0.0.1:$port" $(tls front)
 front=$(listen_port front)
 wait_live "$front" 1
-for i in 1 2 3; do
-  echo "{\"op\":\"generate\",\"id\":\"t$i\",\"prompt\":\"over TLS $i\",\"max_tokens\":4}"
-done >"$logs/req"
-[ "$(batch "$front" "$logs/req" | grep -c '"finish_reason":"max_tokens"')" -eq 3 ]
-stop front
+serves() { # serves ROUND: the good front answers four requests in full
+  for i in 1 2 3 4; do
+    echo "{\"op\":\"generate\",\"id\":\"t$1$i\",\"prompt\":\"over TLS $i\",\"max_tokens\":16}"
+  done >"$logs/req"
+  [ "$(batch "$front" "$logs/req" | grep -c '"finish_reason":"max_tokens"')" -eq 4 ]
+}
+serves 0
 
 # Refused: a worker whose certificate the front's CA did not sign, a front
-# whose certificate the worker's CA did not sign, a front without TLS.
+# whose certificate the worker's CA did not sign, a front without TLS. The
+# refused fronts keep trying (every 500 ms) while the good front serves: a
+# refused handshake must not cost the worker its good connections.
 start rogue "${common[@]}" --worker-port=0 $(tls rogue rogue)
 rport=$(worker_port rogue)
 start f1 --model="$model" --port=0 --workers="127.0.0.1:$rport" $(tls front)
 start f2 --model="$model" --port=0 --workers="127.0.0.1:$port" $(tls rogue)
 start f3 --model="$model" --port=0 --workers="127.0.0.1:$port"
+for f in f1 f2 f3; do wait_for $f "down: cannot connect"; done
+for round in 1 2 3; do serves $round; sleep 0.5; done
 for f in f1 f2 f3; do
-  wait_for $f "down: cannot connect"
   p=$(listen_port $f)
   echo '{"op":"generate","id":"r1","prompt":"anyone?","max_tokens":3}' >"$logs/req"
   batch "$p" "$logs/req" | grep -q '"code":"overloaded"'
   grep -q 'joined' "$logs/$f" && { echo "$f joined a worker it must not reach"; exit 1; }
   stop $f
 done
+if grep -q 'lost' "$logs/front"; then
+  echo "the good front lost its worker while others were refused:"; cat "$logs/front"; exit 1
+fi
 stop rogue
+stop front
 stop w
