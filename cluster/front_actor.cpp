@@ -28,6 +28,53 @@ std::optional<uint64_t> first_block_key(const front_state& st, const generate_re
   return hash_block(root_block_hash, std::span<const token_id>(tokens->data(), st.block_size));
 }
 
+// The blocks a request will need: its prompt's, shared by its choices, and
+// each choice's output.
+int32_t num_blocks_of(const generate_request& req, int32_t num_prompt_tokens, int32_t bs) {
+  return (num_prompt_tokens + bs - 1) / bs +
+         std::max(req.n, 1) * ((std::max(req.max_tokens, 0) + bs - 1) / bs);
+}
+
+std::optional<router::choice> pick_worker(front_state& st, const generate_request& req) {
+  int32_t num_prompt_tokens = 0;
+  auto key = first_block_key(st, req, num_prompt_tokens);
+  return st.routes->route(key, num_blocks_of(req, num_prompt_tokens, std::max(st.block_size, 1)));
+}
+
+// The worker's answer to a request sent to it through `relay`.
+void on_admission(front_self self, request_id id, size_t w, const relay_actor& relay,
+                  const admission& a) {
+  auto& st = self->state;
+  auto i = st.requests.find(id);
+  if (i == st.requests.end() || i->second.relay != relay)
+    return; // the worker was lost meanwhile: the request ended or moved on
+  auto& r = i->second;
+  if (!a.ok()) {
+    if (r.promise) {
+      r.promise->deliver(a);
+      caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
+    } else { // moved here from a lost worker: the client holds its admission
+      done_event refused;
+      refused.finish_reason = "error";
+      refused.error_code = a.error_code;
+      refused.error_message = a.error_message;
+      self->send(relay, end_atom::value, refused);
+    }
+    st.routes->ended(w);
+    st.requests.erase(i);
+    return;
+  }
+  r.admitted = true;
+  r.worker_id = a.id;
+  if (r.promise) {
+    r.promise->deliver(admission{id, a.num_prompt_tokens, {}, {}});
+    r.promise.reset();
+  }
+  self->send(relay, admitted_atom::value);
+  if (r.cancelled)
+    self->send(st.links[w].handle, cancel_atom::value, a.id);
+}
+
 caf::typed_response_promise<admission> route(front_self self, generate_request& req,
                                              sink_actor& client) {
   auto& st = self->state;
@@ -36,44 +83,17 @@ caf::typed_response_promise<admission> route(front_self self, generate_request& 
     rp.deliver(admission{0, 0, "overloaded", "the front is shutting down"});
     return rp;
   }
-  int32_t num_prompt_tokens = 0;
-  auto key = first_block_key(st, req, num_prompt_tokens);
-  const int32_t bs = std::max(st.block_size, 1);
-  // NOTE: a request's choices share its prompt's blocks; each writes its own output.
-  const int32_t num_blocks = (num_prompt_tokens + bs - 1) / bs +
-                             std::max(req.n, 1) * ((std::max(req.max_tokens, 0) + bs - 1) / bs);
-  auto choice = st.routes->route(key, num_blocks);
+  auto choice = pick_worker(st, req);
   if (!choice) {
     rp.deliver(admission{0, 0, "overloaded", "no live worker behind this front"});
     return rp;
   }
-  const size_t w = choice->worker;
   const request_id id = st.next_id++;
-  auto relay = spawn_relay(self->system(), id, std::move(client), relay_owner{self}, req.n);
-  st.requests.emplace(id, routed_request{w, 0, relay, false, rp});
-  self->request(st.links[w].handle, caf::infinite, generate_atom::value, std::move(req),
-                sink_actor{relay})
-    .then([=](const admission& a) {
-      auto& s = self->state;
-      auto i = s.requests.find(id);
-      if (i == s.requests.end() || !i->second.promise)
-        return; // the worker was lost meanwhile: the client has its error
-      auto& r = i->second;
-      auto promise = std::move(*r.promise);
-      r.promise.reset();
-      if (!a.ok()) {
-        promise.deliver(a);
-        caf::anon_send_exit(r.relay, caf::exit_reason::user_shutdown);
-        s.routes->ended(w);
-        s.requests.erase(i);
-        return;
-      }
-      r.worker_id = a.id;
-      promise.deliver(admission{id, a.num_prompt_tokens, {}, {}});
-      self->send(r.relay, admitted_atom::value);
-      if (r.cancelled)
-        self->send(s.links[w].handle, cancel_atom::value, a.id);
-    });
+  routed_request r;
+  r.client = std::move(client);
+  r.promise = rp;
+  st.requests.emplace(id, std::move(r));
+  send_to_worker(self, id, choice->worker, std::move(req));
   return rp;
 }
 
@@ -84,10 +104,10 @@ void cancel(front_self self, request_id id) {
   if (i == st.requests.end())
     return;
   auto& r = i->second;
-  if (r.promise)
-    r.cancelled = true;
-  else
+  if (r.admitted)
     self->send(st.links[r.worker].handle, cancel_atom::value, r.worker_id);
+  else
+    r.cancelled = true;
 }
 
 struct figures_collector {
@@ -159,7 +179,7 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
         for (const auto& link : s.links)
           if (link.state == link_state::live)
             self->send(link.handle, preempt_atom::value, request_id{0}, swap);
-      } else if (auto i = s.requests.find(id); i != s.requests.end() && !i->second.promise) {
+      } else if (auto i = s.requests.find(id); i != s.requests.end() && i->second.admitted) {
         self->send(s.links[i->second.worker].handle, preempt_atom::value, i->second.worker_id, swap);
       }
     },
@@ -175,8 +195,7 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
       done_event aborted;
       aborted.finish_reason = "aborted";
       admission refused{0, 0, "overloaded", "the front is shutting down"};
-      for (size_t w = 0; w < s.links.size(); ++w)
-        end_requests_on(self, w, aborted, refused);
+      end_requests(self, std::nullopt, aborted, refused);
       self->quit();
       return true;
     },
@@ -184,6 +203,43 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
 }
 
 } // namespace
+
+void send_to_worker(front_self self, request_id id, size_t w, generate_request req) {
+  auto& st = self->state;
+  auto& r = st.requests.at(id);
+  r.worker = w;
+  r.admitted = false;
+  r.relay = spawn_relay(self->system(), id, r.client, relay_owner{self}, req.n);
+  if (st.options.resubmit)
+    r.request = req;
+  auto relay = r.relay;
+  self->request(st.links[w].handle, caf::infinite, generate_atom::value, std::move(req),
+                sink_actor{relay})
+    .then([=](const admission& a) { on_admission(self, id, w, relay, a); },
+          [](const caf::error&) {}); // the worker was lost: the down handler ends or moves it
+}
+
+void resubmit(front_self self, request_id id, const done_event& lost) {
+  auto& st = self->state;
+  auto i = st.requests.find(id);
+  if (i == st.requests.end())
+    return;
+  auto& r = i->second;
+  const size_t from = r.worker;
+  auto choice = st.stopping ? std::nullopt : pick_worker(st, *r.request);
+  if (!choice) {
+    if (r.promise) {
+      r.promise->deliver(admission{0, 0, lost.error_code, lost.error_message});
+    } else { // its old relay has gone: a new one tells the client
+      auto relay = spawn_relay(self->system(), id, r.client, relay_owner{self}, r.request->n);
+      self->send(relay, end_atom::value, lost);
+    }
+    st.requests.erase(i);
+    return;
+  }
+  ++st.links[from].requests_resubmitted;
+  send_to_worker(self, id, choice->worker, *r.request);
+}
 
 runtime_actor spawn_front(caf::actor_system& sys, front_options options) {
   return sys.spawn(front_fn, std::move(options));

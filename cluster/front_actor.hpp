@@ -8,11 +8,13 @@
 //   runtime_actor rt = spawn_front(sys, std::move(o));   // connects in the background
 //
 // It monitors each worker: when one goes down, its unfinished requests end
-// at once with an error event (code worker_lost) and it is tried again every
-// reconnect_interval, so a worker restarted on its port rejoins. With no
-// live worker a request is refused as overloaded. A worker of another
-// protocol version (or message interface) is refused, with the reason in
-// the log and in stats. The actor system must have loaded caf::io::middleman.
+// at once with an error event (code worker_lost; with options.resubmit,
+// those that had streamed nothing start again on another worker instead),
+// and it is tried again every reconnect_interval, so a worker restarted on
+// its port rejoins. With no live worker a request is refused as overloaded.
+// A worker of another protocol version (or message interface) is refused,
+// with the reason in the log and in stats. The actor system must have
+// loaded caf::io::middleman.
 
 #include "cluster/router.hpp"
 #include "cluster/worker_list.hpp"
@@ -35,6 +37,10 @@ struct front_options {
   std::chrono::milliseconds report_interval{200};    // workers' figures asked this often
   std::chrono::milliseconds reconnect_interval{500}; // a worker not live tried again
   router_options routing;
+  // A request on a lost worker that has shown its client nothing yet (no
+  // token) starts again from the beginning on another live worker, instead
+  // of ending with worker_lost; the front keeps each request to do so.
+  bool resubmit = false;
   // Connects through CAF's OpenSSL module (the actor system must have
   // loaded caf::openssl::manager, with a certificate, key and CA file).
   bool tls = false;

@@ -133,15 +133,16 @@ void on_tick(front_self self) {
   }
 }
 
-void end_requests_on(front_self self, size_t w, const done_event& how, const admission& refusal) {
+void end_requests(front_self self, std::optional<size_t> w, const done_event& how,
+                  const admission& refusal) {
   auto& st = self->state;
   for (auto i = st.requests.begin(); i != st.requests.end();) {
     auto& r = i->second;
-    if (r.worker != w) {
+    if (w && r.worker != *w) {
       ++i;
       continue;
     }
-    if (r.promise) { // not admitted yet: the refusal is the answer
+    if (r.promise) { // the client has no answer yet: the refusal is the answer
       r.promise->deliver(refusal);
       caf::anon_send_exit(r.relay, caf::exit_reason::user_shutdown);
     } else {
@@ -150,6 +151,36 @@ void end_requests_on(front_self self, size_t w, const done_event& how, const adm
     i = st.requests.erase(i);
   }
 }
+
+namespace {
+
+// Worker w is lost: each of its requests that showed its client nothing
+// yet (its relay says) starts again on another worker.
+void resubmit_requests_on(front_self self, size_t w, const done_event& lost) {
+  auto& st = self->state;
+  for (auto& [id, r] : st.requests) {
+    if (r.worker != w)
+      continue;
+    r.admitted = false; // a cancel now waits for the next worker's admission
+    if (r.promise) {    // not admitted: its relay held everything back
+      caf::anon_send_exit(r.relay, caf::exit_reason::user_shutdown);
+      resubmit(self, id, lost);
+      continue;
+    }
+    const request_id rid = id;
+    self->request(r.relay, caf::infinite, lost_atom::value, lost)
+      .then(
+        [=](bool restart) {
+          if (restart)
+            resubmit(self, rid, lost);
+          else
+            self->state.requests.erase(rid);
+        },
+        [=](const caf::error&) { self->state.requests.erase(rid); }); // the client went away
+  }
+}
+
+} // namespace
 
 void on_down(front_self self, const caf::down_msg& dm) {
   auto& st = self->state;
@@ -163,9 +194,11 @@ void on_down(front_self self, const caf::down_msg& dm) {
     lost.finish_reason = "error";
     lost.error_code = "worker_lost";
     lost.error_message = why;
-    admission refused{0, 0, "worker_lost", why};
-    end_requests_on(self, w, lost, refused);
     st.routes->set_lost(w);
+    if (st.options.resubmit)
+      resubmit_requests_on(self, w, lost);
+    else
+      end_requests(self, w, lost, admission{0, 0, "worker_lost", why});
     link.handle = nullptr;
     link.next_attempt = std::chrono::steady_clock::now() + st.options.reconnect_interval;
     fail(self, w, link_state::down, "lost (" + self->system().render(dm.reason) + ")");
@@ -190,6 +223,7 @@ runtime_figures front_figures(front_self self, const std::vector<addressed_figur
     }
     x.requests_routed = st.routes->num_routed(w);
     x.requests_live = st.routes->num_live_requests(w);
+    x.requests_resubmitted = link.requests_resubmitted;
     f.workers.push_back(std::move(x));
   }
   return f;

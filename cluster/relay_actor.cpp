@@ -13,12 +13,14 @@ struct relay_state {
   bool admitted = false;
   std::vector<std::variant<token_event, done_event>> held; // until admitted
   std::vector<bool> ended;                                 // per choice
+  bool passed_any = false;                                 // an event reached the client
 };
 
 using relay_self = relay_actor::stateful_pointer<relay_state>;
 
 void pass(relay_self self, request_id id, const sink_actor& client, const relay_owner& front,
           std::variant<token_event, done_event> ev) {
+  self->state.passed_any = true;
   if (auto* t = std::get_if<token_event>(&ev)) {
     t->id = id;
     self->send(client, std::move(*t));
@@ -34,6 +36,18 @@ void pass(relay_self self, request_id id, const sink_actor& client, const relay_
   if (std::ranges::find(ended, false) != ended.end())
     return;
   self->send(front, ended_atom::value, id);
+  self->quit();
+}
+
+// Ends every choice that had not ended with this event, and exits.
+void end(relay_self self, request_id id, const sink_actor& client, done_event d) {
+  d.id = id;
+  const auto& ended = self->state.ended;
+  for (size_t c = 0; c < ended.size(); ++c)
+    if (!ended[c]) {
+      d.choice = static_cast<int32_t>(c);
+      self->send(client, d);
+    }
   self->quit();
 }
 
@@ -61,15 +75,14 @@ relay_actor::behavior_type relay_fn(relay_self self, request_id id, sink_actor c
       for (auto& ev : held)
         pass(self, id, client, front, std::move(ev));
     },
-    [=](end_atom, done_event& d) {
-      d.id = id;
-      const auto& ended = self->state.ended;
-      for (size_t c = 0; c < ended.size(); ++c)
-        if (!ended[c]) {
-          d.choice = static_cast<int32_t>(c);
-          self->send(client, d);
-        }
+    [=](end_atom, done_event& d) { end(self, id, client, std::move(d)); },
+    [=](lost_atom, done_event& d) {
+      if (self->state.passed_any) {
+        end(self, id, client, std::move(d));
+        return false;
+      }
       self->quit();
+      return true;
     },
   };
 }

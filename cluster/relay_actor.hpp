@@ -5,7 +5,9 @@
 // admission (a worker's first token can overtake its admission on the
 // way through the front), and it tells the front when the request ended
 // (each of its n choices has its done event) or when the client's sink
-// went down.
+// went down. When the request's worker is lost, the front asks whether
+// anything reached the client yet: if not, the request may start again on
+// another worker, through a new relay.
 
 #include "kvactor/kvactor.hpp"
 
@@ -15,6 +17,7 @@ using admitted_atom = caf::atom_constant<caf::atom("admitted")>;
 using end_atom = caf::atom_constant<caf::atom("end")>;
 using ended_atom = caf::atom_constant<caf::atom("ended")>;
 using gone_atom = caf::atom_constant<caf::atom("gone")>;
+using lost_atom = caf::atom_constant<caf::atom("lost")>;
 
 using relay_actor = sink_actor::extend<
   // The client has the admission: pass the events on.
@@ -22,7 +25,12 @@ using relay_actor = sink_actor::extend<
   // The front ends the request itself (worker lost, shutdown): this event
   // goes to the client at once for each choice that had not ended, and the
   // relay exits.
-  caf::reacts_to<end_atom, done_event>>;
+  caf::reacts_to<end_atom, done_event>,
+  // The front lost the request's worker and could start it again elsewhere:
+  // when nothing has reached the client yet, the relay exits quietly and
+  // answers true; else it ends the request as end_atom does and answers
+  // false.
+  caf::replies_to<lost_atom, done_event>::with<bool>>;
 
 // What a relay tells its front.
 using relay_owner = caf::typed_actor<

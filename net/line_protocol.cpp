@@ -287,7 +287,8 @@ std::string format_stats(const runtime_figures& f) {
                                     .field("running", x.running)
                                     .field("waiting", x.waiting)
                                     .field("requests_routed", x.requests_routed)
-                                    .field("requests_live", x.requests_live)));
+                                    .field("requests_live", x.requests_live)
+                                    .field("requests_resubmitted", x.requests_resubmitted)));
     w.field("workers", workers);
   }
   return w.line();

@@ -11,7 +11,7 @@
 //                 [--no-prefix-caching] [--weights=auto|f32|bf16] [--activations=f32|bf16]
 //                 [--kv-dtype=f32|bf16]
 //                 [--worker-port=N [--worker-bind=127.0.0.1]]     a worker
-//                 [--workers=host:port,host:port]                 a front
+//                 [--workers=host:port,host:port [--resubmit-lost]] a front
 //                 [--openssl.certificate=PEM --openssl.key=PEM --openssl.cafile=PEM]
 //                                                                 TLS between nodes
 // Options come through CAF's configuration (also caf-application.ini).

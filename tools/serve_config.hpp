@@ -34,6 +34,7 @@ struct serve_config : caf::actor_system_config {
   int32_t worker_port = -1; // >= 0: a worker (0: any free port)
   std::string worker_bind = "127.0.0.1";
   std::string workers;      // a front: host:port,host:port
+  bool resubmit_lost = false; // a front: start a lost worker's unstarted requests elsewhere
   int32_t worker_protocol_version = 0; // testing: a worker claiming another version
 
   // TLS between nodes: all three of CAF's --openssl.* files given.
@@ -79,6 +80,9 @@ struct serve_config : caf::actor_system_config {
            "serve as a worker: publish the runtime on this port for fronts (0: any free one)")
       .add(worker_bind, "worker-bind", "the worker's address (loopback unless told otherwise)")
       .add(workers, "workers", "serve as a front: route to these workers (host:port,host:port)")
+      .add(resubmit_lost, "resubmit-lost",
+           "a front: a request on a lost worker that has streamed nothing starts again on "
+           "another worker (else it ends with worker_lost)")
       .add(worker_protocol_version, "worker-protocol-version",
            "testing: a worker that claims this cluster protocol version (0: its own)");
   }

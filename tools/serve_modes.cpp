@@ -243,6 +243,7 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
   options.workers = *workers;
   options.tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
   options.tls = cfg.tls();
+  options.resubmit = cfg.resubmit_lost;
   options.log = [](const std::string& line) { std::cerr << "kvactor-serve: " << line << std::endl; };
   std::cout << "kvactor front for " << workers->size() << " worker"
             << (workers->size() == 1 ? "" : "s") << std::endl;

@@ -126,6 +126,7 @@ struct worker_figures {
   int32_t waiting = 0;
   int64_t requests_routed = 0; // by this front, since it started
   int32_t requests_live = 0;   // routed and not ended
+  int64_t requests_resubmitted = 0; // lost with it, started again on another (front --resubmit)
 };
 
 struct runtime_figures {
@@ -271,7 +272,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_figures& x) {
   return f(caf::meta::type_name("kvactor.worker_figures"), x.address, x.state, x.message,
            x.device_blocks_total, x.device_blocks_free, x.running, x.waiting, x.requests_routed,
-           x.requests_live);
+           x.requests_live, x.requests_resubmitted);
 }
 
 template <class Inspector>

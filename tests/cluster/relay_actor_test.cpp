@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace kvactor::cluster {
 namespace {
 
@@ -103,6 +105,41 @@ TEST_F(relay, ends_with_the_last_choice) {
     client->receive([&](const done_event& e) { choices.push_back(e.choice); },
                     caf::after(200ms) >> [] {});
   EXPECT_EQ(choices, (std::vector<int32_t>{0, 2}));
+}
+
+// Its worker lost: a request that showed the client nothing may start again
+// (the relay exits without a word); one that streamed a token may not.
+TEST_F(relay, stands_down_for_a_restart_only_while_the_client_saw_nothing) {
+  done_event lost;
+  lost.finish_reason = "error";
+  lost.error_code = "worker_lost";
+  auto ask = [&](relay_actor r) {
+    std::optional<bool> restart;
+    front->request(r, 1s, lost_atom::value, lost)
+      .receive([&](bool b) { restart = b; }, [&](const caf::error&) {});
+    return restart;
+  };
+
+  auto held = spawn(6);
+  caf::anon_send(held, token(2, 0)); // held: not admitted, so not shown
+  EXPECT_EQ(ask(held), std::optional<bool>{true});
+  EXPECT_EQ(next_at_client(6), -2);
+
+  auto admitted = spawn(7);
+  caf::anon_send(admitted, admitted_atom::value);
+  EXPECT_EQ(ask(admitted), std::optional<bool>{true});
+  EXPECT_EQ(next_at_client(7), -2);
+
+  auto streamed = spawn(8, 2);
+  caf::anon_send(streamed, admitted_atom::value);
+  caf::anon_send(streamed, token(3, 0));
+  EXPECT_EQ(next_at_client(8), 0);
+  EXPECT_EQ(ask(streamed), std::optional<bool>{false});
+  std::vector<std::string> codes;
+  for (int i = 0; i < 2; ++i)
+    client->receive([&](const done_event& d) { codes.push_back(d.error_code); },
+                    caf::after(200ms) >> [] {});
+  EXPECT_EQ(codes, (std::vector<std::string>{"worker_lost", "worker_lost"}));
 }
 
 TEST_F(relay, tells_the_front_when_the_client_goes_down) {

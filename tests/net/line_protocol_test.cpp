@@ -219,12 +219,14 @@ TEST(line_protocol, lists_a_fronts_workers_in_stats) {
   runtime_figures f;
   EXPECT_THAT(format_stats(f), Not(HasSubstr("workers")));
   f.workers = {worker_figures{"h:1", "live", "", 10, 4, 1, 2, 7, 3},
-               worker_figures{"h:2", "down", "lost", 0, 0, 0, 0, 5, 0}};
+               worker_figures{"h:2", "down", "lost", 0, 0, 0, 0, 5, 0, 2}};
   const auto line = format_stats(f);
   EXPECT_THAT(line, HasSubstr(R"("workers":[{"address":"h:1","state":"live","message":"",)"
                               R"("device_blocks_total":10,"device_blocks_free":4,"running":1,)"
-                              R"("waiting":2,"requests_routed":7,"requests_live":3},)"
+                              R"("waiting":2,"requests_routed":7,"requests_live":3,)"
+                              R"("requests_resubmitted":0},)"
                               R"({"address":"h:2","state":"down","message":"lost")"));
+  EXPECT_THAT(line, HasSubstr(R"("requests_live":0,"requests_resubmitted":2}])"));
 }
 
 } // namespace

@@ -65,6 +65,7 @@ run_cluster(caf::actor_system& sys, const stress_config& cfg, const std::string&
   cluster::front_options options;
   for (const auto& w : workers)
     options.workers.push_back({"127.0.0.1", w.port()});
+  options.resubmit = cfg.resubmit_lost;
   if (!cfg.quiet)
     options.log = [](const std::string& line) { std::cerr << "kvactor-stress: front: " << line << std::endl; };
   const runtime_actor front = cluster::spawn_front(sys, std::move(options));
@@ -139,6 +140,14 @@ run_cluster(caf::actor_system& sys, const stress_config& cfg, const std::string&
   for (const auto& r : out.records)
     lost += r.error_code == "worker_lost" ? 1 : 0;
   out.notes.push_back("requests ended by worker_lost " + std::to_string(lost));
+  if (cfg.resubmit_lost) {
+    int64_t resubmitted = 0;
+    if (auto f = tools::figures_of(sys, front))
+      for (const auto& w : f->workers)
+        resubmitted += w.requests_resubmitted;
+    out.notes.push_back("requests started again on the other worker " +
+                        std::to_string(resubmitted));
+  }
   line.stop_accepting();
   tools::shutdown(sys, front);
   line.stop();

@@ -42,7 +42,10 @@ stress_config::stress_config() {
     .add(quiet, "quiet", "no progress line")
     .add(workers, "workers", "cluster: kvactor-serve worker processes")
     .add(serve, "serve", "cluster: the kvactor-serve binary (default: beside kvactor-stress)")
-    .add(kill_at, "kill-at", "cluster: kill and restart worker 1 once this fraction of requests has ended");
+    .add(kill_at, "kill-at", "cluster: kill and restart worker 1 once this fraction of requests has ended")
+    .add(resubmit_lost, "resubmit-lost",
+         "cluster: the front starts the killed worker's requests that streamed nothing again "
+         "on the other");
 }
 
 } // namespace kvactor::stress

@@ -38,6 +38,7 @@ struct stress_config : caf::actor_system_config {
   int32_t workers = 2;               // cluster: worker processes
   std::string serve;                 // cluster: kvactor-serve (default: beside this tool)
   double kill_at = 0.3;              // cluster: kill a worker once this fraction has ended
+  bool resubmit_lost = false;        // cluster: the front's --resubmit-lost
 
   stress_config();
 };
