@@ -36,6 +36,7 @@ struct front_options {
   std::shared_ptr<const model::tokenizer> tokenizer;
   std::chrono::milliseconds report_interval{200};    // workers' figures asked this often
   std::chrono::milliseconds reconnect_interval{500}; // a worker not live tried again
+  std::chrono::milliseconds connect_timeout{1000};   // a worker's port silent this long is down
   router_options routing;
   // A request on a lost worker that has shown its client nothing yet (no
   // token) starts again from the beginning on another live worker, instead

@@ -1,10 +1,12 @@
-// The front's links to its workers: connecting (through the middleman's own
-// actor, so no thread blocks), the version check, the periodic figures, and
-// what a lost worker ends.
+// The front's links to its workers: connecting (a check that the port
+// answers, then the middleman's own actor, so no thread of the front's
+// blocks), the version check, the periodic figures, and what a lost worker
+// ends or moves.
 
 #include "cluster/figures_sum.hpp"
 #include "cluster/front_state.hpp"
 #include "cluster/openssl_errors.hpp"
+#include "cluster/tcp_reach.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -78,13 +80,11 @@ void check_hello(front_self self, size_t w, worker_actor handle, const worker_he
   join(self, w, std::move(handle), hello);
 }
 
-} // namespace
-
-void connect(front_self self, size_t w) {
+using reach_atom = caf::atom_constant<caf::atom("reach")>;
+// Connects through the middleman (or, with TLS, the OpenSSL manager's own
+// actor), so no thread of the front's blocks, and checks what answers.
+void connect_node(front_self self, size_t w) {
   auto& link = self->state.links[w];
-  link.attempt_in_flight = true;
-  if (self->state.options.tls && !openssl_errors_isolated())
-    return fail(self, w, link_state::refused, tls_unavailable);
   auto& sys = self->system();
   auto connector = self->state.options.tls ? sys.openssl_manager().actor_handle()
                                            : sys.middleman().actor_handle();
@@ -104,6 +104,36 @@ void connect(front_self self, size_t w) {
                 [=](const caf::error& e) {
                   fail(self, w, link_state::down, "no hello: " + self->system().render(e));
                 });
+      },
+      [=](const caf::error& e) {
+        fail(self, w, link_state::down, "cannot connect: " + self->system().render(e));
+      });
+}
+
+} // namespace
+
+// NOTE: the middleman's connect blocks its one actor until the operating
+// system gives up on an address that does not answer (minutes), and every
+// other worker's connect waits behind it; a detached actor first checks
+// that the port answers within connect_timeout (tcp_reach.hpp).
+void connect(front_self self, size_t w) {
+  auto& link = self->state.links[w];
+  link.attempt_in_flight = true;
+  if (self->state.options.tls && !openssl_errors_isolated())
+    return fail(self, w, link_state::refused, tls_unavailable);
+  auto probe = self->spawn<caf::detached>([](caf::event_based_actor* p) -> caf::behavior {
+    return {[=](reach_atom, const std::string& host, uint16_t port, caf::timespan timeout) {
+      p->quit();
+      return tcp_reach(host, port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    }};
+  });
+  self->request(probe, caf::infinite, reach_atom::value, link.address.host, link.address.port,
+                caf::timespan{self->state.options.connect_timeout})
+    .then(
+      [=](const std::string& why) {
+        if (!why.empty())
+          return fail(self, w, link_state::down, "cannot connect: " + why);
+        connect_node(self, w);
       },
       [=](const caf::error& e) {
         fail(self, w, link_state::down, "cannot connect: " + self->system().render(e));
