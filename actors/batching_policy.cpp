@@ -4,8 +4,9 @@
 
 namespace kvactor {
 
-batching_policy::batching_policy(const scheduler_config& config, int32_t num_device_blocks)
-  : config_(config), num_device_blocks_(num_device_blocks),
+batching_policy::batching_policy(const scheduler_config& config, int32_t num_device_blocks,
+                                 int32_t block_size)
+  : config_(config), num_device_blocks_(num_device_blocks), block_size_(block_size),
     continuous_(config.batching == batching_mode::continuous &&
                 config.reservation == kv_reservation::paged) {
 }
@@ -14,7 +15,7 @@ int32_t batching_policy::blocks_needed(const sequence& seq, const generation_par
   int32_t len = seq.num_tokens() + params.max_tokens;
   if (config_.reservation == kv_reservation::contiguous)
     len = std::max(len, config_.max_model_len);
-  return seq.table().num_blocks_for(len);
+  return (len + block_size_ - 1) / block_size_;
 }
 
 std::string batching_policy::what_is_needed(const sequence& seq,

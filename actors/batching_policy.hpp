@@ -32,7 +32,7 @@ public:
     bool padding() const { return padded_end != finish_reason::none; }
   };
 
-  batching_policy(const scheduler_config& config, int32_t num_device_blocks);
+  batching_policy(const scheduler_config& config, int32_t num_device_blocks, int32_t block_size);
 
   // Continuous batching over paged blocks: every rule passes (and requests
   // of several choices may fork).
@@ -69,6 +69,7 @@ public:
 private:
   scheduler_config config_;
   int32_t num_device_blocks_;
+  int32_t block_size_;
   bool continuous_;
   int32_t num_in_batch_ = 0;
   int32_t num_padding_ = 0; // padding rows among num_in_batch_

@@ -10,9 +10,9 @@ block_manager::block_manager(int32_t num_blocks, int32_t block_size)
   : pool_(num_blocks, block_size) {
 }
 
-prefix_hit block_manager::find_cached_prefix(const sequence& seq) const {
+prefix_hit block_manager::find_cached_prefix(const kv_sequence& seq) const {
   KVACTOR_ASSERT(seq.table().empty() && seq.num_computed_tokens() == 0,
-                 "prefix lookup for a sequence that already has KV");
+                 "prefix lookup for a kv_sequence that already has KV");
   const int32_t bs = block_size();
   prefix_hit hit;
   hit.num_queried_blocks = (seq.num_tokens() - 1) / bs;
@@ -26,7 +26,7 @@ prefix_hit block_manager::find_cached_prefix(const sequence& seq) const {
   return hit;
 }
 
-int32_t block_manager::num_blocks_needed(const sequence& seq, int32_t num_new_tokens,
+int32_t block_manager::num_blocks_needed(const kv_sequence& seq, int32_t num_new_tokens,
                                          const prefix_hit* hit) const {
   const auto& table = seq.table();
   const int32_t num_hit = hit ? static_cast<int32_t>(hit->blocks.size()) : 0;
@@ -40,12 +40,12 @@ int32_t block_manager::num_blocks_needed(const sequence& seq, int32_t num_new_to
   return need;
 }
 
-bool block_manager::can_allocate_slots(const sequence& seq, int32_t num_new_tokens,
+bool block_manager::can_allocate_slots(const kv_sequence& seq, int32_t num_new_tokens,
                                        const prefix_hit* hit) const {
   return pool_.can_allocate(num_blocks_needed(seq, num_new_tokens, hit));
 }
 
-std::optional<std::vector<block_copy>> block_manager::allocate_slots(sequence& seq,
+std::optional<std::vector<block_copy>> block_manager::allocate_slots(kv_sequence& seq,
                                                                      int32_t num_new_tokens,
                                                                      const prefix_hit* hit) {
   KVACTOR_ASSERT(num_new_tokens >= 0, "negative token count");
@@ -89,7 +89,7 @@ std::optional<std::vector<block_copy>> block_manager::allocate_slots(sequence& s
   return copies;
 }
 
-void block_manager::mark_filled(const sequence& seq, int32_t end_token) {
+void block_manager::mark_filled(const kv_sequence& seq, int32_t end_token) {
   const auto& table = seq.table();
   const int32_t bs = block_size();
   for (int32_t i = seq.num_computed_tokens() / bs; i < table.num_blocks_for(end_token); ++i) {
@@ -98,7 +98,7 @@ void block_manager::mark_filled(const sequence& seq, int32_t end_token) {
   }
 }
 
-void block_manager::cache_computed_blocks(sequence& seq) {
+void block_manager::cache_computed_blocks(kv_sequence& seq) {
   const auto& table = seq.table();
   const int32_t bs = block_size();
   const int32_t num_full = std::min(seq.num_computed_tokens() / bs, table.num_blocks());
@@ -110,19 +110,19 @@ void block_manager::cache_computed_blocks(sequence& seq) {
   seq.set_num_cached_blocks(std::max(num_full, seq.num_cached_blocks()));
 }
 
-sequence block_manager::fork(const sequence& parent, seq_id child_id, uint64_t arrival) {
+kv_sequence block_manager::fork(const kv_sequence& parent, seq_id child_id) {
   for (block_id b : parent.table().blocks())
     pool_.retain(b);
-  return parent.fork(child_id, arrival);
+  return parent.fork(child_id);
 }
 
-void block_manager::free(sequence& seq) {
+void block_manager::free(kv_sequence& seq) {
   pool_.release(seq.table().blocks());
   seq.table().clear();
 }
 
-bool block_manager::allocate_for_swap_in(sequence& seq, int32_t num_blocks) {
-  KVACTOR_ASSERT(seq.table().empty(), "swap-in into a sequence that holds blocks");
+bool block_manager::allocate_for_swap_in(kv_sequence& seq, int32_t num_blocks) {
+  KVACTOR_ASSERT(seq.table().empty(), "swap-in into a kv_sequence that holds blocks");
   auto blocks = pool_.allocate(num_blocks);
   if (!blocks)
     return false;

@@ -3,7 +3,7 @@
 // matching, slot reservation with copy-on-write, prefix registration, fork
 // and release. The state class of block_manager_actor; no CAF in here.
 //
-// A step's life for one sequence:
+// A step's life for one sequence (a kv_sequence):
 //   hit = find_cached_prefix(seq)            (first scheduling only)
 //   copies = allocate_slots(seq, n, &hit)    (all or nothing; copies run first)
 //   ... the executor computes n tokens; seq.add_computed_tokens(n) ...
@@ -12,7 +12,7 @@
 
 #include "actors/block_pool.hpp"
 #include "actors/pool_figures.hpp"
-#include "actors/sequence.hpp"
+#include "actors/kv_sequence.hpp"
 
 #include <optional>
 #include <vector>
@@ -36,38 +36,38 @@ public:
   // The longest run of cached blocks matching a sequence that has no KV yet.
   // Never covers the block of the last token, whose logits a step must
   // compute. Changes nothing.
-  prefix_hit find_cached_prefix(const sequence& seq) const;
+  prefix_hit find_cached_prefix(const kv_sequence& seq) const;
 
   // Blocks allocate_slots would take from the pool (new blocks, copies, and
   // cached blocks a hit revives).
-  int32_t num_blocks_needed(const sequence& seq, int32_t num_new_tokens,
+  int32_t num_blocks_needed(const kv_sequence& seq, int32_t num_new_tokens,
                             const prefix_hit* hit = nullptr) const;
-  bool can_allocate_slots(const sequence& seq, int32_t num_new_tokens,
+  bool can_allocate_slots(const kv_sequence& seq, int32_t num_new_tokens,
                           const prefix_hit* hit = nullptr) const;
   // Takes the hit (its tokens count as computed), then reserves slots for the
   // next num_new_tokens tokens. A shared block in the range being written is
   // replaced by a private copy; the returned copies must run before the step.
   // nullopt (pool too small) leaves the pool and seq exactly as they were.
-  std::optional<std::vector<block_copy>> allocate_slots(sequence& seq, int32_t num_new_tokens,
+  std::optional<std::vector<block_copy>> allocate_slots(kv_sequence& seq, int32_t num_new_tokens,
                                                         const prefix_hit* hit = nullptr);
 
   // Registers the sequence's computed full blocks in the prefix cache.
-  void cache_computed_blocks(sequence& seq);
+  void cache_computed_blocks(kv_sequence& seq);
 
   // A child with the parent's tokens, KV progress and (shared) blocks.
-  sequence fork(const sequence& parent, seq_id child_id, uint64_t arrival);
+  kv_sequence fork(const kv_sequence& parent, seq_id child_id);
 
   // Releases every block of seq; its computed count stays for the caller to
   // keep (swap) or reset (recompute).
-  void free(sequence& seq);
+  void free(kv_sequence& seq);
 
   // Fresh blocks for a swapped-out sequence's KV to be copied back into.
-  bool allocate_for_swap_in(sequence& seq, int32_t num_blocks);
+  bool allocate_for_swap_in(kv_sequence& seq, int32_t num_blocks);
 
   pool_figures figures() const;
 
 private:
-  void mark_filled(const sequence& seq, int32_t end_token);
+  void mark_filled(const kv_sequence& seq, int32_t end_token);
 
   block_pool pool_;
   int64_t num_prefix_queries_ = 0; // full blocks looked up

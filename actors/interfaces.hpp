@@ -30,9 +30,10 @@ using scheduler_actor = runtime_actor::extend<
   // The request actor ends its sequence: stop sequence seen, or sink gone.
   caf::reacts_to<stop_atom, seq_id, finish_reason>,
   // The swap actor's reports: swap-out copied (device blocks freed),
-  // swap-in copied (with the new table), swap-in refused for lack of blocks.
+  // swap-in copied (the ledger holds the new table), swap-in refused for
+  // lack of blocks.
   caf::reacts_to<swapped_atom, seq_id>,
-  caf::reacts_to<swap_in_atom, seq_id, std::vector<block_id>>,
+  caf::reacts_to<swap_in_atom, seq_id>,
   caf::reacts_to<denied_atom, seq_id>,
   // Its own timer: a static batch's window for arrivals has passed.
   caf::reacts_to<window_atom>>;

@@ -16,7 +16,7 @@ kv_ledger::record& kv_ledger::sync(const reservation_entry& e) {
   if (i == seqs_.end()) {
     KVACTOR_ASSERT(!e.new_tokens.empty(), "first reservation of a sequence without its tokens");
     std::vector<token_id> prompt(e.new_tokens.begin(), e.new_tokens.end());
-    i = seqs_.emplace(e.id, record{sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
+    i = seqs_.emplace(e.id, record{kv_sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
   } else {
     for (token_id t : e.new_tokens)
       i->second.seq.append_token(t);
@@ -25,7 +25,7 @@ kv_ledger::record& kv_ledger::sync(const reservation_entry& e) {
   return i->second;
 }
 
-void kv_ledger::note_computed(sequence& seq, int32_t num_computed) {
+void kv_ledger::note_computed(kv_sequence& seq, int32_t num_computed) {
   KVACTOR_ASSERT(num_computed >= seq.num_computed_tokens(), "computed count went backwards");
   seq.add_computed_tokens(num_computed - seq.num_computed_tokens());
   if (prefix_caching_)
@@ -37,7 +37,7 @@ reservation_result kv_ledger::reserve(const std::vector<reservation_entry>& entr
   r.granted.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     record& rec = sync(entries[i]);
-    sequence& seq = rec.seq;
+    kv_sequence& seq = rec.seq;
     std::optional<prefix_hit> hit;
     if (prefix_caching_ && seq.table().empty() && seq.num_computed_tokens() == 0)
       hit = blocks_.find_cached_prefix(seq);
@@ -90,8 +90,7 @@ void kv_ledger::release(seq_id id, int32_t num_computed) {
 
 void kv_ledger::fork(seq_id parent, seq_id child) {
   KVACTOR_ASSERT(!seqs_.contains(child), "fork into a sequence the ledger holds");
-  const sequence& p = seqs_.at(parent).seq;
-  sequence copy = blocks_.fork(p, child, p.arrival());
+  kv_sequence copy = blocks_.fork(seqs_.at(parent).seq, child);
   seqs_.emplace(child, record{std::move(copy)}); // its first grant conveys the whole table
 }
 
@@ -99,7 +98,7 @@ void kv_ledger::forget(seq_id id, int32_t num_computed) {
   auto i = seqs_.find(id);
   if (i == seqs_.end())
     return; // never reserved anything
-  sequence& seq = i->second.seq;
+  kv_sequence& seq = i->second.seq;
   if (!seq.table().empty())
     note_computed(seq, num_computed);
   blocks_.free(seq);

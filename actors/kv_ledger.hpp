@@ -1,7 +1,8 @@
 #pragma once
 // kv_ledger: the block manager actor's state — the device block pool and, per
-// sequence, the tokens and block table the KV cache holds for it. The
-// scheduler keeps the sequences' lifecycle; the ledger keeps their blocks.
+// sequence, what the KV cache holds for it (kv_sequence: tokens, prefix-cache
+// keys, block table). The scheduler keeps the sequences' lifecycle, token
+// counts and states; the ledger keeps their blocks.
 // No CAF in here.
 //
 // A step's reservation arrives as one list in scheduling order. Entries are
@@ -12,10 +13,12 @@
 // A grant carries the sequence's block table as a change against the table
 // of its last grant (table_delta.hpp): in a decode step usually nothing, or
 // the one new block; after a copy-on-write, the table again from the first
-// block the step writes. The scheduler forwards each grant into the step
-// plan, so the scheduler and the executor both hold the table the ledger
-// holds. After release, release_swapped or allocate_for_swap_in, the
-// sequence's next grant starts the table over (num_kept 0, the whole table).
+// block the step writes. The scheduler passes each grant's change on into
+// the step plan unread (it keeps only the number of blocks), so that the
+// executor's copy of the table follows the ledger's, the one owner of
+// tables, prefix-cache keys and which tokens fill which blocks. After
+// release, release_swapped or allocate_for_swap_in, the sequence's next
+// grant starts the table over (num_kept 0, the whole table).
 
 #include "actors/block_manager.hpp"
 #include "actors/step.hpp"
@@ -85,12 +88,12 @@ public:
 private:
   // A sequence and how much of its table the last grant conveyed.
   struct record {
-    sequence seq;
+    kv_sequence seq;
     int32_t num_granted_blocks = 0; // leading blocks the scheduler and executor hold
   };
 
   record& sync(const reservation_entry& e);
-  void note_computed(sequence& seq, int32_t num_computed);
+  void note_computed(kv_sequence& seq, int32_t num_computed);
 
   block_manager blocks_;
   bool prefix_caching_;

@@ -17,7 +17,8 @@ scheduler::scheduler(scheduler_config config, int32_t num_device_blocks, int32_t
   : config_(std::move(config)),
     num_device_blocks_(num_device_blocks),
     num_host_blocks_(num_host_blocks),
-    policy_(config_, num_device_blocks) {
+    block_size_(block_size),
+    policy_(config_, num_device_blocks, block_size) {
   KVACTOR_ASSERT(config_.max_num_batched_tokens > 0 && config_.max_num_seqs > 0,
                  "a step needs room for at least one token and one sequence");
   KVACTOR_ASSERT(block_size > 0, "block size must be positive");
@@ -33,7 +34,7 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
   if (need > num_device_blocks_) {
     return "the request needs " + std::to_string(need) + " KV blocks (" +
            policy_.what_is_needed(seq, params) + " at " +
-           std::to_string(seq.table().block_size()) + " per block) but the device pool has " +
+           std::to_string(block_size_) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
   }
   const seq_id id = seq.id();
@@ -181,7 +182,7 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     const granted_entry& g = r.granted[k];
     KVACTOR_ASSERT(g.id == e.seq.id(), "grants out of order");
     e.num_tokens_sent = e.num_sendable();
-    e.seq.table().apply(g.blocks);
+    e.num_blocks = g.blocks.num_kept + static_cast<int32_t>(g.blocks.added.size());
     if (g.start != e.seq.num_computed_tokens())
       e.seq.add_computed_tokens(g.start - e.seq.num_computed_tokens()); // a prefix hit
     if (g.num_cached_tokens > 0 && e.seq.num_output_tokens() == 0)
@@ -230,7 +231,7 @@ void scheduler::drop_padding(entry& e) {
 
 void scheduler::release_to_waiting(entry& e) {
   commands_.blocks.push_back({block_command::release, e.seq.id(), e.seq.num_computed_tokens()});
-  e.seq.table().clear();
+  e.num_blocks = 0;
   e.seq.reset_computed();
   e.seq.set_status(sequence_status::waiting);
 }
@@ -265,7 +266,7 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
   e.seq.count_preemption();
   ++num_preemptions_;
   e.preempted_this_step = true;
-  const int32_t n = e.seq.table().num_blocks();
+  const int32_t n = e.num_blocks;
   if (mode == preemption_mode::swap && host_used_ + n <= num_host_blocks_) {
     commands_.swaps.push_back({swap_command::swap_out, e.seq.id()});
     host_used_ += n;

@@ -128,7 +128,7 @@ public:
   // The swap actor's reports. Each ends the sequence (its final update) when
   // an abort came while the swap held it.
   std::vector<sequence_update> complete_swap_out(seq_id id);
-  std::vector<sequence_update> complete_swap_in(seq_id id, std::vector<block_id> table);
+  std::vector<sequence_update> complete_swap_in(seq_id id);
   std::vector<sequence_update> swap_in_denied(seq_id id);
 
   int32_t num_waiting() const;
@@ -155,6 +155,7 @@ private:
     bool preempted_this_step = false;
     int32_t num_scheduled = 0;     // tokens of the current step
     int32_t num_cached_tokens = 0; // prompt tokens from the prefix cache
+    int32_t num_blocks = 0;        // device blocks of its table (the ledger holds the table)
     int32_t num_host_blocks = 0;   // held in the host pool while swapped
     batching_policy::row row{};    // its standing in the comparison modes
     bool padding() const { return row.padding(); }
@@ -218,6 +219,7 @@ private:
   scheduler_config config_;
   int32_t num_device_blocks_;
   int32_t num_host_blocks_;
+  int32_t block_size_;
   int32_t host_used_ = 0;
   std::unordered_map<seq_id, entry> entries_;
   std::vector<entry*> by_arrival_; // every entry by priority, arrival, id (keys that never change)

@@ -113,7 +113,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
         return {s.id, n, "invalid_field",
                 "n > 1 needs continuous batching and paged KV blocks"};
       const seq_id first = sequence_of(s.id, 0);
-      sequence seq(first, std::move(s.prompt), st.parts->block_size, s.priority, first);
+      sequence seq(first, std::move(s.prompt), s.priority, first);
       if (auto err = st.sched->add(std::move(seq), s.params, s.num_choices))
         return {s.id, n, "prompt_too_long", *err};
       st.requests.emplace(s.id, live_request{std::move(ra), s.num_choices, s.num_choices});
@@ -158,8 +158,8 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       kick(self);
       maybe_finish_shutdown(self);
     },
-    [=](swap_in_atom, seq_id id, std::vector<block_id>& table) {
-      dispatch(self, self->state.sched->complete_swap_in(id, std::move(table)));
+    [=](swap_in_atom, seq_id id) {
+      dispatch(self, self->state.sched->complete_swap_in(id));
       kick(self);
       maybe_finish_shutdown(self);
     },

@@ -62,16 +62,16 @@ std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out completion for a sequence not swapping out");
   e.swap = swap_state::resting;
-  e.seq.table().clear(); // the device blocks are free now
+  e.num_blocks = 0; // the device blocks are free now
   return settle(e);
 }
 
-std::vector<sequence_update> scheduler::complete_swap_in(seq_id id, std::vector<block_id> table) {
+std::vector<sequence_update> scheduler::complete_swap_in(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in completion for a sequence not swapping in");
+  e.num_blocks = e.num_host_blocks; // as many fresh device blocks
   host_used_ -= std::exchange(e.num_host_blocks, 0);
   e.swap = swap_state::none;
-  e.seq.table().assign(table);
   e.seq.set_status(sequence_status::running);
   return settle(e);
 }
@@ -93,6 +93,7 @@ void scheduler::maybe_fork(entry& e) {
     entry k{e.seq.fork(child, e.seq.arrival()), e.params};
     k.params.sampling.seed += static_cast<uint64_t>(c);
     k.num_tokens_sent = e.num_tokens_sent;
+    k.num_blocks = e.num_blocks; // shared
     k.num_cached_tokens = e.num_cached_tokens;
     insert(entries_.emplace(child, std::move(k)).first->second);
     if (e.num_tokens_sent > 0) // else the ledger has no record of it yet
@@ -126,7 +127,7 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   }
   commands_.blocks.push_back({block_command::forget, e.seq.id(), e.seq.num_computed_tokens()});
   policy_.left(e.row);
-  e.seq.table().clear();
+  e.num_blocks = 0;
   e.seq.finish(why);
   sequence_update u = end_update(e, why);
   released_.push_back(e.seq.id());

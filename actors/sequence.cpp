@@ -1,6 +1,5 @@
 #include "actors/sequence.hpp"
 
-#include "actors/block_hash.hpp"
 #include "kernels/assert.hpp"
 
 namespace kvactor {
@@ -37,16 +36,13 @@ bool is_valid_transition(sequence_status from, sequence_status to) {
   return false;
 }
 
-sequence::sequence(seq_id id, std::vector<token_id> prompt, int32_t block_size, int32_t priority,
-                   uint64_t arrival)
+sequence::sequence(seq_id id, std::vector<token_id> prompt, int32_t priority, uint64_t arrival)
   : id_(id),
     priority_(priority),
     arrival_(arrival),
     tokens_(std::move(prompt)),
-    num_prompt_tokens_(static_cast<int32_t>(tokens_.size())),
-    table_(block_size) {
+    num_prompt_tokens_(static_cast<int32_t>(tokens_.size())) {
   KVACTOR_ASSERT(!tokens_.empty(), "a sequence needs at least one prompt token");
-  hash_full_blocks();
 }
 
 sequence sequence::fork(seq_id child_id, uint64_t arrival) const {
@@ -72,33 +68,12 @@ void sequence::finish(finish_reason why) {
 void sequence::append_token(token_id t) {
   KVACTOR_ASSERT(!is_finished(), "append to a finished sequence");
   tokens_.push_back(t);
-  if (num_tokens() % table_.block_size() == 0) // only then does a block fill up
-    hash_full_blocks();
 }
 
 void sequence::add_computed_tokens(int32_t n) {
   KVACTOR_ASSERT(n >= 0 && num_computed_tokens_ + n <= num_tokens(),
                  "computed tokens beyond the sequence");
-  KVACTOR_ASSERT(num_computed_tokens_ + n <= table_.num_slots(), "computed tokens without slots");
   num_computed_tokens_ += n;
-}
-
-block_hash sequence::parent_hash(int32_t block_index) const {
-  return block_index == 0 ? root_block_hash : block_hashes_[block_index - 1];
-}
-
-void sequence::reset_computed() {
-  KVACTOR_ASSERT(table_.empty(), "reset with blocks still held");
-  num_computed_tokens_ = 0;
-  num_cached_blocks_ = 0;
-}
-
-void sequence::hash_full_blocks() {
-  const int32_t bs = table_.block_size();
-  for (auto i = static_cast<int32_t>(block_hashes_.size()); (i + 1) * bs <= num_tokens(); ++i) {
-    auto block_tokens = std::span<const token_id>(tokens_).subspan(size_t(i) * bs, bs);
-    block_hashes_.push_back(hash_block(parent_hash(i), block_tokens));
-  }
 }
 
 } // namespace kvactor

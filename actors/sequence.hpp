@@ -1,13 +1,13 @@
 #pragma once
 // sequence: one request's state in the scheduler — its tokens, status,
-// priority, chunked-prefill progress and block table.
+// priority and chunked-prefill progress. What the KV cache holds for it
+// (block table, prefix-cache keys) is the kv_ledger's (kv_sequence.hpp).
 //
 //   waiting ──schedule──► running ──swap out──► swapped
 //      ▲                    │  ▲                  │
 //      └──preempt (recompute)┘  └─────swap in─────┘
 //   any state ──finish (eos, max_tokens, stop, aborted)──► finished
 
-#include "actors/block_table.hpp"
 #include "actors/types.hpp"
 
 #include <span>
@@ -26,11 +26,10 @@ bool is_valid_transition(sequence_status from, sequence_status to);
 class sequence {
 public:
   // priority: higher runs first; arrival: FIFO order within a priority.
-  sequence(seq_id id, std::vector<token_id> prompt, int32_t block_size, int32_t priority = 0,
-           uint64_t arrival = 0);
+  sequence(seq_id id, std::vector<token_id> prompt, int32_t priority = 0, uint64_t arrival = 0);
 
-  // A copy under a new id: same tokens, progress and block table (whose
-  // blocks the caller must retain; see block_manager::fork).
+  // A copy under a new id: same tokens and progress (the ledger forks the
+  // blocks: kv_ledger::fork).
   sequence fork(seq_id child_id, uint64_t arrival) const;
 
   seq_id id() const { return id_; }
@@ -61,27 +60,12 @@ public:
   int32_t num_computed_tokens() const { return num_computed_tokens_; }
   int32_t num_uncomputed_tokens() const { return num_tokens() - num_computed_tokens_; }
   void add_computed_tokens(int32_t n);
-
-  // The prefix-cache key of each full block of tokens(), chained from the
-  // first: block_hashes()[i] covers tokens [0, (i + 1) * block_size).
-  std::span<const block_hash> block_hashes() const { return block_hashes_; }
-  block_hash parent_hash(int32_t block_index) const;
-  // Leading blocks of the table registered in (or taken from) the prefix cache.
-  int32_t num_cached_blocks() const { return num_cached_blocks_; }
-  void set_num_cached_blocks(int32_t n) { num_cached_blocks_ = n; }
-
-  block_table& table() { return table_; }
-  const block_table& table() const { return table_; }
-
-  // Drops all KV progress, e.g. after preemption by recompute; the table must
-  // have been released first.
-  void reset_computed();
+  // Drops all KV progress (preemption by recompute).
+  void reset_computed() { num_computed_tokens_ = 0; }
   int32_t num_preemptions() const { return num_preemptions_; }
   void count_preemption() { ++num_preemptions_; }
 
 private:
-  void hash_full_blocks();
-
   seq_id id_;
   int32_t priority_;
   uint64_t arrival_;
@@ -90,9 +74,6 @@ private:
   std::vector<token_id> tokens_;
   int32_t num_prompt_tokens_;
   int32_t num_computed_tokens_ = 0;
-  std::vector<block_hash> block_hashes_;
-  int32_t num_cached_blocks_ = 0;
-  block_table table_;
   int32_t num_preemptions_ = 0;
 };
 

@@ -49,7 +49,7 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
           self->request(executor, caf::infinite, swap_order{id, swap_direction::in, copies})
             .then([=, &space](bool) {
               space.release(id);
-              self->send(self->state.sched, swap_in_atom::value, id, table);
+              self->send(self->state.sched, swap_in_atom::value, id);
             });
         });
     },

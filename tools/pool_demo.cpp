@@ -22,7 +22,7 @@ std::vector<token_id> tokens(int n, token_id first) {
   return v;
 }
 
-std::string blocks_of(const sequence& seq) {
+std::string blocks_of(const kv_sequence& seq) {
   std::string out;
   for (block_id b : seq.table().blocks()) {
     out += out.empty() ? "[" : " ";
@@ -32,7 +32,7 @@ std::string blocks_of(const sequence& seq) {
 }
 
 // Plays one forward pass over every uncomputed token of seq.
-void run_prefill(block_manager& mgr, sequence& seq) {
+void run_prefill(block_manager& mgr, kv_sequence& seq) {
   auto hit = mgr.find_cached_prefix(seq);
   const int32_t n = seq.num_uncomputed_tokens() - int32_t(hit.blocks.size()) * block_size;
   if (!mgr.allocate_slots(seq, n, &hit)) {
@@ -41,7 +41,6 @@ void run_prefill(block_manager& mgr, sequence& seq) {
   }
   seq.add_computed_tokens(n);
   mgr.cache_computed_blocks(seq);
-  seq.set_status(sequence_status::running);
   std::printf("  sequence %llu: %d tokens, %zu from the prefix cache, blocks %s\n",
               static_cast<unsigned long long>(seq.id()), seq.num_tokens(),
               hit.blocks.size() * block_size, blocks_of(seq).c_str());
@@ -60,7 +59,7 @@ int main() {
   std::printf("kvactor block pool: 16 device blocks, 8 host blocks, %d tokens per block\n\n",
               block_size);
 
-  sequence a(1, tokens(55, 0), block_size);
+  kv_sequence a(1, tokens(55, 0), block_size);
   run_prefill(mgr, a);
   show("A 55-token prompt takes 4 blocks; its 3 full blocks enter the prefix cache:", mgr,
        host);
@@ -68,11 +67,11 @@ int main() {
   auto shared = tokens(48, 0);
   auto tail = tokens(12, 1000);
   shared.insert(shared.end(), tail.begin(), tail.end());
-  sequence b(2, shared, block_size);
+  kv_sequence b(2, shared, block_size);
   run_prefill(mgr, b);
   show("\nA second prompt with the same first 48 tokens shares 3 blocks:", mgr, host);
 
-  sequence c = mgr.fork(b, 3, 2);
+  kv_sequence c = mgr.fork(b, 3);
   std::printf("\nFork of sequence 2 into 3 shares all of its blocks %s\n", blocks_of(c).c_str());
   c.append_token(7);
   auto copies = mgr.allocate_slots(c, 1);
@@ -83,16 +82,12 @@ int main() {
 
   auto out = host.swap_out(a.id(), a.table().blocks());
   mgr.free(a);
-  a.set_status(sequence_status::swapped);
   std::printf("\nSequence 1 swapped out: %zu blocks copied to host blocks\n", out->size());
   show("", mgr, host);
 
   host.release(a.id());
-  a.finish(finish_reason::aborted);
-  for (sequence* s : {&b, &c}) {
+  for (kv_sequence* s : {&b, &c})
     mgr.free(*s);
-    s->finish(finish_reason::eos);
-  }
   show("\nAll finished; full blocks stay cached for later prompts:", mgr, host);
 
   auto broken = check_invariants(mgr.pool(), std::vector<const block_table*>{});

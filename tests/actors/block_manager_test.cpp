@@ -22,7 +22,7 @@ void expect_sound(const block_manager& mgr, std::vector<const block_table*> tabl
 
 TEST(block_manager, prompt_of_55_tokens_takes_4_blocks_and_hashes_3) {
   block_manager mgr(8, bs);
-  sequence a(1, token_run(55), bs);
+  kv_sequence a(1, token_run(55), bs);
   ASSERT_TRUE(prefill(mgr, a));
   EXPECT_THAT(a.table().blocks(), ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(a.num_computed_tokens(), 55);
@@ -33,11 +33,11 @@ TEST(block_manager, prompt_of_55_tokens_takes_4_blocks_and_hashes_3) {
 
 TEST(block_manager, shared_prefix_hits_cached_blocks_and_lru_evicts_oldest_first) {
   block_manager mgr(8, bs);
-  sequence a(1, token_run(55), bs);
+  kv_sequence a(1, token_run(55), bs);
   ASSERT_TRUE(prefill(mgr, a));
 
   // Same first 48 tokens, then different ones: 3 hits and 1 new block.
-  sequence b(2, concat(token_run(48), token_run(12, 1000)), bs);
+  kv_sequence b(2, concat(token_run(48), token_run(12, 1000)), bs);
   auto hit = mgr.find_cached_prefix(b);
   EXPECT_THAT(hit.blocks, ElementsAre(0, 1, 2));
   EXPECT_EQ(hit.num_queried_blocks, 3);
@@ -56,7 +56,7 @@ TEST(block_manager, shared_prefix_hits_cached_blocks_and_lru_evicts_oldest_first
   EXPECT_THAT(mgr.pool().eviction_order(), ElementsAre(2, 1, 0));
 
   // An unrelated prompt that needs every block evicts the LRU cached blocks last.
-  sequence c(3, token_run(128, 5000), bs);
+  kv_sequence c(3, token_run(128, 5000), bs);
   ASSERT_TRUE(prefill(mgr, c));
   EXPECT_THAT(c.table().blocks(), ElementsAre(5, 6, 7, 3, 4, 2, 1, 0));
   EXPECT_EQ(mgr.pool().num_evictions(), 3);
@@ -68,25 +68,25 @@ TEST(block_manager, shared_prefix_hits_cached_blocks_and_lru_evicts_oldest_first
 
 TEST(block_manager, partial_eviction_keeps_the_most_recent_prefix_blocks) {
   block_manager mgr(8, bs);
-  sequence a(1, token_run(55), bs);
+  kv_sequence a(1, token_run(55), bs);
   ASSERT_TRUE(prefill(mgr, a));
   mgr.free(a); // free [4,5,6,7,3], cached LRU [2,1,0]
-  sequence c(2, token_run(80, 5000), bs);
+  kv_sequence c(2, token_run(80, 5000), bs);
   ASSERT_TRUE(prefill(mgr, c));
   EXPECT_THAT(c.table().blocks(), ElementsAre(4, 5, 6, 7, 3));
-  sequence c2(3, token_run(16, 9000), bs);
+  kv_sequence c2(3, token_run(16, 9000), bs);
   ASSERT_TRUE(prefill(mgr, c2));
   EXPECT_THAT(c2.table().blocks(), ElementsAre(2)); // the tail block went first
-  sequence d(4, token_run(40), bs);
+  kv_sequence d(4, token_run(40), bs);
   auto hit = mgr.find_cached_prefix(d);
   EXPECT_THAT(hit.blocks, ElementsAre(0, 1));
 }
 
 TEST(block_manager, never_serves_the_last_token_from_the_cache) {
   block_manager mgr(8, bs);
-  sequence a(1, token_run(48), bs);
+  kv_sequence a(1, token_run(48), bs);
   ASSERT_TRUE(prefill(mgr, a));
-  sequence b(2, token_run(48), bs);
+  kv_sequence b(2, token_run(48), bs);
   auto hit = mgr.find_cached_prefix(b);
   EXPECT_THAT(hit.blocks, ElementsAre(0, 1)); // block 2 holds the last token
   ASSERT_TRUE(mgr.allocate_slots(b, 16, &hit));
@@ -95,14 +95,14 @@ TEST(block_manager, never_serves_the_last_token_from_the_cache) {
 
 TEST(block_manager, failed_allocation_leaves_pool_and_sequence_untouched) {
   block_manager mgr(4, bs);
-  sequence a(1, token_run(33), bs);
+  kv_sequence a(1, token_run(33), bs);
   ASSERT_TRUE(prefill(mgr, a));
   mgr.free(a);
   const auto free_order = mgr.pool().free_order();
   const auto lru = mgr.pool().eviction_order();
   EXPECT_THAT(lru, ElementsAre(1, 0));
 
-  sequence b(2, concat(token_run(32), token_run(40, 700)), bs); // needs 5 blocks
+  kv_sequence b(2, concat(token_run(32), token_run(40, 700)), bs); // needs 5 blocks
   auto hit = mgr.find_cached_prefix(b);
   ASSERT_EQ(hit.blocks.size(), 2u);
   EXPECT_EQ(mgr.num_blocks_needed(b, 40, &hit), 5); // 3 new + 2 revived
@@ -118,7 +118,7 @@ TEST(block_manager, failed_allocation_leaves_pool_and_sequence_untouched) {
 
 TEST(block_manager, decode_allocates_a_block_only_at_a_boundary) {
   block_manager mgr(8, bs);
-  sequence seq(1, token_run(14), bs);
+  kv_sequence seq(1, token_run(14), bs);
   ASSERT_TRUE(prefill(mgr, seq));
   for (token_id t = 100; seq.num_tokens() < 50; ++t) {
     seq.append_token(t);
@@ -132,9 +132,9 @@ TEST(block_manager, decode_allocates_a_block_only_at_a_boundary) {
 
 TEST(block_manager, fork_shares_blocks_and_copies_on_first_write) {
   block_manager mgr(8, bs);
-  sequence parent(1, token_run(20), bs);
+  kv_sequence parent(1, token_run(20), bs);
   ASSERT_TRUE(prefill(mgr, parent));
-  sequence child = mgr.fork(parent, 2, 1);
+  kv_sequence child = mgr.fork(parent, 2);
   EXPECT_THAT(child.table().blocks(), ElementsAre(0, 1));
   EXPECT_EQ(mgr.pool().ref_count(1), 2);
   expect_sound(mgr, {&parent.table(), &child.table()});
@@ -157,9 +157,9 @@ TEST(block_manager, fork_shares_blocks_and_copies_on_first_write) {
 
 TEST(block_manager, copy_on_write_counts_towards_the_need) {
   block_manager mgr(2, bs);
-  sequence parent(1, token_run(20), bs);
+  kv_sequence parent(1, token_run(20), bs);
   ASSERT_TRUE(prefill(mgr, parent));
-  sequence child = mgr.fork(parent, 2, 1);
+  kv_sequence child = mgr.fork(parent, 2);
   parent.append_token(7);
   EXPECT_EQ(mgr.num_blocks_needed(parent, 1), 1);
   EXPECT_FALSE(mgr.can_allocate_slots(parent, 1));
@@ -171,19 +171,17 @@ TEST(block_manager, copy_on_write_counts_towards_the_need) {
 TEST(block_manager, swap_out_and_in_moves_kv_through_the_host_pool) {
   block_manager mgr(6, bs);
   swap_space host(4);
-  sequence seq(1, token_run(40), bs);
+  kv_sequence seq(1, token_run(40), bs);
   ASSERT_TRUE(prefill(mgr, seq));
-  seq.set_status(sequence_status::running);
 
   auto out = host.swap_out(seq.id(), seq.table().blocks());
   ASSERT_TRUE(out);
   EXPECT_THAT(*out, ElementsAre(block_copy{0, 0}, block_copy{1, 1}, block_copy{2, 2}));
   mgr.free(seq); // after the copy's completion event
-  seq.set_status(sequence_status::swapped);
   EXPECT_EQ(seq.num_computed_tokens(), 40);
   EXPECT_EQ(mgr.pool().num_used_blocks(), 0);
 
-  sequence other(2, token_run(40, 300), bs); // takes the free blocks meanwhile
+  kv_sequence other(2, token_run(40, 300), bs); // takes the free blocks meanwhile
   ASSERT_TRUE(prefill(mgr, other));
   ASSERT_TRUE(mgr.allocate_for_swap_in(seq, 3));
   // The free block 2 first, then the cached 1 and 0 are evicted, oldest first.
@@ -191,7 +189,6 @@ TEST(block_manager, swap_out_and_in_moves_kv_through_the_host_pool) {
   auto in = host.swap_in(seq.id(), seq.table().blocks());
   EXPECT_THAT(in, ElementsAre(block_copy{0, 2}, block_copy{1, 1}, block_copy{2, 0}));
   host.release(seq.id());
-  seq.set_status(sequence_status::running);
   EXPECT_THAT(check_invariants(host), IsEmpty());
   expect_sound(mgr, {&seq.table(), &other.table()});
 
@@ -202,7 +199,7 @@ TEST(block_manager, swap_out_and_in_moves_kv_through_the_host_pool) {
 
 TEST(block_manager, swap_in_refused_when_the_device_pool_is_short) {
   block_manager mgr(2, bs);
-  sequence seq(1, token_run(40), bs);
+  kv_sequence seq(1, token_run(40), bs);
   EXPECT_FALSE(mgr.allocate_for_swap_in(seq, 3));
   EXPECT_TRUE(seq.table().empty());
   EXPECT_EQ(mgr.pool().num_free_blocks(), 2);
@@ -210,7 +207,7 @@ TEST(block_manager, swap_in_refused_when_the_device_pool_is_short) {
 
 TEST(block_manager, recompute_after_preemption_reuses_cached_blocks) {
   block_manager mgr(8, bs);
-  sequence seq(1, token_run(40), bs);
+  kv_sequence seq(1, token_run(40), bs);
   ASSERT_TRUE(prefill(mgr, seq));
   seq.append_token(77);
   mgr.free(seq);

@@ -13,9 +13,9 @@ constexpr int32_t bs = 16;
 
 TEST(pool_figures, reports_blocks_slots_sharing_and_prefix_hits) {
   block_manager mgr(10, bs);
-  sequence a(1, token_run(40), bs); // 3 blocks, 40 of 48 slots
+  kv_sequence a(1, token_run(40), bs); // 3 blocks, 40 of 48 slots
   ASSERT_TRUE(prefill(mgr, a));
-  sequence b(2, token_run(20), bs); // hits block 0, adds 1 block with 4 slots
+  kv_sequence b(2, token_run(20), bs); // hits block 0, adds 1 block with 4 slots
   ASSERT_TRUE(prefill(mgr, b));
 
   auto f = mgr.figures();

@@ -75,7 +75,7 @@ public:
   std::vector<std::string> broken() const {
     std::vector<const block_table*> tables;
     for (const auto& s : live_)
-      tables.push_back(&s->table());
+      tables.push_back(&s->kv.table());
     auto out = check_invariants(mgr_.pool(), tables);
     for (auto& line : check_invariants(host_))
       out.push_back(std::move(line));
@@ -89,11 +89,19 @@ public:
 private:
   static constexpr int32_t bs = 8;
 
+  // A sequence as the workload drives it: what the cache holds, and where
+  // it stands (the scheduler's part).
+  enum class stage { waiting, running, swapped };
+  struct live_sequence {
+    kv_sequence kv;
+    stage status = stage::waiting;
+  };
+
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  sequence* any(sequence_status status) {
-    std::vector<sequence*> candidates;
+  live_sequence* any(stage status) {
+    std::vector<live_sequence*> candidates;
     for (auto& s : live_)
-      if (s->status() == status)
+      if (s->status == status)
         candidates.push_back(s.get());
     return candidates.empty() ? nullptr : candidates[pick(int(candidates.size()))];
   }
@@ -104,38 +112,39 @@ private:
     // One of four shared prefixes, then a private tail.
     auto prompt = token_run(bs * pick(5), 1000 * pick(4));
     auto tail = token_run(1 + pick(30), 100000 + 100 * next_id_);
-    live_.push_back(std::make_unique<sequence>(next_id_++, concat(prompt, tail), bs));
+    live_.push_back(std::make_unique<live_sequence>(
+      live_sequence{kv_sequence(next_id_++, concat(prompt, tail), bs)}));
   }
 
   void advance() {
-    sequence* s = any(sequence_status::waiting);
+    live_sequence* s = any(stage::waiting);
     if (!s || pick(2))
-      s = any(sequence_status::running);
+      s = any(stage::running);
     if (!s)
       return;
-    const int32_t n = std::min(s->num_uncomputed_tokens(), 1 + pick(20));
+    const int32_t n = std::min(s->kv.num_uncomputed_tokens(), 1 + pick(20));
     if (n == 0) { // decode: a new token, then compute it next time
-      s->append_token(pick(50));
+      s->kv.append_token(pick(50));
       return;
     }
-    if (auto copies = compute(mgr_, *s, n)) {
+    if (auto copies = compute(mgr_, s->kv, n)) {
       num_copies_ += int(copies->size());
-      if (s->status() == sequence_status::waiting)
-        s->set_status(sequence_status::running);
+      s->status = stage::running;
     }
   }
 
   void fork() {
-    sequence* s = any(sequence_status::running);
+    live_sequence* s = any(stage::running);
     if (!s || live_.size() >= 24)
       return;
-    live_.push_back(std::make_unique<sequence>(mgr_.fork(*s, next_id_++, 0)));
+    live_.push_back(std::make_unique<live_sequence>(
+      live_sequence{mgr_.fork(s->kv, next_id_++), stage::running}));
   }
 
-  void release(sequence& s) {
-    if (s.status() == sequence_status::swapped)
-      host_.release(s.id());
-    mgr_.free(s);
+  void release(live_sequence& s) {
+    if (s.status == stage::swapped)
+      host_.release(s.kv.id());
+    mgr_.free(s.kv);
   }
 
   void finish() {
@@ -147,33 +156,33 @@ private:
   }
 
   void preempt_by_recompute() {
-    if (sequence* s = any(sequence_status::running)) {
-      mgr_.free(*s);
-      s->reset_computed();
-      s->set_status(sequence_status::waiting);
+    if (live_sequence* s = any(stage::running)) {
+      mgr_.free(s->kv);
+      s->kv.reset_computed();
+      s->status = stage::waiting;
     }
   }
 
   void swap_out() {
-    sequence* s = any(sequence_status::running);
-    if (!s || !host_.swap_out(s->id(), s->table().blocks()))
+    live_sequence* s = any(stage::running);
+    if (!s || !host_.swap_out(s->kv.id(), s->kv.table().blocks()))
       return;
-    mgr_.free(*s);
-    s->set_status(sequence_status::swapped);
+    mgr_.free(s->kv);
+    s->status = stage::swapped;
   }
 
   void swap_in() {
-    sequence* s = any(sequence_status::swapped);
-    if (!s || !mgr_.allocate_for_swap_in(*s, int32_t(host_.host_blocks(s->id()).size())))
+    live_sequence* s = any(stage::swapped);
+    if (!s || !mgr_.allocate_for_swap_in(s->kv, int32_t(host_.host_blocks(s->kv.id()).size())))
       return;
-    host_.release(s->id());
-    s->set_status(sequence_status::running);
+    host_.release(s->kv.id());
+    s->status = stage::running;
   }
 
   std::mt19937 rng_;
   block_manager mgr_{40, bs};
   swap_space host_{24};
-  std::vector<std::unique_ptr<sequence>> live_;
+  std::vector<std::unique_ptr<live_sequence>> live_;
   seq_id next_id_ = 1;
   int num_copies_ = 0;
 };

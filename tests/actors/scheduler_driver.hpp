@@ -39,7 +39,7 @@ public:
       tokens_[id + seq_id(c)] = prompt;
     generation_params params{max_tokens, false, {}};
     params.sampling.seed = seed;
-    return sched_.add(sequence(id, std::move(prompt), bs, priority, next_arrival_++), params,
+    return sched_.add(sequence(id, std::move(prompt), priority, next_arrival_++), params,
                       num_choices);
   }
 
@@ -117,7 +117,7 @@ public:
         updates = sched_.swap_in_denied(cmd.id);
       } else {
         host_.release(cmd.id);
-        updates = sched_.complete_swap_in(cmd.id, *table);
+        updates = sched_.complete_swap_in(cmd.id);
       }
       run_commands();
       apply(updates);

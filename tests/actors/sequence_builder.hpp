@@ -3,6 +3,7 @@
 // the executor's part (compute the reserved tokens, then cache full blocks).
 
 #include "actors/block_manager.hpp"
+#include "actors/kv_sequence.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ inline std::vector<token_id> concat(std::vector<token_id> a, const std::vector<t
 // Reserves and computes up to max_tokens more tokens of seq, taking a prefix
 // hit first when it has no KV yet; returns the copies to run, or nullopt when
 // the pool is short.
-inline std::optional<std::vector<block_copy>> compute(block_manager& mgr, sequence& seq,
+inline std::optional<std::vector<block_copy>> compute(block_manager& mgr, kv_sequence& seq,
                                                       int32_t max_tokens) {
   std::optional<prefix_hit> hit;
   if (seq.num_computed_tokens() == 0)
@@ -43,7 +44,7 @@ inline std::optional<std::vector<block_copy>> compute(block_manager& mgr, sequen
 }
 
 // Computes everything seq has not computed yet.
-inline std::optional<std::vector<block_copy>> prefill(block_manager& mgr, sequence& seq) {
+inline std::optional<std::vector<block_copy>> prefill(block_manager& mgr, kv_sequence& seq) {
   return compute(mgr, seq, seq.num_uncomputed_tokens());
 }
 

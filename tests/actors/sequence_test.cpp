@@ -1,7 +1,5 @@
 #include "actors/sequence.hpp"
 
-#include "actors/block_hash.hpp"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -16,7 +14,7 @@ std::vector<token_id> iota_tokens(int n, token_id first = 0) {
 }
 
 TEST(sequence, holds_prompt_and_output_tokens) {
-  sequence seq(1, {5, 6, 7}, 16, 2, 9);
+  sequence seq(1, {5, 6, 7}, 2, 9);
   EXPECT_EQ(seq.priority(), 2);
   EXPECT_EQ(seq.arrival(), 9u);
   seq.append_token(8);
@@ -46,7 +44,7 @@ TEST(sequence, allows_exactly_the_documented_transitions) {
 }
 
 TEST(sequence, finishes_once_with_a_reason) {
-  sequence seq(1, {1}, 16);
+  sequence seq(1, {1});
   seq.set_status(sequence_status::running);
   seq.finish(finish_reason::stop);
   EXPECT_TRUE(seq.is_finished());
@@ -55,43 +53,14 @@ TEST(sequence, finishes_once_with_a_reason) {
 }
 
 TEST(sequence_death, rejects_invalid_transitions) {
-  sequence seq(1, {1}, 16);
+  sequence seq(1, {1});
   EXPECT_DEATH(seq.set_status(sequence_status::swapped), "invalid sequence status transition");
   seq.finish(finish_reason::aborted);
   EXPECT_DEATH(seq.finish(finish_reason::eos), "invalid sequence status transition");
 }
 
-TEST(sequence, chains_block_hashes_over_full_blocks_as_tokens_arrive) {
-  sequence seq(1, iota_tokens(31), 16);
-  ASSERT_EQ(seq.block_hashes().size(), 1u);
-  auto tokens = seq.tokens();
-  EXPECT_EQ(seq.block_hashes()[0], hash_block(root_block_hash, tokens.subspan(0, 16)));
-  seq.append_token(99);
-  ASSERT_EQ(seq.block_hashes().size(), 2u);
-  EXPECT_EQ(seq.block_hashes()[1], hash_block(seq.block_hashes()[0], seq.tokens().subspan(16, 16)));
-  EXPECT_EQ(seq.parent_hash(1), seq.block_hashes()[0]);
-}
-
-TEST(sequence, equal_blocks_after_different_prefixes_hash_differently) {
-  auto a = iota_tokens(32);
-  auto b = a;
-  b[0] = 1000;
-  sequence sa(1, a, 16), sb(2, b, 16);
-  EXPECT_NE(sa.block_hashes()[1], sb.block_hashes()[1]);
-}
-
-TEST(sequence_death, computed_tokens_need_slots) {
-  sequence seq(1, iota_tokens(4), 16);
-  EXPECT_DEATH(seq.add_computed_tokens(1), "computed tokens without slots");
-  seq.table().append(0);
-  seq.add_computed_tokens(4);
-  EXPECT_EQ(seq.num_uncomputed_tokens(), 0);
-  EXPECT_DEATH(seq.add_computed_tokens(1), "computed tokens beyond the sequence");
-}
-
 TEST(sequence, fork_copies_tokens_and_progress_under_a_new_id) {
-  sequence parent(1, iota_tokens(5), 16, 3, 0);
-  parent.table().append(4);
+  sequence parent(1, iota_tokens(5), 3, 0);
   parent.add_computed_tokens(5);
   parent.count_preemption();
   sequence child = parent.fork(2, 7);
@@ -99,7 +68,6 @@ TEST(sequence, fork_copies_tokens_and_progress_under_a_new_id) {
   EXPECT_EQ(child.arrival(), 7u);
   EXPECT_EQ(child.priority(), 3);
   EXPECT_EQ(child.num_computed_tokens(), 5);
-  EXPECT_EQ(child.table()[0], 4);
   EXPECT_EQ(child.num_preemptions(), 0);
   EXPECT_TRUE(std::ranges::equal(child.tokens(), parent.tokens()));
 }

@@ -39,7 +39,7 @@ BENCHMARK(allocate_free);
 // mark it computed, append the next token.
 void append_slot(benchmark::State& state) {
   block_manager mgr(4096, block_size);
-  sequence seq(1, tokens(8), block_size);
+  kv_sequence seq(1, tokens(8), block_size);
   mgr.allocate_slots(seq, 8);
   seq.add_computed_tokens(8);
   for (auto _ : state) {
@@ -50,7 +50,7 @@ void append_slot(benchmark::State& state) {
     if (seq.num_tokens() == 4096 * block_size / 2) {
       state.PauseTiming();
       mgr.free(seq);
-      seq = sequence(1, tokens(8), block_size);
+      seq = kv_sequence(1, tokens(8), block_size);
       mgr.allocate_slots(seq, 8);
       seq.add_computed_tokens(8);
       state.ResumeTiming();
@@ -64,11 +64,11 @@ BENCHMARK(append_slot);
 void prefix_lookup(benchmark::State& state) {
   const auto num_tokens = static_cast<int>(state.range(0));
   block_manager mgr(4096, block_size);
-  sequence first(1, tokens(num_tokens + 1), block_size);
+  kv_sequence first(1, tokens(num_tokens + 1), block_size);
   mgr.allocate_slots(first, first.num_tokens());
   first.add_computed_tokens(first.num_tokens());
   mgr.cache_computed_blocks(first);
-  sequence probe(2, tokens(num_tokens + 1), block_size);
+  kv_sequence probe(2, tokens(num_tokens + 1), block_size);
   for (auto _ : state) {
     auto hit = mgr.find_cached_prefix(probe);
     benchmark::DoNotOptimize(hit);
@@ -84,7 +84,7 @@ void prefill_cycle(benchmark::State& state) {
   block_manager mgr(4096, block_size);
   token_id next = 0;
   for (auto _ : state) {
-    sequence seq(1, tokens(num_tokens, next), block_size);
+    kv_sequence seq(1, tokens(num_tokens, next), block_size);
     next += num_tokens; // no hits: every prompt is new
     mgr.allocate_slots(seq, num_tokens);
     seq.add_computed_tokens(num_tokens);
@@ -111,7 +111,7 @@ struct decode_workload {
   scheduler make_scheduler() const {
     scheduler sched(config, num_blocks, 0, block_size);
     for (int32_t i = 0; i < n; ++i)
-      sched.add(sequence(seq_id(i + 1), tokens(100, 1000 * i), block_size, 0, uint64_t(i)),
+      sched.add(sequence(seq_id(i + 1), tokens(100, 1000 * i), 0, uint64_t(i)),
                 {max_tokens, true, {}});
     return sched;
   }
