@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "forward_harness.hpp"
+#include "model/cuda/cuda_transformer.hpp"
 
 namespace kvactor::model {
 namespace {
@@ -163,6 +164,29 @@ TEST_P(cuda_forward_test, chunked_prefill_with_a_decode_riding_along) {
       s.append(greedy(row(logits, 0, cpu_->vocab())));
       logits = step({{&s, 1}}, "decode " + std::to_string(decode));
     }
+  }
+}
+
+// The device memory of the weights, as device_weights allocated it: bf16
+// matrices (bf16 activations) in half the bytes of fp32 ones, each the
+// weight_plan's total for that dtype.
+TEST(cuda_forward, bf16_matrices_take_half_the_device_memory_of_fp32_ones) {
+  if (!kernels::make_device("cuda")) {
+    if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but no CUDA device";
+    GTEST_SKIP() << "no CUDA device";
+  }
+  for (const architecture arch : {architecture::llama, architecture::qwen3}) {
+    const loaded_model& m = tiny_model(arch, dtype::bf16);
+    harness wide(m, 8, "cuda"), narrow(m, 8, "cuda", kernels::dtype::f32, dtype::bf16);
+    const auto* f32 = dynamic_cast<const cuda_transformer*>(&wide.forward());
+    const auto* bf16 = dynamic_cast<const cuda_transformer*>(&narrow.forward());
+    ASSERT_NE(f32, nullptr);
+    ASSERT_NE(bf16, nullptr);
+    EXPECT_EQ(f32->weight_bytes(), weight_plan::make(m.weights, dtype::f32).total_bytes);
+    EXPECT_EQ(bf16->weight_bytes(), weight_plan::make(m.weights, dtype::bf16).total_bytes);
+    EXPECT_LT(2 * bf16->weight_bytes(), f32->weight_bytes() + f32->weight_bytes() / 100);
+    std::printf("%s test model on the device: %zu bytes of weights with fp32 activations, %zu with bf16\n",
+                std::string(architecture_name(arch)).c_str(), f32->weight_bytes(), bf16->weight_bytes());
   }
 }
 
