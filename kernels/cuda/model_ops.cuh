@@ -2,7 +2,8 @@
 // CUDA kernels of the model's element-wise layers over fp32 activations:
 // embedding gather, RMSNorm (rows or per head), RoPE (rotate-half), SwiGLU,
 // row gather; and the bf16 conversions of the bf16 paths (rows rounded to
-// bf16 for bf16 products and a bf16 KV cache, bf16 attention output widened). Written once: nvcc compiles them (model/cuda/model_kernels.cu),
+// bf16 for bf16 products and a bf16 KV cache, bf16 attention output
+// widened). Written once: nvcc compiles them (model/cuda/model_kernels.cu),
 // the emulator runs the same source in tests/model/emulated_model_ops_test.cpp
 // against the CPU layers of model/forward/layers.hpp.
 //

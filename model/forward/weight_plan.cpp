@@ -96,12 +96,13 @@ void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte>
   KVACTOR_ASSERT(out.size() % size == 0, "a partial element");
   const auto num = static_cast<std::int64_t>(out.size() / size);
   KVACTOR_ASSERT(first >= 0 && first + num <= s.num_elements(), "elements outside the weight");
-  const auto* src = static_cast<const std::byte*>(s.source.data) + static_cast<std::size_t>(first) * dtype_size(s.source.type);
+  const auto* src =
+      static_cast<const std::byte*>(s.source.data) + static_cast<std::size_t>(first) * dtype_size(s.source.type);
+  const auto n = static_cast<std::size_t>(num);
   if (s.type == dtype::f32)
-    convert_to_f32(src, s.source.type, std::span<float>(reinterpret_cast<float*>(out.data()), static_cast<std::size_t>(num)));
+    convert_to_f32(src, s.source.type, std::span<float>(reinterpret_cast<float*>(out.data()), n));
   else
-    convert_to_bf16(src, s.source.type,
-                    std::span<std::uint16_t>(reinterpret_cast<std::uint16_t*>(out.data()), static_cast<std::size_t>(num)));
+    convert_to_bf16(src, s.source.type, std::span<std::uint16_t>(reinterpret_cast<std::uint16_t*>(out.data()), n));
 }
 
 } // namespace kvactor::model

@@ -110,7 +110,8 @@ TEST_P(cuda_shim_gemm_test, bf16_operands_fp32_result_match_a_double_reference) 
   // NOTE: values with up to 8 significant bits, some tiny and some large, so
   // an operand read as the wrong element or not widened shows.
   for (int c = 0; c < cols_a; ++c)
-    for (int r = 0; r < rows_a; ++r) a[size_t(c * lda + r)] = bf16_bits(float((r * 7 + c * 3) % 13 - 6) * 0.0078125f * float(1 + c));
+    for (int r = 0; r < rows_a; ++r)
+      a[size_t(c * lda + r)] = bf16_bits(float((r * 7 + c * 3) % 13 - 6) * 0.0078125f * float(1 + c));
   for (int c = 0; c < cols_b; ++c)
     for (int r = 0; r < rows_b; ++r) b[size_t(c * ldb + r)] = bf16_bits(float((r * 5 + c * 11) % 17 - 8) * 1.5f);
   std::vector<float> c0(size_t(ldc * n));
@@ -135,7 +136,8 @@ TEST_P(cuda_shim_gemm_test, bf16_operands_fp32_result_match_a_double_reference) 
       want = alpha * want + beta * c0[size_t(j * ldc + i)];
       EXPECT_NEAR(got[size_t(j * ldc + i)], want, 1e-5 * (1 + std::abs(want))) << i << "," << j;
     }
-    for (int i = m; i < ldc; ++i) EXPECT_EQ(got[size_t(j * ldc + i)], c0[size_t(j * ldc + i)]) << "gap " << i << "," << j;
+    for (int i = m; i < ldc; ++i)
+      EXPECT_EQ(got[size_t(j * ldc + i)], c0[size_t(j * ldc + i)]) << "gap " << i << "," << j;
   }
   for (void* p : {da, db, dc}) EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
