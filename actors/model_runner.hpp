@@ -30,7 +30,7 @@ struct model_runner_options {
   std::string device = "cpu";         // cpu, cuda, cuda:N
   int64_t kv_cache_bytes = default_kv_cache_bytes; // device pool
   int64_t swap_bytes = default_swap_bytes;         // pinned host pool (0: no swapping)
-  kernels::dtype kv_dtype = kernels::dtype::f32; // both pools' elements (bf16: the CPU forward pass only)
+  kernels::dtype kv_dtype = kernels::dtype::f32; // both pools' elements (f32 or bf16)
   int32_t block_size = cuda_block_size;
   int32_t max_num_batched_tokens = default_max_num_batched_tokens;
   int32_t max_num_seqs = default_max_num_seqs;

@@ -70,10 +70,10 @@ struct serve_config : caf::actor_system_config {
       .add(weights, "weights",
            "matrices in memory: f32, bf16, or auto (bf16 for a bf16 checkpoint, else f32)")
       .add(activations, "activations",
-           "the products' input rows: f32 (exact), or bf16 (rounded to bf16, on AMX or "
-           "AVX512_BF16; lossy, faster for many rows)")
+           "the products' input rows: f32 (exact), or bf16 (rounded to bf16; CPU: AMX or "
+           "AVX512_BF16, faster for many rows; CUDA: bf16 weights on the device; lossy)")
       .add(kv_dtype, "kv-dtype",
-           "KV cache elements: f32, or bf16 (CPU: twice the blocks per MiB, K/V rounded to bf16)")
+           "KV cache elements: f32, or bf16 (twice the blocks per MiB, K/V rounded to bf16)")
       .add(fault_jitter_ms, "fault-jitter-ms",
            "testing fault: report step and swap completions up to N ms late (0: off)")
       .add(worker_port, "worker-port",

@@ -195,10 +195,11 @@ struct engine_config {
                                        // (bf16 computes the same results as its
                                        // widened f32 values in half the memory)
   std::string activations = "f32";     // the products' input rows: f32 (exact), or
-                                       // bf16 (CPU: rounded to bf16 and multiplied on
-                                       // AMX or AVX512_BF16, fp32 sums; lossy, faster
-                                       // for many rows); bf16 keeps the matrices bf16
-  std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (CPU only):
+                                       // bf16 (rounded to bf16, fp32 sums; CPU: AMX or
+                                       // AVX512_BF16, faster for many rows; CUDA: cuBLAS
+                                       // bf16 GEMM; lossy); bf16 keeps the matrices bf16
+                                       // (on CUDA the only way to bf16 device weights)
+  std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (both devices):
                                        // twice the blocks for the same bytes, K/V
                                        // and attention rounded to bf16
   int32_t num_threads = 0;             // CPU device threads; 0: all cores

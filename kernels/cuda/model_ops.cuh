@@ -1,7 +1,9 @@
 #pragma once
 // CUDA kernels of the model's element-wise layers over fp32 activations:
 // embedding gather, RMSNorm (rows or per head), RoPE (rotate-half), SwiGLU,
-// row gather. Written once: nvcc compiles them (model/cuda/model_kernels.cu),
+// row gather; and the bf16 conversions of the bf16 paths (rows rounded to
+// bf16 for bf16 products and a bf16 KV cache, bf16 attention output
+// widened). Written once: nvcc compiles them (model/cuda/model_kernels.cu),
 // the emulator runs the same source in tests/model/emulated_model_ops_test.cpp
 // against the CPU layers of model/forward/layers.hpp.
 //
@@ -92,6 +94,24 @@ __global__ void gather_rows_kernel(const float* x, const int32_t* rows, float* o
   const int64_t r = blockIdx.x;
   const float* src = x + static_cast<int64_t>(rows[r]) * n;
   for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads) out[r * n + i] = src[i];
+}
+
+// out = x rounded to bf16 (nearest even, as model::f32_to_bf16), row by row.
+// grid: (num_rows), block: (model_ops_threads).
+// x: [num_rows, n] rows ldx apart; out: [num_rows, n] rows ldo apart
+__global__ void round_to_bf16_kernel(const float* x, int64_t ldx, bf16* out, int64_t ldo, int32_t n) {
+  const int64_t r = blockIdx.x;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
+    out[r * ldo + i] = from_float<bf16>(x[r * ldx + i]);
+}
+
+// out = x widened to fp32 (exact) over num elements.
+// grid: (any), block: (model_ops_threads); grid-stride loop.
+// x, out: [num] contiguous
+__global__ void widen_bf16_kernel(const bf16* x, float* out, int64_t num) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * model_ops_threads;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num; i += stride)
+    out[i] = to_float(x[i]);
 }
 
 } // namespace kvactor::kernels::gpu

@@ -1,5 +1,6 @@
 #include "model/cuda/cublas_gemm.hpp"
 
+#include <cstdint>
 #include <limits>
 
 #include "model/cuda/cuda_check.hpp"
@@ -21,8 +22,9 @@ result<std::unique_ptr<cublas_gemm>> cublas_gemm::create(cudaStream_t stream, vo
 
 cublas_gemm::~cublas_gemm() { (void)cublasDestroy(handle_); }
 
-status cublas_gemm::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
-                           std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const {
+template <class T>
+status cublas_gemm::gemm(const T* x, std::int64_t ldx, std::int64_t m, const T* w, std::int64_t n, std::int64_t k,
+                         float* y, std::int64_t ldy, bool accumulate, cudaDataType inputs) const {
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (m < 0 || n <= 0 || k <= 0 || ldx < k || ldy < n || m > int_max || n > int_max || k > int_max ||
       ldx > int_max || ldy > int_max)
@@ -33,10 +35,20 @@ status cublas_gemm::linear(const float* x, std::int64_t ldx, std::int64_t m, con
   const column_major_gemm g = row_major_linear(x, ldx, m, w, n, k, y, ldy);
   KVACTOR_CUDA_TRY(cublasGemmEx(handle_, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                                 g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.m),
-                                static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, CUDA_R_32F,
-                                static_cast<int>(g.lda), g.b, CUDA_R_32F, static_cast<int>(g.ldb), &beta, g.c,
+                                static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, inputs,
+                                static_cast<int>(g.lda), g.b, inputs, static_cast<int>(g.ldb), &beta, g.c,
                                 CUDA_R_32F, static_cast<int>(g.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return {};
+}
+
+status cublas_gemm::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
+                           std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const {
+  return gemm(x, ldx, m, w, n, k, y, ldy, accumulate, CUDA_R_32F);
+}
+
+status cublas_gemm::linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
+                                std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const {
+  return gemm(x, ldx, m, w, n, k, y, ldy, accumulate, CUDA_R_16BF);
 }
 
 } // namespace kvactor::model

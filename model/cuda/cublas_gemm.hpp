@@ -6,7 +6,9 @@
 //
 // Numerics: fp32 inputs, fp32 output, CUBLAS_COMPUTE_32F (fp32 products and
 // sums; never TF32 or another reduced-precision mode), as OpenBLAS's sgemm
-// on the CPU; only the order of the sums differs.
+// on the CPU; only the order of the sums differs. linear_bf16: bf16 x and W
+// (CUDA_R_16BF), fp32 output and CUBLAS_COMPUTE_32F: each product of two
+// bf16 values is exact in fp32, the sums fp32, as the CPU's bf16 kernels.
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -34,7 +36,16 @@ public:
   status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
                 float* y, std::int64_t ldy, bool accumulate) const;
 
+  /// The same with bf16 x and W (bit patterns) and an fp32 y.
+  // x: [m, k] bf16 rows ldx apart; w: [n, k] bf16 row-major; y: [m, n] fp32 rows ldy apart
+  status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
+                     std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const;
+
 private:
+  template <class T>
+  status gemm(const T* x, std::int64_t ldx, std::int64_t m, const T* w, std::int64_t n, std::int64_t k, float* y,
+              std::int64_t ldy, bool accumulate, cudaDataType inputs) const;
+
   explicit cublas_gemm(cublasHandle_t handle) : handle_(handle) {}
 
   cublasHandle_t handle_;

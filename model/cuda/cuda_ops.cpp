@@ -6,9 +6,11 @@
 
 namespace kvactor::model {
 
-status cuda_ops::embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens, std::int32_t hidden,
-                           float* out) {
-  KVACTOR_CUDA_TRY(cuda_launch::embedding(table, false, ids, num_tokens, hidden, out, stream_));
+status cuda_ops::embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids,
+                           std::int32_t num_tokens, std::int32_t hidden, float* out) {
+  KVACTOR_ASSERT(table_type == kernels::dtype::f32 || table_type == kernels::dtype::bf16, "an f32 or bf16 table");
+  KVACTOR_CUDA_TRY(cuda_launch::embedding(table, table_type == kernels::dtype::bf16, ids, num_tokens, hidden, out,
+                                          stream_));
   return {};
 }
 
@@ -38,6 +40,22 @@ status cuda_ops::gather_rows(const float* x, const std::int32_t* rows, std::int3
 status cuda_ops::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
                         std::int64_t k, float* y, std::int64_t ldy, bool accumulate) {
   return gemm_.linear(x, ldx, m, w, n, k, y, ldy, accumulate);
+}
+
+status cuda_ops::linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
+                             std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) {
+  return gemm_.linear_bf16(x, ldx, m, w, n, k, y, ldy, accumulate);
+}
+
+status cuda_ops::round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n,
+                               std::uint16_t* out, std::int64_t ldo) {
+  KVACTOR_CUDA_TRY(cuda_launch::round_to_bf16(x, ldx, num_rows, n, out, ldo, stream_));
+  return {};
+}
+
+status cuda_ops::widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) {
+  KVACTOR_CUDA_TRY(cuda_launch::widen_bf16(x, out, num, stream_));
+  return {};
 }
 
 status cuda_ops::cache_write(const kernels::cache_write_params& p) {

@@ -16,8 +16,8 @@ public:
   /// `gemm` is bound to `stream` and outlives this.
   cuda_ops(cudaStream_t stream, const cublas_gemm& gemm) : stream_(stream), gemm_(gemm) {}
 
-  status embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens, std::int32_t hidden,
-                   float* out) override;
+  status embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids, std::int32_t num_tokens,
+                   std::int32_t hidden, float* out) override;
   status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
                   std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) override;
   status rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads, std::int32_t head_dim,
@@ -27,6 +27,11 @@ public:
                      float* out) override;
   status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
                 float* y, std::int64_t ldy, bool accumulate) override;
+  status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
+                     std::int64_t k, float* y, std::int64_t ldy, bool accumulate) override;
+  status round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n, std::uint16_t* out,
+                       std::int64_t ldo) override;
+  status widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) override;
   status cache_write(const kernels::cache_write_params& p) override;
   status paged_attention(const kernels::paged_attention_params& p) override;
 

@@ -1,5 +1,6 @@
 #include "model/cuda/cuda_transformer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -34,13 +35,15 @@ result<std::unique_ptr<cuda_transformer>> cuda_transformer::create(const model_c
                                                                    const model_weights& weights,
                                                                    kernels::device& dev,
                                                                    const kernels::kv_cache_view& cache,
-                                                                   forward_limits limits) {
+                                                                   forward_limits limits, dtype activations) {
   KVACTOR_ASSERT(dev.kind() == kernels::device_kind::cuda, "not a CUDA device");
   if (config.head_dim != 64 && config.head_dim != 128)
     return make_error(where, "the CUDA attention kernels take head_dim 64 or 128; the model has " +
                                  std::to_string(config.head_dim));
   auto& cuda = static_cast<kernels::cuda_device&>(dev);
-  auto uploaded = device_weights::upload(weights, dev, cuda.native_stream(kernels::streams::compute));
+  // NOTE: bf16 matrices on the device only with bf16 activations: cuBLAS
+  // multiplies bf16 by bf16 only, and fp32 activations are never rounded.
+  auto uploaded = device_weights::upload(weights, activations, dev, cuda.native_stream(kernels::streams::compute));
   if (!uploaded) return uploaded.error();
   std::unique_ptr<cuda_transformer> t(new cuda_transformer(config, cuda, cache, limits, std::move(*uploaded)));
   if (const status s = t->allocate(); !s) return s.error();
@@ -69,6 +72,9 @@ status cuda_transformer::allocate() {
                                                            max_blocks_per_seq_,
                                                            static_cast<std::int32_t>(inv_freq_.size()))
                                  .total_bytes;
+  const std::size_t bf16_rows = std::max(t, s);
+  const std::size_t bf16_products = weights_.plan().matrices == dtype::bf16 ? 1 : 0;
+  const std::size_t bf16_cache = cache_.shape.type == kernels::dtype::bf16 ? 1 : 0;
   using kernels::memory_kind;
   const struct {
     kernels::buffer& b;
@@ -85,12 +91,19 @@ status cuda_transformer::allocate() {
       {last_, memory_kind::device, s * h * 4, "the sampled rows"},
       {logits_, memory_kind::device, s * vocab * 4, "the logits"},
       {upload_, memory_kind::device, upload, "the step upload"},
+      {x_bf16_, memory_kind::device,
+       bf16_rows * static_cast<std::size_t>(bf16_input_width(config_)) * 2 * bf16_products,
+       "the products' bf16 input rows"},
+      {qkv_bf16_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 2 * bf16_cache, "bf16 q|k|v"},
+      {attn_bf16_, memory_kind::device, t * static_cast<std::size_t>(config_.q_size()) * 2 * bf16_cache,
+       "the bf16 attention output"},
       {upload_staging_, memory_kind::pinned_host, upload, "the step upload"},
       {logits_host_, memory_kind::pinned_host, s * vocab * 4, "the logits"},
       {gemm_workspace_, memory_kind::device, gemm_workspace_bytes, "the cuBLAS workspace"},
   };
   for (const auto& w : wanted)
-    if (const status ok = take(dev_, w.b, w.kind, w.bytes, w.what); !ok) return ok;
+    if (w.bytes > 0)
+      if (const status ok = take(dev_, w.b, w.kind, w.bytes, w.what); !ok) return ok;
   auto gemm = cublas_gemm::create(cuda_.native_stream(kernels::streams::compute), gemm_workspace_.data(),
                                   gemm_workspace_bytes);
   if (!gemm) return gemm.error();
@@ -153,6 +166,9 @@ forward_buffers cuda_transformer::buffers() const {
   b.up = f32(up_);
   b.last = f32(last_);
   b.logits = f32(logits_);
+  b.x_bf16 = static_cast<std::uint16_t*>(x_bf16_.data());
+  b.qkv_bf16 = static_cast<std::uint16_t*>(qkv_bf16_.data());
+  b.attn_bf16 = static_cast<std::uint16_t*>(attn_bf16_.data());
   return b;
 }
 

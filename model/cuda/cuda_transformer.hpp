@@ -1,7 +1,8 @@
 #pragma once
 // cuda_transformer: the forward pass on a CUDA device (CUDA builds only).
 //
-//  create   weights -> device, fp32, q|k|v fused per layer (device_weights)
+//  create   weights -> device, q|k|v fused per layer (device_weights): matrices
+//           fp32, or bf16 with bf16 activations; norm weights fp32
 //           activations, the step upload and the logits sized from forward_limits
 //           a cuBLAS handle bound to the compute stream, with its own workspace
 //  enqueue  everything on the compute stream, in order; returns at once
@@ -13,9 +14,12 @@
 //    [copy]     sampled logits -> pinned host
 //    [host fn]  done(logits)
 //
-// Numerics as on the CPU: fp32 activations, fp32 KV cache, fp32 products
-// and sums (cublas_gemm), RoPE angles from the host in double. Every CUDA and
-// cuBLAS call returns its error as a value (cuda_check.hpp).
+// Numerics as on the CPU: fp32 activations, fp32 products and sums
+// (cublas_gemm), RoPE angles from the host in double; with bf16 activations
+// each product's input rows rounded to bf16 and multiplied by bf16 matrices
+// (fp32 sums); with a bf16 KV cache q|k|v rounded to bf16 after RoPE, the
+// cache and attention in bf16. Every CUDA and cuBLAS call returns its error
+// as a value (cuda_check.hpp).
 // NOTE: written and compiled without a GPU; see model/README.md for what has
 // and has not run.
 
@@ -37,11 +41,16 @@ namespace kvactor::model {
 class cuda_transformer final : public transformer {
 public:
   /// `dev` must be a CUDA device; transformer::create has checked the cache
-  /// and the limits. Fails for a head_dim the CUDA attention lacks (64 and
-  /// 128 only), out of device or pinned memory, or a CUDA / cuBLAS error.
+  /// (f32 or bf16), the limits and `activations` (f32 or bf16: bf16 keeps the
+  /// matrices in bf16 on the device). Fails for a head_dim the CUDA
+  /// attention lacks (64 and 128 only), out of device or pinned memory, or
+  /// a CUDA / cuBLAS error.
   static result<std::unique_ptr<cuda_transformer>> create(const model_config& config, const model_weights& weights,
                                                           kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                          forward_limits limits);
+                                                          forward_limits limits, dtype activations);
+
+  /// Device bytes of the weights (device_weights::num_bytes).
+  std::size_t weight_bytes() const { return weights_.num_bytes(); }
   ~cuda_transformer() override; // waits for the steps in flight
 
   status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
@@ -69,6 +78,9 @@ private:
   kernels::buffer last_;   // [max_num_seqs, hidden]: rows that sample
   kernels::buffer logits_; // [max_num_seqs, vocab]
   kernels::buffer upload_; // [batch_upload capacity] bytes
+  kernels::buffer x_bf16_;    // bf16 matrices: [max(max_num_tokens, max_num_seqs), bf16_input_width] bf16
+  kernels::buffer qkv_bf16_;  // bf16 cache: [max_num_tokens, q_size + 2 kv_size] bf16
+  kernels::buffer attn_bf16_; // bf16 cache: [max_num_tokens, num_heads, head_dim] bf16
   // Pinned host memory.
   kernels::buffer upload_staging_; // [batch_upload capacity] bytes
   kernels::buffer logits_host_;    // [max_num_seqs, vocab]

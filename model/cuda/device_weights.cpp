@@ -9,9 +9,9 @@
 namespace kvactor::model {
 namespace {
 
-// NOTE: 4 Mi floats (16 MiB) of pinned staging bound the host memory the
-// upload needs beyond the mapped checkpoint, whatever the size of one tensor.
-constexpr std::int64_t staging_floats = std::int64_t{1} << 22;
+// NOTE: 16 MiB of pinned staging bound the host memory the upload needs
+// beyond the mapped checkpoint, whatever the size of one tensor.
+constexpr std::size_t staging_bytes = std::size_t{16} << 20;
 
 // Pinned host memory of its own (not the device's pinned pool, which holds
 // the swap space), freed when the upload is done.
@@ -24,17 +24,17 @@ public:
   pinned_staging(const pinned_staging&) = delete;
   pinned_staging& operator=(const pinned_staging&) = delete;
 
-  status allocate(std::size_t num_floats) {
-    KVACTOR_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data_), num_floats * sizeof(float), cudaHostAllocDefault));
-    num_floats_ = static_cast<std::int64_t>(num_floats);
+  status allocate(std::size_t bytes) {
+    KVACTOR_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data_), bytes, cudaHostAllocDefault));
+    bytes_ = bytes;
     return {};
   }
-  float* data() const { return data_; }
-  std::int64_t num_floats() const { return num_floats_; }
+  std::byte* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
 
 private:
-  float* data_ = nullptr;
-  std::int64_t num_floats_ = 0;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 // NOTE: every source goes through pinned staging on `stream`: an async copy
@@ -43,11 +43,13 @@ private:
 // the non-blocking compute stream does not wait for.
 status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& staging, cudaStream_t stream) {
   std::byte* dst = base + s.offset;
-  for (std::int64_t first = 0; first < s.num_elements(); first += staging.num_floats()) {
-    const auto n = static_cast<std::size_t>(std::min(staging.num_floats(), s.num_elements() - first));
-    widen_to_f32(s.source, first, std::span<float>(staging.data(), n));
-    KVACTOR_CUDA_TRY(cudaMemcpyAsync(dst + static_cast<std::size_t>(first) * sizeof(float), staging.data(),
-                                     n * sizeof(float), cudaMemcpyHostToDevice, stream));
+  const std::size_t size = dtype_size(s.type);
+  const auto chunk = static_cast<std::int64_t>(staging.bytes() / size);
+  for (std::int64_t first = 0; first < s.num_elements(); first += chunk) {
+    const auto bytes = static_cast<std::size_t>(std::min(chunk, s.num_elements() - first)) * size;
+    device_image(s, first, std::span<std::byte>(staging.data(), bytes));
+    KVACTOR_CUDA_TRY(cudaMemcpyAsync(dst + static_cast<std::size_t>(first) * size, staging.data(), bytes,
+                                     cudaMemcpyHostToDevice, stream));
     KVACTOR_CUDA_TRY(cudaStreamSynchronize(stream)); // the staging buffer is reused next
   }
   return {};
@@ -55,20 +57,20 @@ status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& st
 
 } // namespace
 
-result<device_weights> device_weights::upload(const model_weights& weights, kernels::device& dev,
+result<device_weights> device_weights::upload(const model_weights& weights, dtype matrices, kernels::device& dev,
                                               cudaStream_t stream) {
   device_weights w;
-  w.plan_ = weight_plan::make(weights);
+  w.plan_ = weight_plan::make(weights, matrices);
   auto memory = dev.allocate(kernels::memory_kind::device, w.plan_.total_bytes);
   if (!memory)
     return make_error("forward pass (cuda)", "not enough device memory for the weights (" +
-                                                 std::to_string(w.plan_.total_bytes) + " bytes in fp32)");
+                                                 std::to_string(w.plan_.total_bytes) + " bytes, " +
+                                                 kernels::dtype_name(matrices) + " matrices)");
   w.memory_ = std::move(*memory);
-  std::int64_t largest = 1;
-  for (const weight_slot& s : w.plan_.uploads()) largest = std::max(largest, s.num_elements());
+  std::size_t largest = sizeof(float);
+  for (const weight_slot& s : w.plan_.uploads()) largest = std::max(largest, s.bytes);
   pinned_staging staging;
-  if (const status ok = staging.allocate(static_cast<std::size_t>(std::min(staging_floats, largest))); !ok)
-    return ok.error();
+  if (const status ok = staging.allocate(std::min(staging_bytes, largest)); !ok) return ok.error();
   for (const weight_slot& s : w.plan_.uploads()) {
     if (const status ok = copy_slot(s, static_cast<std::byte*>(w.memory_.data()), staging, stream); !ok)
       return ok.error();

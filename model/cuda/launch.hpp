@@ -25,4 +25,10 @@ cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num, 
 cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n, float* out,
                         cudaStream_t stream);
 
+// x: [num_rows, n] fp32 rows ldx apart; out: [num_rows, n] bf16 bits, rows ldo apart
+cudaError_t round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, void* out, int64_t ldo,
+                          cudaStream_t stream);
+// x: [num] bf16 bits; out: [num] fp32
+cudaError_t widen_bf16(const void* x, float* out, int64_t num, cudaStream_t stream);
+
 } // namespace kvactor::model::cuda_launch

@@ -59,4 +59,23 @@ cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, i
   return cudaGetLastError();
 }
 
+cudaError_t round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, void* out, int64_t ldo,
+                          cudaStream_t stream) {
+  if (num_rows < 0 || n <= 0 || ldx < n || ldo < n) return cudaErrorInvalidValue;
+  if (num_rows == 0) return cudaSuccess;
+  gpu::launch_kernel(gpu::round_to_bf16_kernel, dim3(static_cast<unsigned>(num_rows)), dim3(gpu::model_ops_threads),
+                     stream, x, ldx, static_cast<gpu::bf16*>(out), ldo, n);
+  return cudaGetLastError();
+}
+
+cudaError_t widen_bf16(const void* x, float* out, int64_t num, cudaStream_t stream) {
+  if (num < 0) return cudaErrorInvalidValue;
+  if (num == 0) return cudaSuccess;
+  const int64_t blocks = (num + gpu::model_ops_threads - 1) / gpu::model_ops_threads;
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+  gpu::launch_kernel(gpu::widen_bf16_kernel, dim3(grid), dim3(gpu::model_ops_threads), stream,
+                     static_cast<const gpu::bf16*>(x), out, num);
+  return cudaGetLastError();
+}
+
 } // namespace kvactor::model::cuda_launch

@@ -1,5 +1,6 @@
 #include "model/forward/device_forward.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 // Returns the status of `call` from the enclosing function when it failed.
@@ -45,7 +46,8 @@ public:
         qkv_stride_(c.q_size() + 2 * c.kv_size()), eps_(static_cast<float>(c.rms_norm_eps)) {}
 
   status run() {
-    KVACTOR_FORWARD_TRY(ops_.embedding(w(plan_.embed_tokens), a_.token_ids, t_, h_, buf_.hidden));
+    KVACTOR_FORWARD_TRY(ops_.embedding(buf_.weights + plan_.embed_tokens.offset, plan_.embed_tokens.type,
+                                       a_.token_ids, t_, h_, buf_.hidden));
     for (std::size_t l = 0; l < plan_.layers.size(); ++l) {
       KVACTOR_FORWARD_TRY(attention(plan_.layers[l], static_cast<std::int32_t>(l)));
       KVACTOR_FORWARD_TRY(mlp(plan_.layers[l]));
@@ -54,7 +56,41 @@ public:
   }
 
 private:
-  const float* w(const weight_slot& s) const { return reinterpret_cast<const float*>(buf_.weights + s.offset); }
+  // A product's input rows as its matrices take them: fp32 in place, or bf16.
+  struct rows {
+    const float* f32 = nullptr;
+    const std::uint16_t* bf16 = nullptr;
+    std::int64_t ld = 0;
+  };
+
+  const float* w(const weight_slot& s) const {
+    KVACTOR_ASSERT(s.type == kernels::dtype::f32, "an fp32 weight");
+    return reinterpret_cast<const float*>(buf_.weights + s.offset);
+  }
+  const std::uint16_t* w_bf16(const weight_slot& s) const {
+    KVACTOR_ASSERT(s.type == kernels::dtype::bf16, "a bf16 weight");
+    return reinterpret_cast<const std::uint16_t*>(buf_.weights + s.offset);
+  }
+  bool bf16_matrices() const { return plan_.matrices == kernels::dtype::bf16; }
+
+  // x [m, k] rows ldx apart, prepared for the products: rounded to bf16
+  // into x_bf16 with bf16 matrices (once for every product that reads it).
+  status input(const float* x, std::int64_t ldx, std::int32_t m, std::int64_t k, rows& out) {
+    if (!bf16_matrices()) {
+      out = rows{x, nullptr, ldx};
+      return {};
+    }
+    KVACTOR_FORWARD_TRY(ops_.round_to_bf16(x, ldx, m, static_cast<std::int32_t>(k), buf_.x_bf16, k));
+    out = rows{nullptr, buf_.x_bf16, k};
+    return {};
+  }
+
+  // y = x W^T, or y += x W^T; x: [m, k]; W: [n, k]; y: [m, n] rows ldy apart
+  status product(const rows& x, std::int32_t m, const weight_slot& s, std::int64_t n, std::int64_t k, float* y,
+                 std::int64_t ldy, bool accumulate) {
+    if (x.bf16 != nullptr) return ops_.linear_bf16(x.bf16, x.ld, m, w_bf16(s), n, k, y, ldy, accumulate);
+    return ops_.linear(x.f32, x.ld, m, w(s), n, k, y, ldy, accumulate);
+  }
 
   status attention(const layer_slots& lw, std::int32_t layer) {
     float* q = buf_.qkv;         // [T, heads, D], rows qkv_stride_ apart
@@ -63,7 +99,9 @@ private:
     KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.input_layernorm), eps_));
     // NOTE: q_proj, k_proj and v_proj lie back to back (weight_plan): one
     // product writes the whole fused row.
-    KVACTOR_FORWARD_TRY(ops_.linear(buf_.normed, h_, t_, w(lw.q_proj), qkv_stride_, h_, q, qkv_stride_, false));
+    rows normed;
+    KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
+    KVACTOR_FORWARD_TRY(product(normed, t_, lw.q_proj, qkv_stride_, h_, q, qkv_stride_, false));
     if (lw.q_norm) {
       KVACTOR_FORWARD_TRY(ops_.rms_norm(q, qkv_stride_, q, qkv_stride_, t_, heads_, head_dim_, w(*lw.q_norm), eps_));
       KVACTOR_FORWARD_TRY(
@@ -72,23 +110,33 @@ private:
     KVACTOR_FORWARD_TRY(ops_.rope(q, qkv_stride_, t_, heads_, head_dim_, a_.rope_cos, a_.rope_sin));
     KVACTOR_FORWARD_TRY(ops_.rope(k, qkv_stride_, t_, kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
 
+    // A bf16 cache: q|k|v rounded to bf16 (nearest even), as the CPU pass does.
+    const kernels::dtype kv_type = cache_.shape.type;
+    const bool bf16_cache = kv_type == kernels::dtype::bf16;
+    if (bf16_cache)
+      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(buf_.qkv, qkv_stride_, t_, static_cast<std::int32_t>(qkv_stride_),
+                                             buf_.qkv_bf16, qkv_stride_));
+    const void* q_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16) : q;
+    const void* k_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size()) : k;
+    const void* v_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size() + c_.kv_size()) : v;
+
     kernels::cache_write_params cw{};
-    cw.key = k;   // [T, kv_heads, D], rows qkv_stride_ apart
-    cw.value = v; // [T, kv_heads, D], rows qkv_stride_ apart
+    cw.key = k_in;   // [T, kv_heads, D], rows qkv_stride_ apart
+    cw.value = v_in; // [T, kv_heads, D], rows qkv_stride_ apart
     cw.k_cache = cache_.k(layer);
     cw.v_cache = cache_.v(layer);
     cw.slot_mapping = a_.slot_mapping;
     cw.num_tokens = t_;
     cw.num_kv_heads = kv_heads_;
     cw.head_dim = head_dim_;
-    cw.type = kernels::dtype::f32;
+    cw.type = kv_type;
     cw.key_stride = qkv_stride_;
     cw.value_stride = qkv_stride_;
     KVACTOR_FORWARD_TRY(ops_.cache_write(cw));
 
     kernels::paged_attention_params pa{};
-    pa.out = buf_.attn; // [T, heads, D]
-    pa.query = q;       // [T, heads, D], rows qkv_stride_ apart
+    pa.out = bf16_cache ? static_cast<void*>(buf_.attn_bf16) : buf_.attn; // [T, heads, D]
+    pa.query = q_in;                                                       // [T, heads, D], rows qkv_stride_ apart
     pa.k_cache = cache_.k(layer);
     pa.v_cache = cache_.v(layer);
     pa.block_tables = a_.block_tables;
@@ -102,22 +150,35 @@ private:
     pa.block_size = b_.block_size;
     pa.max_blocks_per_seq = b_.max_blocks_per_seq;
     pa.scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
-    pa.type = kernels::dtype::f32;
+    pa.type = kv_type;
     pa.query_stride = qkv_stride_;
     KVACTOR_FORWARD_TRY(ops_.paged_attention(pa));
 
+    // NOTE: bf16 attention output with bf16 matrices is o_proj's input as
+    // it is (rounding its widened values would give the same bits).
+    rows attn;
+    if (bf16_cache && bf16_matrices()) {
+      attn = rows{nullptr, buf_.attn_bf16, c_.q_size()};
+    } else {
+      if (bf16_cache) KVACTOR_FORWARD_TRY(ops_.widen_bf16(buf_.attn_bf16, buf_.attn, std::int64_t{t_} * c_.q_size()));
+      KVACTOR_FORWARD_TRY(input(buf_.attn, c_.q_size(), t_, c_.q_size(), attn));
+    }
     // NOTE: beta = 1 in the product adds the residual, as on the CPU.
-    return ops_.linear(buf_.attn, c_.q_size(), t_, w(lw.o_proj), h_, c_.q_size(), buf_.hidden, h_, true);
+    return product(attn, t_, lw.o_proj, h_, c_.q_size(), buf_.hidden, h_, true);
   }
 
   status mlp(const layer_slots& lw) {
     const std::int64_t inter = c_.intermediate_size;
     KVACTOR_FORWARD_TRY(
         ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.post_attention_layernorm), eps_));
-    KVACTOR_FORWARD_TRY(ops_.linear(buf_.normed, h_, t_, w(lw.gate_proj), inter, h_, buf_.gate, inter, false));
-    KVACTOR_FORWARD_TRY(ops_.linear(buf_.normed, h_, t_, w(lw.up_proj), inter, h_, buf_.up, inter, false));
+    rows normed;
+    KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
+    KVACTOR_FORWARD_TRY(product(normed, t_, lw.gate_proj, inter, h_, buf_.gate, inter, false));
+    KVACTOR_FORWARD_TRY(product(normed, t_, lw.up_proj, inter, h_, buf_.up, inter, false));
     KVACTOR_FORWARD_TRY(ops_.swiglu(buf_.gate, buf_.up, buf_.gate, std::int64_t{t_} * inter));
-    return ops_.linear(buf_.gate, inter, t_, w(lw.down_proj), h_, inter, buf_.hidden, h_, true);
+    rows gated;
+    KVACTOR_FORWARD_TRY(input(buf_.gate, inter, t_, inter, gated));
+    return product(gated, t_, lw.down_proj, h_, inter, buf_.hidden, h_, true);
   }
 
   status lm_head() {
@@ -125,7 +186,9 @@ private:
     if (n == 0) return {};
     KVACTOR_FORWARD_TRY(ops_.gather_rows(buf_.hidden, a_.sample_rows, n, h_, buf_.last));
     KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.last, h_, buf_.last, h_, n, 1, h_, w(plan_.norm), eps_));
-    return ops_.linear(buf_.last, h_, n, w(plan_.lm_head), c_.vocab_size, h_, buf_.logits, c_.vocab_size, false);
+    rows last;
+    KVACTOR_FORWARD_TRY(input(buf_.last, h_, n, h_, last));
+    return product(last, n, plan_.lm_head, c_.vocab_size, h_, buf_.logits, c_.vocab_size, false);
   }
 
   forward_ops& ops_;
@@ -142,10 +205,19 @@ private:
 
 } // namespace
 
+std::int64_t bf16_input_width(const model_config& c) {
+  return std::max({c.hidden_size, c.q_size(), c.intermediate_size});
+}
+
 status enqueue_forward(forward_ops& ops, const model_config& config, const weight_plan& plan,
                        const kernels::kv_cache_view& cache, const forward_batch& b, const batch_upload_layout& layout,
                        const forward_buffers& buffers) {
   KVACTOR_ASSERT(plan.layers.size() == static_cast<std::size_t>(config.num_hidden_layers), "plan of another model");
+  KVACTOR_ASSERT(plan.matrices == kernels::dtype::f32 || buffers.x_bf16 != nullptr, "bf16 matrices without x_bf16");
+  KVACTOR_ASSERT(cache.shape.type == kernels::dtype::f32 ||
+                     (cache.shape.type == kernels::dtype::bf16 && buffers.qkv_bf16 != nullptr &&
+                      buffers.attn_bf16 != nullptr),
+                 "a KV cache of f32 or bf16, with its scratch");
   return step(ops, config, plan, cache, b, arrays(buffers.upload, layout), buffers).run();
 }
 

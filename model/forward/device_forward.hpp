@@ -13,14 +13,21 @@
 //     q|k|v = normed Wqkv^T (one fused product)   qkv     [T, q + 2 kv]
 //     (Qwen3) RMSNorm per head of q and k, in place
 //     RoPE on q and k, in place (angles from the upload)
+//     (bf16 cache: q|k|v rounded to bf16          qkv_bf16 [T, q + 2 kv])
 //     cache_write K, V (read in place from qkv)
 //     paged_attention (query read in place)       attn    [T, q]
+//     (bf16 cache: out in bf16, attn_bf16; widened into attn for fp32 matrices)
 //     hidden += attn Wo^T
 //     RMSNorm                                    normed
 //     gate = normed Wg^T, up = normed Wu^T        gate, up [T, I]
 //     gate = silu(gate) * up;  hidden += gate Wd^T
 //   sampled rows: gather, RMSNorm                 last    [R, H]
 //   logits = last Wlm^T                           logits  [R, vocab]
+//
+// Products by the plan's matrices: fp32 (x W^T in fp32), or bf16 — the
+// input rows rounded to bf16 first (x_bf16), then bf16 x bf16 with fp32
+// sums and an fp32 result: the CPU pass's bf16 activations. Everything else
+// (norms, RoPE, SwiGLU, the residual) stays fp32.
 
 #include <cstddef>
 #include <cstdint>
@@ -41,9 +48,9 @@ class forward_ops {
 public:
   virtual ~forward_ops() = default;
 
-  // out[t] = table[ids[t]]; table: [vocab, hidden]; ids: [T]; out: [T, hidden]
-  virtual status embedding(const float* table, const std::int32_t* ids, std::int32_t num_tokens,
-                           std::int32_t hidden, float* out) = 0;
+  // out[t] = table[ids[t]]; table: [vocab, hidden] of table_type (f32 or bf16); ids: [T]; out: [T, hidden]
+  virtual status embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids,
+                           std::int32_t num_tokens, std::int32_t hidden, float* out) = 0;
   // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart (may be x); weight: [n]
   virtual status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
                           std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) = 0;
@@ -58,6 +65,15 @@ public:
   // y = x W^T (accumulate: y += x W^T); x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
   virtual status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
                         std::int64_t k, float* y, std::int64_t ldy, bool accumulate) = 0;
+  // y = x W^T (accumulate: y += x W^T) in bf16 with fp32 sums; x: [m, k] bf16 rows ldx apart; w: [n, k] bf16;
+  // y: [m, n] fp32 rows ldy apart
+  virtual status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
+                             std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) = 0;
+  // out = x rounded to bf16 (nearest even); x: [num_rows, n] rows ldx apart; out: rows ldo apart
+  virtual status round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n,
+                               std::uint16_t* out, std::int64_t ldo) = 0;
+  // out = x widened (exact); [num] contiguous
+  virtual status widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) = 0;
   virtual status cache_write(const kernels::cache_write_params& p) = 0;
   virtual status paged_attention(const kernels::paged_attention_params& p) = 0;
 };
@@ -74,7 +90,16 @@ struct forward_buffers {
   float* up = nullptr;                // [T, intermediate]
   float* last = nullptr;              // [R, hidden]
   float* logits = nullptr;            // [R, vocab]
+  // bf16 matrices only:
+  std::uint16_t* x_bf16 = nullptr;    // [max(T, R), bf16_input_width]: a product's input rows
+  // bf16 KV cache only:
+  std::uint16_t* qkv_bf16 = nullptr;  // [T, q_size + 2 kv_size]
+  std::uint16_t* attn_bf16 = nullptr; // [T, q_size]
 };
+
+/// The widest input row of the model's products (hidden, q_size or
+/// intermediate): the width of forward_buffers::x_bf16.
+std::int64_t bf16_input_width(const model_config& config);
 
 /// Enqueues every launch of step `b` (whose metadata is already at
 /// buffers.upload, laid out by `layout`); the logits of its sampled rows end

@@ -26,11 +26,9 @@ kernels::kv_cache_shape transformer::cache_shape(const model_config& c, std::int
 
 status transformer::check_cache_dtype(kernels::device_kind kind, kernels::dtype type) {
   const std::string name = kernels::dtype_name(type);
-  if (kind == kernels::device_kind::cuda && type != kernels::dtype::f32)
-    return make_error("forward pass", "the CUDA forward pass has no " + name + " KV cache (kv_dtype " + name +
-                                          "); it takes f32 only");
   if (type != kernels::dtype::f32 && type != kernels::dtype::bf16)
-    return make_error("forward pass", "the CPU forward pass takes an f32 or bf16 KV cache, not " + name);
+    return make_error("forward pass", std::string("the ") + (kind == kernels::device_kind::cuda ? "CUDA" : "CPU") +
+                                          " forward pass takes an f32 or bf16 KV cache, not " + name);
   return {};
 }
 
@@ -59,15 +57,13 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
   if (activations != dtype::f32 && activations != dtype::bf16)
     return make_error("forward pass", std::string("activations in ") + kernels::dtype_name(activations) +
                                           " are not built (f32 or bf16)");
-  if (activations == dtype::bf16 && dev.kind() != kernels::device_kind::cpu)
-    return make_error("forward pass", "bf16 activations are built for the CPU device only, not " + dev.name());
   switch (dev.kind()) {
   case kernels::device_kind::cpu:
     return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits, activations));
   case kernels::device_kind::cuda:
 #if KVACTOR_HAVE_CUDA
   {
-    auto t = cuda_transformer::create(config, weights, dev, cache, limits);
+    auto t = cuda_transformer::create(config, weights, dev, cache, limits, activations);
     if (!t) return t.error();
     return std::unique_ptr<transformer>(std::move(*t));
   }

@@ -14,12 +14,13 @@
 //   cuda_transformer (model/cuda/cuda_transformer.hpp, CUDA builds): kernels
 //                    and cuBLAS on the compute stream, device-resident weights
 // Both compute in fp32 (activations, accumulation) over an fp32 KV cache, so
-// they agree within fp32 rounding. The CPU pass also takes a bf16 KV cache:
-// each step's K/V rows and queries are rounded to bf16 (nearest even), the
-// cache write and attention run in bf16 and the attention output is widened
-// back to fp32 for o_proj (cpu_transformer.hpp); and bf16 activations (an
-// opt-in: each product rounds its input rows to bf16 and multiplies bf16
-// matrices on the CPU's bf16 instructions, summing in fp32; lossy).
+// they agree within fp32 rounding. Both also take a bf16 KV cache: each
+// step's K/V rows and queries are rounded to bf16 (nearest even), the cache
+// write and attention run in bf16 and the attention output is widened back
+// to fp32 for o_proj (cpu_transformer.hpp); and bf16 activations (an opt-in:
+// each product rounds its input rows to bf16 and multiplies bf16 matrices,
+// summing in fp32 — the CPU's bf16 instructions, cuBLAS's bf16 GEMM with
+// fp32 compute, the matrices bf16 on the device; lossy).
 // The CPU pass is batch-invariant on CPUs with AVX-512: a sequence's K/V
 // and logits are bit-identical whatever else is in the step, however its
 // prompt is chunked, and whether a token is decoded or recomputed in a
@@ -67,23 +68,22 @@ public:
   transformer& operator=(const transformer&) = delete;
 
   /// The forward pass for `dev`'s kind, its products taking `activations`
-  /// (f32, or bf16 on the CPU). `weights` and the memory behind `cache`
-  /// must outlive the transformer. Fails for a cache shape that disagrees
-  /// with the config, a cache dtype the device's pass does not take (CPU:
-  /// f32 or bf16; CUDA: f32 only), non-positive limits, or what the
-  /// device's implementation cannot do (CUDA: bf16 activations, head_dim
-  /// other than 64 or 128, out of device memory, a CUDA or cuBLAS error).
+  /// (f32 or bf16). `weights` and the memory behind `cache` must outlive
+  /// the transformer. Fails for a cache shape that disagrees with the
+  /// config, a cache dtype other than f32 or bf16, non-positive limits, or
+  /// what the device's implementation cannot do (CUDA: head_dim other than
+  /// 64 or 128, out of device memory, a CUDA or cuBLAS error).
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
                                                      forward_limits limits, dtype activations = dtype::f32);
 
   /// The cache shape this model needs for `num_blocks` blocks of `kv_type`
-  /// elements (f32, or bf16 on the CPU: half the bytes per block).
+  /// elements (f32, or bf16: half the bytes per block).
   static kernels::kv_cache_shape cache_shape(const model_config& config, std::int64_t num_blocks,
                                              std::int32_t block_size, kernels::dtype kv_type = kernels::dtype::f32);
 
   /// Whether the pass of a device of `kind` takes a KV cache of `type`: f32
-  /// everywhere, bf16 on the CPU only; the error names the dtype.
+  /// or bf16 on both devices; the error names the dtype.
   static status check_cache_dtype(kernels::device_kind kind, kernels::dtype type);
 
   /// Pinned host memory a forward pass on a device with memory of its own

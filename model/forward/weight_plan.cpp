@@ -10,6 +10,8 @@ namespace {
 
 class planner {
 public:
+  explicit planner(dtype matrices) : matrices_(matrices) {}
+
   /// A slot at the next aligned offset.
   weight_slot place(const weight_view& w) { return place_at(w, align_up(end_)); }
   /// A slot right after the last one (fused matrices).
@@ -24,20 +26,24 @@ private:
   weight_slot place_at(const weight_view& w, std::size_t offset) {
     weight_slot s;
     s.source = w;
+    s.type = w.rank == 2 ? matrices_ : dtype::f32; // norm weights (rank 1) stay fp32
     s.offset = offset;
-    s.bytes = static_cast<std::size_t>(w.num_elements()) * sizeof(float);
+    s.bytes = static_cast<std::size_t>(w.num_elements()) * dtype_size(s.type);
     end_ = offset + s.bytes;
     return s;
   }
 
+  dtype matrices_;
   std::size_t end_ = 0;
 };
 
 } // namespace
 
-weight_plan weight_plan::make(const model_weights& weights) {
+weight_plan weight_plan::make(const model_weights& weights, dtype matrices) {
+  KVACTOR_ASSERT(matrices == dtype::f32 || matrices == dtype::bf16, "device matrices are f32 or bf16");
   weight_plan p;
-  planner at;
+  p.matrices = matrices;
+  planner at(matrices);
   p.embed_tokens = at.place(weights.embed_tokens());
   for (const layer_weights& w : weights.layers()) {
     KVACTOR_ASSERT(w.q_proj.cols() == w.k_proj.cols() && w.k_proj.cols() == w.v_proj.cols(),
@@ -83,6 +89,20 @@ void widen_to_f32(const weight_view& w, std::int64_t first, std::span<float> out
                  "elements outside the weight");
   const auto* src = static_cast<const std::byte*>(w.data) + static_cast<std::size_t>(first) * dtype_size(w.type);
   convert_to_f32(src, w.type, out);
+}
+
+void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte> out) {
+  const std::size_t size = dtype_size(s.type);
+  KVACTOR_ASSERT(out.size() % size == 0, "a partial element");
+  const auto num = static_cast<std::int64_t>(out.size() / size);
+  KVACTOR_ASSERT(first >= 0 && first + num <= s.num_elements(), "elements outside the weight");
+  const auto* src =
+      static_cast<const std::byte*>(s.source.data) + static_cast<std::size_t>(first) * dtype_size(s.source.type);
+  const auto n = static_cast<std::size_t>(num);
+  if (s.type == dtype::f32)
+    convert_to_f32(src, s.source.type, std::span<float>(reinterpret_cast<float*>(out.data()), n));
+  else
+    convert_to_bf16(src, s.source.type, std::span<std::uint16_t>(reinterpret_cast<std::uint16_t*>(out.data()), n));
 }
 
 } // namespace kvactor::model

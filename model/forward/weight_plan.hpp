@@ -1,8 +1,10 @@
 #pragma once
 // weight_plan: where every weight of a model goes in one device allocation,
 // worked out on the host (no device needed, so it is tested in CI). The
-// device holds every weight in fp32, the dtype the forward pass computes
-// with; bf16 matrices are widened once at upload (exact).
+// matrices (embedding, projections, LM head) are held in the plan's
+// `matrices` dtype: fp32 (a bf16 checkpoint widened once at upload, exact)
+// or bf16 (what the products take with bf16 activations: half the bytes; an
+// fp32 matrix rounded to nearest even at upload). Norm weights stay fp32.
 //
 //   embed_tokens                     [vocab, hidden]
 //   per layer:
@@ -19,9 +21,10 @@
 //   lm_head                          [vocab, hidden]; tied: the embedding's slot
 //
 // Every slot but k_proj and v_proj starts at a multiple of 256 bytes.
-// NOTE: fp32 on the device because cuBLAS multiplies bf16 only by bf16
-// (cublasGemmEx takes one dtype for A and B); bf16 weights times fp32
-// activations would round the activations, which the CPU path never does.
+// NOTE: bf16 matrices go with bf16 activations only: cuBLAS multiplies bf16
+// only by bf16 (cublasGemmEx takes one dtype for A and B), so bf16 weights
+// mean rounding the products' input rows to bf16, which the fp32 pass never
+// does (model/README.md).
 
 #include <cstddef>
 #include <cstdint>
@@ -33,11 +36,12 @@
 
 namespace kvactor::model {
 
-/// One weight: its host view and its fp32 place on the device.
+/// One weight: its host view and its place and dtype on the device.
 struct weight_slot {
   weight_view source;
-  std::size_t offset = 0; // bytes from the start of the device allocation
-  std::size_t bytes = 0;  // num_elements * 4
+  dtype type = dtype::f32; // on the device: f32, or bf16 for a matrix of a bf16 plan
+  std::size_t offset = 0;  // bytes from the start of the device allocation
+  std::size_t bytes = 0;   // num_elements * dtype_size(type)
 
   std::int64_t num_elements() const { return source.num_elements(); }
 };
@@ -58,9 +62,11 @@ struct weight_plan {
   std::vector<layer_slots> layers;
   weight_slot norm;
   weight_slot lm_head; // same offset as embed_tokens when the model ties them
+  dtype matrices = dtype::f32;
   std::size_t total_bytes = 0;
 
-  static weight_plan make(const model_weights& weights);
+  /// `matrices`: f32 or bf16.
+  static weight_plan make(const model_weights& weights, dtype matrices = dtype::f32);
 
   /// Every distinct slot once, in offset order: what an upload copies.
   std::vector<weight_slot> uploads() const;
@@ -68,5 +74,10 @@ struct weight_plan {
 
 /// Elements [first, first + out.size()) of `w`, widened to fp32 (exact).
 void widen_to_f32(const weight_view& w, std::int64_t first, std::span<float> out);
+
+/// Elements [first, first + out.size() / dtype_size(s.type)) of the slot's
+/// source in the slot's device dtype: widened to fp32, or bf16 (copied, or
+/// rounded to nearest even from fp32). What an upload writes.
+void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte> out);
 
 } // namespace kvactor::model

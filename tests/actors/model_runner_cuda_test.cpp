@@ -14,11 +14,16 @@ namespace {
 
 using testing::tokens;
 
-std::shared_ptr<model_runner> make_runner(const std::string& device) {
-  auto m = model::load_model_folder(testing::model_dir(64), model::dtype::f32);
+// bf16: bf16 matrices (on the CUDA device too) with bf16 activations, and a bf16 KV cache.
+std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 = false) {
+  auto m = model::load_model_folder(testing::model_dir(64), bf16 ? model::dtype::bf16 : model::dtype::f32);
   EXPECT_TRUE(m.has_value());
   model_runner_options o;
   o.device = device;
+  if (bf16) {
+    o.activations = model::dtype::bf16;
+    o.kv_dtype = kernels::dtype::bf16;
+  }
   o.kv_cache_bytes = 32 * 32768; // 32 blocks of 16 tokens (2 layers, 2 KV heads of 64, fp32)
   o.swap_bytes = 8 * 32768;
   o.max_num_batched_tokens = 128;
@@ -77,6 +82,16 @@ std::vector<std::vector<token_id>> script(model_runner& r) {
 TEST(model_runner_cuda, copies_swaps_and_steps_match_the_cpu_runner) {
   const auto want = script(*make_runner("cpu"));
   const auto got = script(*make_runner("cuda"));
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(want.size(), 3u);
+  EXPECT_EQ(want[1].size(), 2u);
+}
+
+// The same script in bf16: the copy-on-write copy and the swaps move bf16
+// blocks (half the bytes), and the tokens are the CPU runner's in bf16.
+TEST(model_runner_cuda, bf16_copies_swaps_and_steps_match_the_cpu_runner) {
+  const auto want = script(*make_runner("cpu", true));
+  const auto got = script(*make_runner("cuda", true));
   EXPECT_EQ(got, want);
   ASSERT_EQ(want.size(), 3u);
   EXPECT_EQ(want[1].size(), 2u);

@@ -13,7 +13,7 @@
 namespace kvactor::model {
 namespace {
 
-void column_major_sgemm(const column_major_gemm& g, float beta) {
+void column_major_sgemm(const column_major_gemm<>& g, float beta) {
   cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
               blasint(g.m), blasint(g.n), blasint(g.k), 1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb), beta, g.c,
               blasint(g.ldc));

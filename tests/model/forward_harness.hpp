@@ -165,6 +165,7 @@ public:
   }
 
   kernels::device& dev() { return *dev_; }
+  const transformer& forward() const { return *tf_; }
   const kernels::kv_cache_view& cache() const { return cache_.view; }
   int64_t vocab() const { return m_.config.vocab_size; }
 

@@ -318,7 +318,7 @@ TEST(transformer, refuses_a_kv_cache_dtype_the_cpu_pass_does_not_take) {
 }
 
 // A device that calls itself CUDA and must not be used: the CUDA pass's
-// refusal of a bf16 cache comes before it touches the device (and is tested
+// refusal of an f16 cache comes before it touches the device (and is tested
 // without a GPU).
 class cuda_kind_device final : public kernels::device {
 public:
@@ -337,18 +337,20 @@ private:
   static void used() { ADD_FAILURE() << "the stand-in CUDA device was used"; }
 };
 
-TEST(transformer, the_cuda_pass_refuses_a_bf16_kv_cache_by_name) {
+TEST(transformer, the_cuda_pass_refuses_an_f16_kv_cache_by_name) {
   const loaded_model& m = tiny_model(architecture::llama);
   auto cpu = kernels::make_device("cpu");
   ASSERT_TRUE(cpu.has_value());
   auto cache = kernels::allocate_kv_cache(**cpu, kernels::memory_kind::device,
-                                          transformer::cache_shape(m.config, 4, 16, kernels::dtype::bf16));
+                                          transformer::cache_shape(m.config, 4, 16, kernels::dtype::f16));
   ASSERT_TRUE(cache.has_value());
   cuda_kind_device cuda;
   auto t = transformer::create(m.config, m.weights, cuda, cache->view, {});
   ASSERT_FALSE(t.has_value());
-  EXPECT_NE(t.error().message.find("CUDA forward pass has no bf16 KV cache"), std::string::npos) << t.error().message;
-  EXPECT_FALSE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::bf16));
+  EXPECT_NE(t.error().message.find("CUDA forward pass takes an f32 or bf16 KV cache, not f16"), std::string::npos)
+      << t.error().message;
+  EXPECT_FALSE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::f16));
+  EXPECT_TRUE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::bf16));
   EXPECT_TRUE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::f32));
   EXPECT_TRUE(transformer::check_cache_dtype(kernels::device_kind::cpu, kernels::dtype::bf16));
 }

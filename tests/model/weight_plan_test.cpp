@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <span>
+
 #include "forward_harness.hpp"
 
 namespace kvactor::model {
@@ -72,6 +75,57 @@ TEST_P(weight_plan_test, widening_bf16_matrices_gives_the_fp32_values_exactly) {
   std::vector<float> norm(static_cast<std::size_t>(f32.norm().num_elements()));
   widen_to_f32(f32.norm(), 0, norm);
   EXPECT_EQ(norm, std::vector<float>(f32.norm().f32(), f32.norm().f32() + f32.norm().num_elements()));
+}
+
+TEST_P(weight_plan_test, a_bf16_plan_holds_matrices_in_half_the_bytes_and_norms_in_fp32) {
+  const model_weights& w = tiny_model(GetParam(), dtype::bf16).weights;
+  const weight_plan f32 = weight_plan::make(w, dtype::f32);
+  const weight_plan bf16 = weight_plan::make(w, dtype::bf16);
+  EXPECT_EQ(bf16.matrices, dtype::bf16);
+  std::size_t matrix_elements = 0, norm_elements = 0;
+  for (const weight_slot& s : bf16.uploads()) {
+    const bool matrix = s.source.rank == 2;
+    EXPECT_EQ(s.type, matrix ? dtype::bf16 : dtype::f32);
+    EXPECT_EQ(s.bytes, static_cast<std::size_t>(s.num_elements()) * (matrix ? 2u : 4u));
+    (matrix ? matrix_elements : norm_elements) += static_cast<std::size_t>(s.num_elements());
+  }
+  for (const layer_slots& l : bf16.layers) { // still one fused q|k|v matrix
+    EXPECT_EQ(l.k_proj.offset, l.q_proj.offset + l.q_proj.bytes);
+    EXPECT_EQ(l.v_proj.offset, l.k_proj.offset + l.k_proj.bytes);
+  }
+  // Alignment adds under 256 bytes per slot to the element bytes.
+  const std::size_t num_slots = bf16.uploads().size();
+  EXPECT_GE(bf16.total_bytes, 2 * matrix_elements + 4 * norm_elements);
+  EXPECT_LT(bf16.total_bytes, 2 * matrix_elements + 4 * norm_elements + num_slots * weight_plan::alignment);
+  EXPECT_GE(f32.total_bytes, 4 * (matrix_elements + norm_elements));
+  EXPECT_LT(f32.total_bytes, 4 * (matrix_elements + norm_elements) + num_slots * weight_plan::alignment);
+  std::printf("device weights of the %s test model: %zu bytes with fp32 matrices, %zu with bf16 (%.3f)\n",
+              std::string(architecture_name(GetParam())).c_str(), f32.total_bytes, bf16.total_bytes,
+              double(bf16.total_bytes) / double(f32.total_bytes));
+}
+
+TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rounded) {
+  const model_weights& w16 = tiny_model(GetParam(), dtype::bf16).weights;
+  const model_weights& w32 = tiny_model(GetParam(), dtype::f32).weights;
+  // A bf16 source is copied as it is.
+  const weight_slot s16 = weight_plan::make(w16, dtype::bf16).layers[0].gate_proj;
+  std::vector<std::uint16_t> got(static_cast<std::size_t>(s16.num_elements()));
+  device_image(s16, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, std::vector<std::uint16_t>(s16.source.bf16(), s16.source.bf16() + s16.num_elements()));
+  // An fp32 source is rounded (these values came from bf16: the same bits),
+  // in chunks from an offset.
+  const weight_slot s32 = weight_plan::make(w32, dtype::bf16).layers[0].gate_proj;
+  std::vector<std::uint16_t> rounded(got.size());
+  for (std::int64_t first = 0; first < s32.num_elements(); first += 997) {
+    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(997, s32.num_elements() - first));
+    device_image(s32, first, std::as_writable_bytes(std::span(rounded).subspan(static_cast<std::size_t>(first), n)));
+  }
+  EXPECT_EQ(rounded, got);
+  // A norm weight stays fp32 in a bf16 plan.
+  const weight_slot norm = weight_plan::make(w16, dtype::bf16).norm;
+  std::vector<float> n32(static_cast<std::size_t>(norm.num_elements()));
+  device_image(norm, 0, std::as_writable_bytes(std::span(n32)));
+  EXPECT_EQ(n32, std::vector<float>(norm.source.f32(), norm.source.f32() + norm.num_elements()));
 }
 
 INSTANTIATE_TEST_SUITE_P(styles, weight_plan_test, ::testing::Values(architecture::llama, architecture::qwen3),
