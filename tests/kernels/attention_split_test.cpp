@@ -3,7 +3,12 @@
 // bound the CUDA device allocates once.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "kernels/cuda/attention_split.hpp"
+#if KVACTOR_HAVE_CUDA
+#include "kernels/cuda/launch.hpp"
+#endif
 
 namespace kvactor::kernels {
 namespace {
@@ -71,6 +76,32 @@ TEST(attention_split, scratch_sizes) {
   EXPECT_EQ(split_scratch_floats(2, 32, 128, 4), 2 * 32 * 4 * 130);
   EXPECT_EQ(max_split_scratch_floats(132), 2 * 132 * 8 * 130);  // about 1 MiB
 }
+
+#if KVACTOR_HAVE_CUDA
+// The launcher's use of the plan (host code of kernels.cu; no GPU needed):
+// Llama-3-8B heads, decode at 32k keys, on the device's SMs.
+TEST(attention_split, the_launcher_splits_decode_only_with_a_large_enough_workspace) {
+  std::vector<float> scratch(static_cast<size_t>(max_split_scratch_floats(h100_sms)));
+  paged_attention_params p{};
+  p.num_seqs = p.num_tokens = 1;
+  p.num_heads = 32;
+  p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.block_size = 16;
+  p.max_blocks_per_seq = 2048;
+  EXPECT_EQ(cuda_launch::attention_split_of(p).num_splits, 1);  // no workspace
+  p.workspace = attention_workspace{scratch.data(), static_cast<int64_t>(scratch.size()), h100_sms};
+  const split_plan plan = cuda_launch::attention_split_of(p);
+  EXPECT_EQ(plan.num_splits, 32);
+  EXPECT_EQ(plan.chunk, 1024);
+  p.workspace.num_floats = split_scratch_floats(1, 32, 128, 32) - 1;
+  EXPECT_EQ(cuda_launch::attention_split_of(p).num_splits, 1);  // too small: one pass
+  p.workspace.num_floats = static_cast<int64_t>(scratch.size());
+  const int32_t qsl[2] = {0, 1};
+  p.query_start_loc = qsl;
+  EXPECT_EQ(cuda_launch::attention_split_of(p).num_splits, 1);  // prefill never splits
+}
+#endif
 
 } // namespace
 } // namespace kvactor::kernels
