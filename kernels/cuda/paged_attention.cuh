@@ -21,7 +21,9 @@
 // contexts of any length and scattered tables need no special case.
 // NOTE: correctness first: one query token per block re-reads K/V per query
 // token of a prefill chunk (L2 absorbs part of it); a tiled multi-query kernel
-// is the next step for long prefill chunks.
+// is the next step for long prefill chunks. Decode at small batch and long
+// context splits each context across blocks instead
+// (paged_attention_split.cuh), over the same attend().
 
 #include "kernels/cuda/compat.cuh"
 #include "kernels/params.hpp"
