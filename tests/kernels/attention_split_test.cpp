@@ -15,7 +15,7 @@ namespace {
 
 constexpr int32_t h100_sms = 132;
 
-TEST(attention_split, one_sequence_of_32k_fills_the_device) {
+TEST(cuda_attention_split, one_sequence_of_32k_fills_the_device) {
   // Llama-3-8B: 32 query heads over 8 KV heads, groups of 4: 8 blocks in one pass.
   const split_plan plan = plan_attention_split(1, 8, 32768, h100_sms);
   EXPECT_EQ(plan.num_splits, 32);
@@ -26,7 +26,7 @@ TEST(attention_split, one_sequence_of_32k_fills_the_device) {
   EXPECT_EQ(one.chunk, split_min_chunk);
 }
 
-TEST(attention_split, no_split_when_the_grid_fills_the_sms_or_the_context_is_short) {
+TEST(cuda_attention_split, no_split_when_the_grid_fills_the_sms_or_the_context_is_short) {
   EXPECT_EQ(plan_attention_split(33, 4, 32768, h100_sms).num_splits, 1);     // 132 blocks: every SM busy
   EXPECT_EQ(plan_attention_split(1, 8, 2 * split_min_chunk - 1, h100_sms).num_splits, 1);
   EXPECT_EQ(plan_attention_split(1, 8, 100, h100_sms).num_splits, 1);
@@ -34,7 +34,7 @@ TEST(attention_split, no_split_when_the_grid_fills_the_sms_or_the_context_is_sho
   EXPECT_EQ(plan_attention_split(0, 8, 32768, h100_sms).num_splits, 1);      // empty batch
 }
 
-TEST(attention_split, the_threshold_in_context_and_in_batch) {
+TEST(cuda_attention_split, the_threshold_in_context_and_in_batch) {
   EXPECT_EQ(plan_attention_split(1, 8, 2 * split_min_chunk - 1, h100_sms).num_splits, 1);
   EXPECT_EQ(plan_attention_split(1, 8, 2 * split_min_chunk, h100_sms).num_splits, 2);
   EXPECT_EQ(plan_attention_split(1, h100_sms, 8192, h100_sms).num_splits, 1);
@@ -47,7 +47,7 @@ TEST(attention_split, the_threshold_in_context_and_in_batch) {
 // Every plan covers the context with whole tiles, no chunk under the
 // minimum, at most split_blocks_per_sm blocks per SM, and scratch within the
 // device's bound; contexts up to 2^31 keys stay in int32 chunks.
-TEST(attention_split, every_plan_covers_the_context_within_the_bounds) {
+TEST(cuda_attention_split, every_plan_covers_the_context_within_the_bounds) {
   int num_split = 0;
   for (int32_t sms : {1, 20, 108, 132})
     for (int32_t seqs : {1, 2, 3, 7, 16, 64})
@@ -71,7 +71,7 @@ TEST(attention_split, every_plan_covers_the_context_within_the_bounds) {
   EXPECT_GT(num_split, 100);
 }
 
-TEST(attention_split, scratch_sizes) {
+TEST(cuda_attention_split, scratch_sizes) {
   // out [rows, splits, head_dim] + m and l [rows, splits]
   EXPECT_EQ(split_scratch_floats(2, 32, 128, 4), 2 * 32 * 4 * 130);
   EXPECT_EQ(max_split_scratch_floats(132), 2 * 132 * 8 * 130);  // about 1 MiB
@@ -80,7 +80,7 @@ TEST(attention_split, scratch_sizes) {
 #if KVACTOR_HAVE_CUDA
 // The launcher's use of the plan (host code of kernels.cu; no GPU needed):
 // Llama-3-8B heads, decode at 32k keys, on the device's SMs.
-TEST(attention_split, the_launcher_splits_decode_only_with_a_large_enough_workspace) {
+TEST(cuda_attention_split, the_launcher_splits_decode_only_with_a_large_enough_workspace) {
   std::vector<float> scratch(static_cast<size_t>(max_split_scratch_floats(h100_sms)));
   paged_attention_params p{};
   p.num_seqs = p.num_tokens = 1;

@@ -88,7 +88,7 @@ split_plan launcher_plan(const attention_config& c) {
 // dtype, head_dim, GQA ratio
 using shape = std::tuple<dtype, int, int>;
 
-class emulated_split_attention : public ::testing::TestWithParam<shape> {
+class emulated_cuda_split_attention : public ::testing::TestWithParam<shape> {
 protected:
   attention_config base() const {
     const auto [type, head_dim, ratio] = GetParam();
@@ -99,14 +99,14 @@ protected:
 // Chunks of one tile make many splits over short contexts: 1000 keys are
 // 7 full chunks and a partial one, 300 keys end five splits early, 5 keys
 // lie in split 0 alone.
-TEST_P(emulated_split_attention, small_chunks_match_reference) {
+TEST_P(emulated_cuda_split_attention, small_chunks_match_reference) {
   attention_config c = base();
   c.seq_lens = {1000, 300, 5};
   check(c, split_plan{8, 128});
 }
 
 // The launcher's own plan for a few long sequences (split at chunks >= 512).
-TEST_P(emulated_split_attention, launcher_plan_matches_reference) {
+TEST_P(emulated_cuda_split_attention, launcher_plan_matches_reference) {
   attention_config c = base();
   c.seq_lens = {2100, 700};
   const split_plan plan = launcher_plan(c);
@@ -120,14 +120,14 @@ std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
   return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_gqa" + std::to_string(ratio);
 }
 
-INSTANTIATE_TEST_SUITE_P(all, emulated_split_attention,
+INSTANTIATE_TEST_SUITE_P(all, emulated_cuda_split_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
                                             ::testing::Values(64, 128), ::testing::Values(1, 4)),
                          shape_name);
 
 // A context shorter than one chunk: the plan does not split, and a forced
 // split of two chunks leaves the second empty for every sequence.
-TEST(emulated_split_attention_edges, a_context_shorter_than_one_chunk) {
+TEST(emulated_cuda_split_attention_edges, a_context_shorter_than_one_chunk) {
   attention_config c = testing::gqa_config(dtype::bf16, 128, 16, 4);
   c.seq_lens = {split_min_chunk - 1, 17};
   EXPECT_EQ(launcher_plan(c).num_splits, 1);
@@ -137,7 +137,7 @@ TEST(emulated_split_attention_edges, a_context_shorter_than_one_chunk) {
 // The launcher's decision crossing its threshold: one key under two minimal
 // chunks runs in one pass, at two chunks it splits; both agree with the
 // reference and with each other.
-TEST(emulated_split_attention_edges, split_and_one_pass_agree_across_the_threshold) {
+TEST(emulated_cuda_split_attention_edges, split_and_one_pass_agree_across_the_threshold) {
   for (dtype type : {dtype::f32, dtype::bf16}) {
     for (int32_t len : {2 * split_min_chunk - 16, 2 * split_min_chunk}) {
       attention_config c = testing::gqa_config(type, 128, 16, 4);
@@ -160,7 +160,7 @@ TEST(emulated_split_attention_edges, split_and_one_pass_agree_across_the_thresho
 // A 32k context, batch 1, one KV head with a GQA group of 4 query heads (the
 // emulator runs one fiber per CUDA thread: few heads keep it to seconds),
 // in f32 and bf16, with the launcher's plan (64 splits of 512 keys).
-TEST(emulated_split_attention_edges, a_32k_context_matches_reference) {
+TEST(emulated_cuda_split_attention_edges, a_32k_context_matches_reference) {
   for (dtype type : {dtype::f32, dtype::bf16}) {
     attention_config c;
     c.type = type;
