@@ -8,6 +8,7 @@ src=$1 build=$2 out=$3
 rm -rf "$out"
 filter='cuda_test.cache_write_and_copy_blocks:*long_decode_splits_and_matches_reference/bf16_d128_bs16_gqa4'
 filter+=':*cuda_forward_test.mixed_prefill_batch_then_batched_decode/llama_f32'
+filter+=':model_runner_cuda.*'
 "$src/tools/gpu-check" --shim --skip-build --build-dir="$build" --out="$out" --filter="$filter"
 report=$out/report.txt
 cat "$report"
@@ -16,5 +17,5 @@ for line in '^mode: +shim' '^== build: skipped' '^== suite: PASS' '^== bench: PA
             '^  swap_out_bench/blocks:300/.* calls=2 ' '^result: PASS$'; do
   grep -Eq -- "$line" "$report" || { echo "report: no line matching '$line'"; exit 1; }
 done
-# 1 kernels test + 1 split decode case, and 1 forward case
-[ "$(grep -Ec '\[  PASSED  \] [1-9][0-9]* tests?\.' "$report")" -eq 2 ] || { echo "report: not 2 gtest summaries"; exit 1; }
+# kernels: 1 test + 1 split decode case; forward: 1 case; runner: 1 test
+[ "$(grep -Ec '\[  PASSED  \] [1-9][0-9]* tests?\.' "$report")" -eq 3 ] || { echo "report: not 3 gtest summaries"; exit 1; }
