@@ -16,6 +16,7 @@
 // iteration each (the CUDA shim's run in the test suite).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -5,9 +5,12 @@
 // decision crossing its threshold (split and one pass agree).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/cuda/attention_split.hpp"
 #include "kernels/cuda/paged_attention_split.cuh"
