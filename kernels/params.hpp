@@ -72,8 +72,8 @@ struct paged_attention_params {
   // Elements from one query token's row to the next; 0 = num_heads * head_dim
   // (contiguous). Lets the query be read in place from a fused QKV buffer.
   int64_t query_stride = 0;
-  // CUDA decode: where the launcher may split long contexts (cuda_device
-  // fills it in ops.cpp when empty).
+  // CUDA decode: scratch where the launcher may split long contexts, from
+  // device::split_workspace(stream) of the launch's stream; {} = one pass.
   attention_workspace workspace{};
 };
 
