@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/assert.hpp"
+#include "kernels/cuda/attention_split.hpp"
 #include "kernels/cuda/check.hpp"
 
 namespace kvactor::kernels {
@@ -61,6 +62,14 @@ result<std::unique_ptr<cuda_device>> cuda_device::create(const device_options& o
       return no_device(e);  // the destructor destroys the streams made so far
     dev->streams_.push_back(s);
   }
+  // NOTE: the split-K scratch is small (about 1 MiB per stream on 132 SMs)
+  // and allocated once here, so no step allocates device memory.
+  dev->num_sms_ = prop.multiProcessorCount;
+  const auto scratch_bytes = static_cast<size_t>(max_split_scratch_floats(dev->num_sms_)) * sizeof(float) *
+                             static_cast<size_t>(options.num_streams);
+  void* scratch = nullptr;
+  if (const cudaError_t e = cudaMalloc(&scratch, scratch_bytes); e != cudaSuccess) return no_device(e);
+  dev->split_scratch_ = static_cast<float*>(scratch);
   return dev;
 }
 
@@ -73,6 +82,7 @@ cuda_device::~cuda_device() {
     (void)cudaStreamSynchronize(s);
     (void)cudaStreamDestroy(s);
   }
+  if (split_scratch_ != nullptr) (void)cudaFree(split_scratch_);
 }
 
 void cuda_device::make_current() const {
@@ -163,6 +173,12 @@ void cuda_device::wait_event(stream_id stream, const event_ptr& e) {
   const auto* ce = dynamic_cast<const cuda_event*>(e.get());
   KVACTOR_ASSERT(ce != nullptr, "wait on an event of another device");
   KVACTOR_CUDA_CHECK(cudaStreamWaitEvent(native_stream(stream), ce->native(), 0));
+}
+
+attention_workspace cuda_device::split_workspace(stream_id stream) const {
+  KVACTOR_ASSERT(stream >= 0 && stream < num_streams(), "no such stream");
+  const int64_t floats = max_split_scratch_floats(num_sms_);
+  return attention_workspace{split_scratch_ + floats * stream, floats, num_sms_};
 }
 
 void cuda_device::synchronize() {

@@ -32,6 +32,8 @@ public:
   event_ptr record(stream_id stream, host_callback on_complete = {}) override;
   void wait_event(stream_id stream, const event_ptr& e) override;
   void synchronize() override;
+  // max_split_scratch_floats(SMs) floats per stream, allocated at creation.
+  attention_workspace split_workspace(stream_id stream) const override;
 
   cudaStream_t native_stream(stream_id stream) const;
   int32_t ordinal() const { return ordinal_; }
@@ -46,6 +48,8 @@ private:
   int32_t ordinal_;
   std::string name_;
   std::vector<cudaStream_t> streams_;
+  int32_t num_sms_ = 0;
+  float* split_scratch_ = nullptr;  // [num_streams, max_split_scratch_floats(num_sms_)], device memory
   mutable std::mutex pinned_mutex_;
   int64_t pinned_capacity_;
   int64_t pinned_used_ = 0;  // guarded by pinned_mutex_

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/params.hpp"
 #include "kernels/result.hpp"
 
 namespace kvactor::kernels {
@@ -108,6 +109,10 @@ public:
   virtual void wait_event(stream_id stream, const event_ptr& e) = 0;
   // Blocks until every stream is idle (tests, tools, shutdown).
   virtual void synchronize() = 0;
+  // Scratch for split-K decode attention of work on `stream`
+  // (paged_attention_params::workspace); empty where attention never splits
+  // (CPU). Owned by the device, one per stream, reused by every launch.
+  virtual attention_workspace split_workspace(stream_id) const { return {}; }
 
 protected:
   friend class buffer;

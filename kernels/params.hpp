@@ -35,6 +35,15 @@ struct cache_write_params {
   int64_t value_stride = 0;
 };
 
+// Scratch of split-K decode attention on CUDA (cuda/attention_split.hpp):
+// device memory that only the launch's stream uses, reused launch after
+// launch. Empty (the default) = never split; the CPU device ignores it.
+struct attention_workspace {
+  float* data = nullptr;
+  int64_t num_floats = 0;
+  int32_t num_sms = 0;  // streaming multiprocessors of the device the split is planned for
+};
+
 // Paged attention over the cache for decode and prefill/extend alike.
 // Sequence s owns query tokens [query_start_loc[s], query_start_loc[s+1]) and
 // has seq_lens[s] keys in the cache, its new tokens included (write them with
@@ -63,6 +72,9 @@ struct paged_attention_params {
   // Elements from one query token's row to the next; 0 = num_heads * head_dim
   // (contiguous). Lets the query be read in place from a fused QKV buffer.
   int64_t query_stride = 0;
+  // CUDA decode: scratch where the launcher may split long contexts, from
+  // device::split_workspace(stream) of the launch's stream; {} = one pass.
+  attention_workspace workspace{};
 };
 
 // Copies whole blocks within one pool (copy-on-write), every layer, K and V.

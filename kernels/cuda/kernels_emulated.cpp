@@ -27,6 +27,7 @@ void kernel_pointers(const paged_attention_params& p, F&& f) {
   f(p.block_tables, "paged_attention_params::block_tables");
   f(p.seq_lens, "paged_attention_params::seq_lens");
   f(p.query_start_loc, "paged_attention_params::query_start_loc");
+  f(p.workspace.data, "paged_attention_params::workspace.data");
 }
 
 template <class F>

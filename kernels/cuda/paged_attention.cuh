@@ -21,7 +21,9 @@
 // contexts of any length and scattered tables need no special case.
 // NOTE: correctness first: one query token per block re-reads K/V per query
 // token of a prefill chunk (L2 absorbs part of it); a tiled multi-query kernel
-// is the next step for long prefill chunks.
+// is the next step for long prefill chunks. Decode at small batch and long
+// context splits each context across blocks instead
+// (paged_attention_split.cuh), over the same attend().
 
 #include "kernels/cuda/compat.cuh"
 #include "kernels/params.hpp"
@@ -97,11 +99,16 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
   return lo;
 }
 
-// grid: (num_tokens * num_heads / G), block: (attention_threads);
-// blockIdx.x = token * (num_heads / G) + head group.
-// NOTE: a 1-D grid: no 65535 limit of grid.y applies to prefill batches.
-template <class T, int HEAD_DIM, int G>
-__global__ void paged_attention_kernel(const paged_attention_params p) {
+// The online softmax of one block over keys [key_begin, key_end) of sequence
+// `seq` for query token `token` and the G query heads from head0. At the end
+// each output element (g, d) has one owning thread, which calls
+// finish(g, d, acc, m_g, l_g) with its unnormalised sum acc = sum_j
+// e^(s_gj - m_g) V[j][d], the running max m_g and the sum l_g = sum_j
+// e^(s_gj - m_g) (-inf and 0 for an empty range). Every thread of the block
+// must call it (barriers).
+template <class T, int HEAD_DIM, int G, class Finish>
+__device__ __forceinline__ void attend(const paged_attention_params& p, int token, int seq, int head0,
+                                       int key_begin, int key_end, Finish finish) {
   constexpr int threads = attention_threads;
   constexpr int num_warps = threads / warp_size;
   constexpr int splits = HEAD_DIM >= threads ? 1 : threads / HEAD_DIM;  // keys split across thread groups
@@ -114,18 +121,7 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   __shared__ float red_s[num_warps][G];            // reduction scratch
   __shared__ float sum_s[splits][G][HEAD_DIM];     // partial outputs of the key splits
 
-  const int num_groups = p.num_heads / G;
-  const int token = static_cast<int>(blockIdx.x) / num_groups;
-  const int head0 = static_cast<int>(blockIdx.x) % num_groups * G;
   const int tid = static_cast<int>(threadIdx.x);
-
-  int seq = token, q_index = 0, q_len = 1;
-  if (p.query_start_loc != nullptr) {
-    seq = find_sequence(p.query_start_loc, p.num_seqs, token);
-    q_index = token - p.query_start_loc[seq];
-    q_len = p.query_start_loc[seq + 1] - p.query_start_loc[seq];
-  }
-  const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
   const int kv_head = head0 / (p.num_heads / p.num_kv_heads);   // G divides the ratio
   const int64_t row_stride = static_cast<int64_t>(p.num_kv_heads) * HEAD_DIM;  // between slots
   const int64_t q_stride = p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
@@ -148,10 +144,10 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
     for (int i = 0; i < dims; ++i) acc[g][i] = 0.0f;
   }
 
-  for (int tile = 0; tile < num_keys; tile += threads) {
+  for (int tile = key_begin; tile < key_end; tile += threads) {
     const int j = tile + tid;
     float s[G];
-    if (j < num_keys) {
+    if (j < key_end) {
       const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
       dot_rows<T, HEAD_DIM, G>(q_s, k_base + slot * row_stride, s);
     } else {
@@ -166,7 +162,7 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
     KVACTOR_UNROLL
     for (int g = 0; g < G; ++g) {
       const float m_new = fmaxf(m[g], r[g]);
-      const float e = j < num_keys ? expf(s[g] - m_new) : 0.0f;
+      const float e = j < key_end ? expf(s[g] - m_new) : 0.0f;
       p_s[g][tid] = e;
       alpha[g] = expf(m[g] - m_new);  // 0 on the first tile (m = -inf)
       m[g] = m_new;
@@ -179,7 +175,7 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
       KVACTOR_UNROLL
       for (int i = 0; i < dims; ++i) acc[g][i] *= alpha[g];
     }
-    const int tile_len = num_keys - tile < threads ? num_keys - tile : threads;
+    const int tile_len = key_end - tile < threads ? key_end - tile : threads;
     for (int t = split; t < tile_len; t += splits) {
       const int jj = tile + t;
       const int64_t slot = static_cast<int64_t>(table[jj / p.block_size]) * p.block_size + jj % p.block_size;
@@ -194,7 +190,6 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
     __syncthreads();  // p_s is rewritten by the next tile
   }
 
-  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(token) * p.num_heads + head0) * HEAD_DIM;
   if (splits > 1) {
     KVACTOR_UNROLL
     for (int g = 0; g < G; ++g) sum_s[split][g][dim0] = acc[g][0];
@@ -205,17 +200,38 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
         float total = 0.0f;
         KVACTOR_UNROLL
         for (int k = 0; k < splits; ++k) total += sum_s[k][g][dim0];
-        out[g * HEAD_DIM + dim0] = from_float<T>(total / l[g]);
+        finish(g, dim0, total, m[g], l[g]);
       }
     }
   } else {
     KVACTOR_UNROLL
     for (int g = 0; g < G; ++g) {
-      const float inv_l = 1.0f / l[g];
       KVACTOR_UNROLL
-      for (int i = 0; i < dims; ++i) out[g * HEAD_DIM + dim0 + i * threads] = from_float<T>(acc[g][i] * inv_l);
+      for (int i = 0; i < dims; ++i) finish(g, dim0 + i * threads, acc[g][i], m[g], l[g]);
     }
   }
+}
+
+// grid: (num_tokens * num_heads / G), block: (attention_threads);
+// blockIdx.x = token * (num_heads / G) + head group.
+// NOTE: a 1-D grid: no 65535 limit of grid.y applies to prefill batches.
+template <class T, int HEAD_DIM, int G>
+__global__ void paged_attention_kernel(const paged_attention_params p) {
+  const int num_groups = p.num_heads / G;
+  const int token = static_cast<int>(blockIdx.x) / num_groups;
+  const int head0 = static_cast<int>(blockIdx.x) % num_groups * G;
+
+  int seq = token, q_index = 0, q_len = 1;
+  if (p.query_start_loc != nullptr) {
+    seq = find_sequence(p.query_start_loc, p.num_seqs, token);
+    q_index = token - p.query_start_loc[seq];
+    q_len = p.query_start_loc[seq + 1] - p.query_start_loc[seq];
+  }
+  const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
+  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(token) * p.num_heads + head0) * HEAD_DIM;
+  attend<T, HEAD_DIM, G>(p, token, seq, head0, 0, num_keys, [out](int g, int d, float acc, float, float l) {
+    out[g * HEAD_DIM + d] = from_float<T>(acc / l);
+  });
 }
 
 } // namespace kvactor::kernels::gpu

@@ -64,7 +64,9 @@ status cuda_ops::cache_write(const kernels::cache_write_params& p) {
 }
 
 status cuda_ops::paged_attention(const kernels::paged_attention_params& p) {
-  KVACTOR_CUDA_TRY(kernels::cuda_launch::paged_attention(p, stream_));
+  kernels::paged_attention_params with_split = p;
+  with_split.workspace = split_;  // decode at small batch and long context splits (kernels/cuda/attention_split.hpp)
+  KVACTOR_CUDA_TRY(kernels::cuda_launch::paged_attention(with_split, stream_));
   return {};
 }
 

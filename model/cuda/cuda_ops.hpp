@@ -13,8 +13,10 @@ namespace kvactor::model {
 
 class cuda_ops final : public forward_ops {
 public:
-  /// `gemm` is bound to `stream` and outlives this.
-  cuda_ops(cudaStream_t stream, const cublas_gemm& gemm) : stream_(stream), gemm_(gemm) {}
+  /// `gemm` is bound to `stream` and outlives this; `split` is the device's
+  /// split-K attention scratch for `stream` (empty: decode never splits).
+  cuda_ops(cudaStream_t stream, const cublas_gemm& gemm, kernels::attention_workspace split = {})
+      : stream_(stream), gemm_(gemm), split_(split) {}
 
   status embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids, std::int32_t num_tokens,
                    std::int32_t hidden, float* out) override;
@@ -38,6 +40,7 @@ public:
 private:
   cudaStream_t stream_;
   const cublas_gemm& gemm_;
+  kernels::attention_workspace split_;
 };
 
 } // namespace kvactor::model

@@ -108,7 +108,8 @@ status cuda_transformer::allocate() {
                                   gemm_workspace_bytes);
   if (!gemm) return gemm.error();
   gemm_ = std::move(*gemm);
-  ops_ = std::make_unique<cuda_ops>(cuda_.native_stream(kernels::streams::compute), *gemm_);
+  ops_ = std::make_unique<cuda_ops>(cuda_.native_stream(kernels::streams::compute), *gemm_,
+                                    cuda_.split_workspace(kernels::streams::compute));
   return {};
 }
 

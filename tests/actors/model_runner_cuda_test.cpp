@@ -1,8 +1,9 @@
-// model_runner on the CUDA device (through the CUDA shim) against the same
+// model_runner on the CUDA device (through the CUDA shim, or on a GPU) against the same
 // runner on the CPU: copy-on-write copies, swaps and steps give the same
 // greedy tokens. The CUDA attention takes head_dim 64 or 128, so the model
 // is tiny_serving's with heads of 64.
 #include "actors/model_runner.hpp"
+#include "cuda_or_skip.hpp"
 #include "tiny_serving.hpp"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,7 @@ std::vector<std::vector<token_id>> script(model_runner& r) {
 }
 
 TEST(model_runner_cuda, copies_swaps_and_steps_match_the_cpu_runner) {
+  KVACTOR_CUDA_OR_SKIP();
   const auto want = script(*make_runner("cpu"));
   const auto got = script(*make_runner("cuda"));
   EXPECT_EQ(got, want);

@@ -1,4 +1,4 @@
-// The runtime end to end on the CUDA device, through the CUDA shim: steps
+// The runtime end to end on the CUDA device (the CUDA shim, or a GPU): steps
 // on the compute stream, swaps on their own streams at the same time,
 // completions from host functions into the actors. A KV pool too small for
 // the requests forces preemption by swap; the outputs equal those of the
@@ -7,6 +7,7 @@
 #include "actors/actors.hpp"
 #include "kvactor/kvactor.hpp"
 #include "test_sink.hpp"
+#include "cuda_or_skip.hpp"
 #include "tiny_serving.hpp"
 
 #include <gmock/gmock.h>
@@ -72,6 +73,7 @@ outcome serve(engine_config e, const std::vector<std::vector<int32_t>>& prompts,
 }
 
 TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
+  KVACTOR_CUDA_OR_SKIP();
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 4; ++i) prompts.push_back(tokens(20, 100 * i + 3));
   engine_config roomy;

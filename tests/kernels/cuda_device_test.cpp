@@ -9,6 +9,7 @@
 #include <future>
 #include <tuple>
 
+#include "kernels/cuda/launch.hpp"
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "kernels/ops.hpp"
@@ -52,7 +53,9 @@ protected:
     return host;
   }
 
-  void check_attention(const attention_config& config) {
+  // split: decode with the device's split-K workspace; the launcher must
+  // then split (the config's contexts are long enough).
+  void check_attention(const attention_config& config, bool split = false) {
     SCOPED_TRACE(config.name());
     const auto pr = testing::make_attention_problem(config, 4321);
     buffer k = upload(pr.k_cache), v = upload(pr.v_cache), q = upload(pr.query);
@@ -65,6 +68,10 @@ protected:
     p.block_tables = static_cast<const int32_t*>(tables.data());
     p.seq_lens = static_cast<const int32_t*>(lens.data());
     p.query_start_loc = pr.query_start_loc.empty() ? nullptr : static_cast<const int32_t*>(qsl.data());
+    if (split) {
+      p.workspace = dev_->split_workspace(streams::compute);
+      EXPECT_GT(cuda_launch::attention_split_of(p).num_splits, 1);
+    }
     paged_attention(*dev_, streams::compute, p);
     const auto host = download(out, pr.out_bytes());
     const auto actual = testing::to_floats(config.type, host.data(), pr.out_bytes() / dtype_size(config.type));
@@ -96,6 +103,15 @@ TEST_P(cuda_attention, prefill_and_extend_match_reference) {
   c.query_pad = 2 * c.num_kv_heads * c.head_dim;  // queries read in place from fused QKV rows
   c.query_lens = {7, 5, 2, 200};
   check_attention(c);
+}
+
+// Split-K decode through cuda_device's workspace and the launcher's plan: a
+// context that is not a multiple of the chunk and sequences that end before
+// the last split.
+TEST_P(cuda_attention, long_decode_splits_and_matches_reference) {
+  attention_config c = base();
+  c.seq_lens = {2000, 1100, 40};
+  check_attention(c, true);
 }
 
 std::string shape_name(const ::testing::TestParamInfo<std::tuple<dtype, int, int, int>>& info) {

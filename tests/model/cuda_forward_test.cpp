@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "forward_harness.hpp"
+#include "kernels/cuda/attention_split.hpp"
 #include "model/cuda/cuda_transformer.hpp"
 
 namespace kvactor::model {
@@ -188,6 +189,57 @@ TEST(cuda_forward, bf16_matrices_take_half_the_device_memory_of_fp32_ones) {
     std::printf("%s test model on the device: %zu bytes of weights with fp32 activations, %zu with bf16\n",
                 std::string(architecture_name(arch)).c_str(), f32->weight_bytes(), bf16->weight_bytes());
   }
+}
+
+// Decode past the split-K threshold (two chunks of 512 keys): on the GPU the
+// attention of every decode step splits each sequence's context across
+// blocks and merges (the forward pass hands the launcher the compute
+// stream's workspace); the logits still match the CPU pass's. A tiny model
+// of one layer with a 2048-token context, prefilled in chunks of 256.
+TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu) {
+  if (auto d = kernels::make_device("cuda"); !d) {
+    if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but " << d.error().message;
+    GTEST_SKIP() << d.error().message;
+  }
+  test_support::temp_dir dir;
+  tiny::tiny_options o;
+  o.hidden_size = 128;
+  o.num_layers = 1;
+  o.num_heads = 4;
+  o.num_kv_heads = 2;
+  o.head_dim = 64;
+  o.intermediate_size = 192;
+  o.vocab_size = 512;
+  o.max_context = 2048;
+  o.seed = 11;
+  ASSERT_TRUE(tiny::write_model(dir.path(), o));
+  auto m = load_model_folder(dir.path(), dtype::f32);
+  ASSERT_TRUE(m.has_value());
+  constexpr int32_t context = 1030;
+  const int64_t num_blocks = 71;  // (context + 3 decodes) / 16 rounded up, and prime to 5 (the harness scatters by 5)
+  harness cpu(*m, num_blocks, "cpu"), gpu(*m, num_blocks, "cuda");
+  // 1 sequence, 2 head groups, 1040 keys (65 blocks) at the first decode, 132 SMs: 2 splits
+  EXPECT_EQ(kernels::plan_attention_split(1, 2, 65 * block_size, 132).num_splits, 2);
+  paged_seq on_cpu{prompt(context, 5), {}, 0}, on_gpu{prompt(context, 5), {}, 0};
+  std::vector<float> want, got;
+  for (int32_t done = 0; done < context; done += 256) {
+    const int32_t n = std::min(256, context - done);
+    want = cpu.step({{&on_cpu, n}});
+    got = gpu.step({{&on_gpu, n}});
+  }
+  for (int decode = 0; decode < 3; ++decode) {
+    const std::string what = "decode at " + std::to_string(on_cpu.num_cached + 1) + " keys";
+    ASSERT_EQ(got.size(), want.size()) << what;
+    EXPECT_EQ(greedy(got), greedy(want)) << what;
+    expect_close(got, std::vector<double>(want.begin(), want.end()), what);
+    const token_id next = greedy(want);
+    on_cpu.tokens.push_back(next);
+    on_gpu.tokens.push_back(next);
+    want = cpu.step({{&on_cpu, 1}});
+    got = gpu.step({{&on_gpu, 1}});
+  }
+  EXPECT_EQ(greedy(got), greedy(want));
+  expect_close(got, std::vector<double>(want.begin(), want.end()), "last decode");
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<architecture, dtypes>>& info) {

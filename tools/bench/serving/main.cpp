@@ -256,6 +256,11 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
       std::cerr << "kvactor-bench: " << c.name << ": not every request ended normally\n";
       return 1;
     }
+  for (const auto& r : results.sweep)
+    if (r.metrics.num_ok != r.metrics.num_requests) {
+      std::cerr << "kvactor-bench: sweep: " << r.spec.label << ": not every request ended normally\n";
+      return 1;
+    }
   return 0;
 }
 
