@@ -92,6 +92,7 @@ TEST(model_runner_cuda, copies_swaps_and_steps_match_the_cpu_runner) {
 // The same script in bf16: the copy-on-write copy and the swaps move bf16
 // blocks (half the bytes), and the tokens are the CPU runner's in bf16.
 TEST(model_runner_cuda, bf16_copies_swaps_and_steps_match_the_cpu_runner) {
+  KVACTOR_CUDA_OR_SKIP();
   const auto want = script(*make_runner("cpu", true));
   const auto got = script(*make_runner("cuda", true));
   EXPECT_EQ(got, want);

@@ -103,6 +103,7 @@ TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
 // passes' logits differ by up to ~u = 2^-8 (cuda_forward_test), enough to
 // break a near-tie in 160 greedy tokens (one did: request 1, token 6).
 TEST(model_runtime_cuda, bf16_weights_and_cache_survive_swap_preemption_on_the_cuda_device) {
+  KVACTOR_CUDA_OR_SKIP();
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 4; ++i) prompts.push_back(tokens(20, 100 * i + 3));
   engine_config roomy;

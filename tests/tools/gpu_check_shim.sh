@@ -7,7 +7,7 @@ set -euo pipefail
 src=$1 build=$2 out=$3
 rm -rf "$out"
 filter='cuda_test.cache_write_and_copy_blocks:*long_decode_splits_and_matches_reference/bf16_d128_bs16_gqa4'
-filter+=':*cuda_forward_test.mixed_prefill_batch_then_batched_decode/llama_f32'
+filter+=':*cuda_forward_test.mixed_prefill_batch_then_batched_decode/llama_f32_act_f32_kv_f32'
 filter+=':model_runner_cuda.*'
 "$src/tools/gpu-check" --shim --skip-build --build-dir="$build" --out="$out" --filter="$filter"
 report=$out/report.txt
@@ -17,5 +17,5 @@ for line in '^mode: +shim' '^== build: skipped' '^== suite: PASS' '^== bench: PA
             '^  swap_out_bench/blocks:300/.* calls=2 ' '^result: PASS$'; do
   grep -Eq -- "$line" "$report" || { echo "report: no line matching '$line'"; exit 1; }
 done
-# kernels: 1 test + 1 split decode case; forward: 1 case; runner: 1 test
+# kernels: 1 test + 1 split decode case; forward: 1 case; runner: 2 tests
 [ "$(grep -Ec '\[  PASSED  \] [1-9][0-9]* tests?\.' "$report")" -eq 3 ] || { echo "report: not 3 gtest summaries"; exit 1; }
