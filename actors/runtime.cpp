@@ -4,6 +4,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/model_runner.hpp"
+#include "actors/precision.hpp"
 #include "kvactor/kvactor.hpp"
 #include "model/model_folder.hpp"
 
@@ -31,27 +32,6 @@ caf::expected<T> choose(const char* field, const std::string& name,
     names += names.empty() ? std::string(n) : std::string(" or ") + n;
   }
   return invalid(std::string("engine config: ") + field + " '" + name + "' is not " + names);
-}
-
-// The dtype the matrices are kept in: `chosen`, or for auto bf16 when the
-// checkpoint stores bf16 (kept as it is) or the products take bf16
-// activations (they multiply bf16 matrices), f32 otherwise. With fp32
-// activations the forward pass computes in fp32 either way (bf16 widens
-// exactly as the products load it; model/forward/cpu_transformer.hpp).
-result<model::dtype> matrix_dtype_for(const std::string& model_dir, std::optional<model::dtype> chosen,
-                                      model::dtype activations) {
-  if (activations == model::dtype::bf16) {
-    if (chosen == model::dtype::f32)
-      return kvactor::error{"engine config: weights 'f32' with activations 'bf16': bf16 activations multiply "
-                          "bf16 matrices (weights 'bf16' or 'auto')"};
-    return model::dtype::bf16;
-  }
-  if (chosen)
-    return *chosen;
-  auto stored = model::checkpoint_matrix_dtype(model_dir);
-  if (!stored)
-    return stored.error();
-  return *stored == model::dtype::bf16 ? model::dtype::bf16 : model::dtype::f32;
 }
 
 } // namespace
@@ -99,14 +79,16 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     "weights", config.weights, {{"auto", std::nullopt}, {"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
   if (!weights)
     return weights.error();
-  auto activations =
-    choose<model::dtype>("activations", config.activations, {{"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
+  auto activations = choose<std::optional<model::dtype>>(
+    "activations", config.activations,
+    {{"auto", std::nullopt}, {"f32", model::dtype::f32}, {"bf16", model::dtype::bf16}});
   if (!activations)
     return activations.error();
-  auto matrix_dtype = matrix_dtype_for(config.model_dir, *weights, *activations);
-  if (!matrix_dtype)
-    return invalid(matrix_dtype.error().message);
-  auto loaded = model::load_model_folder(config.model_dir, *matrix_dtype);
+  auto dtypes = choose_precision(*weights, *activations, config.device.starts_with("cuda"),
+                                 [&] { return model::checkpoint_matrix_dtype(config.model_dir); });
+  if (!dtypes)
+    return invalid(dtypes.error().message);
+  auto loaded = model::load_model_folder(config.model_dir, dtypes->matrices);
   if (!loaded)
     return invalid(loaded.error().message);
   model::model_config mc = loaded->config;
@@ -122,7 +104,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.max_num_batched_tokens = config.max_num_batched_tokens;
   options.max_num_seqs = config.max_num_seqs;
   options.num_threads = config.num_threads;
-  options.activations = *activations;
+  options.activations = dtypes->activations;
   auto runner = model_runner::create(mc, std::move(loaded->weights), options);
   if (!runner)
     return invalid(config.model_dir + ": " + runner.error().message);

@@ -27,7 +27,7 @@ struct serve_config : caf::actor_system_config {
   std::string kv_reservation = "paged";
   bool no_prefix_caching = false;
   std::string weights = "auto";
-  std::string activations = "f32";
+  std::string activations = "auto";
   std::string kv_dtype = "f32";
   int32_t fault_jitter_ms = 0;
   // Several machines (README, "Several machines").
@@ -70,8 +70,9 @@ struct serve_config : caf::actor_system_config {
       .add(weights, "weights",
            "matrices in memory: f32, bf16, or auto (bf16 for a bf16 checkpoint, else f32)")
       .add(activations, "activations",
-           "the products' input rows: f32 (exact), or bf16 (rounded to bf16; CPU: AMX or "
-           "AVX512_BF16, faster for many rows; CUDA: bf16 weights on the device; lossy)")
+           "the products' input rows: f32 (exact), bf16 (rounded to bf16; CPU: AMX or "
+           "AVX512_BF16, faster for many rows; CUDA: bf16 weights on the device; lossy), or "
+           "auto (bf16 on CUDA with bf16 matrices, else f32)")
       .add(kv_dtype, "kv-dtype",
            "KV cache elements: f32, or bf16 (twice the blocks per MiB, K/V rounded to bf16)")
       .add(fault_jitter_ms, "fault-jitter-ms",

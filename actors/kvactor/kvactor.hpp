@@ -194,11 +194,12 @@ struct engine_config {
                                        // when the checkpoint stores bf16, else f32
                                        // (bf16 computes the same results as its
                                        // widened f32 values in half the memory)
-  std::string activations = "f32";     // the products' input rows: f32 (exact), or
+  std::string activations = "auto";    // the products' input rows: f32 (exact), or
                                        // bf16 (rounded to bf16, fp32 sums; CPU: AMX or
                                        // AVX512_BF16, faster for many rows; CUDA: cuBLAS
                                        // bf16 GEMM; lossy); bf16 keeps the matrices bf16
-                                       // (on CUDA the only way to bf16 device weights)
+                                       // (on CUDA the only way to bf16 device weights);
+                                       // auto: bf16 on CUDA with bf16 matrices, else f32
   std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (both devices):
                                        // twice the blocks for the same bytes, K/V
                                        // and attention rounded to bf16

@@ -79,6 +79,7 @@ TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
   engine_config roomy;
   roomy.block_size = 16;
   roomy.num_threads = 1;
+  roomy.activations = "f32"; // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
   const outcome want = serve(roomy, prompts, 40);
 
   engine_config tight = roomy;

@@ -354,7 +354,7 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
     {[](engine_config& e) { e.model_dir = "/nonexistent/kvactor-model"; }, "/nonexistent/kvactor-model"},
     {[](engine_config& e) { e.preemption = "sometimes"; }, "preemption 'sometimes'"},
     {[](engine_config& e) { e.weights = "f16"; }, "weights 'f16' is not auto or f32 or bf16"},
-    {[](engine_config& e) { e.activations = "f16"; }, "activations 'f16' is not f32 or bf16"},
+    {[](engine_config& e) { e.activations = "f16"; }, "activations 'f16' is not auto or f32 or bf16"},
     {[](engine_config& e) {
        e.activations = "bf16";
        e.weights = "f32";

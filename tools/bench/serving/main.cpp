@@ -40,7 +40,7 @@ struct bench_config : caf::actor_system_config {
   std::string kv_dtype = "f32";
   int32_t max_seqs = kvactor::default_max_num_seqs;
   int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
-  std::string activations = "f32";
+  std::string activations = "auto";
   std::string transport = "in-process";
   int32_t connections = 8;
   std::string openai;
@@ -66,7 +66,8 @@ struct bench_config : caf::actor_system_config {
       .add(kv_dtype, "kv-dtype", "KV cache elements: f32 or bf16 (CPU)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
-      .add(activations, "activations", "the products' input rows: f32, or bf16 (lossy; AMX or AVX512_BF16)")
+      .add(activations, "activations", "the products' input rows: f32, bf16 (lossy; AMX or AVX512_BF16), or auto "
+           "(bf16 on CUDA with bf16 matrices, else f32)")
       .add(transport, "transport", "in-process, or tcp (the line protocol through a loopback server)")
       .add(connections, "connections", "tcp: client connections per run")
       .add(openai, "openai",
