@@ -3,6 +3,7 @@
 #include "cluster/front_actor.hpp"
 #include "net/session.hpp"
 #include "tools/runtime_calls.hpp"
+#include "tools/stress/server_stats.hpp"
 #include "tools/stress/tcp_driver.hpp"
 #include "tools/stress/worker_process.hpp"
 

@@ -6,6 +6,7 @@
 #include "tools/stress/cluster_run.hpp"
 #include "tools/stress/http_driver.hpp"
 #include "tools/stress/in_process_driver.hpp"
+#include "tools/stress/server_stats.hpp"
 #include "tools/stress/tcp_driver.hpp"
 
 namespace kvactor::stress {

@@ -3,7 +3,8 @@
 // C connections — a writer and a reader thread per connection — with cancel
 // lines at the planned moment, malformed lines between valid ones, and
 // connections dropped mid-stream (the connection then reconnects for the
-// requests it has left). Reads the server's stats once it is idle.
+// requests it has left). Reads the server's stats once it is idle
+// (server_stats.hpp).
 
 #include "tools/stress/checker.hpp"
 #include "tools/stress/fault_plan.hpp"
@@ -36,12 +37,5 @@ struct tcp_outcome {
 std::variant<tcp_outcome, std::string> drive_tcp(const std::vector<stress_request>& workload,
                                                  const std::vector<request_faults>& plan,
                                                  const tcp_options& options, record_book& book);
-
-// Parses a stats line into an end state; nullopt if it is not one.
-std::optional<end_state> parse_stats(std::string_view line);
-
-// Asks a line-protocol server for stats until it is idle (a few seconds at
-// most); nullopt if it does not answer.
-std::optional<end_state> stats_when_idle(const std::string& host, uint16_t port);
 
 } // namespace kvactor::stress

@@ -1,0 +1,41 @@
+#include "tools/stress/server_stats.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvactor::stress {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
+  auto s = parse_stats(R"({"event":"stats","device_blocks_total":64,"device_blocks_in_use":3,)"
+                       R"("host_blocks_total":16,"host_blocks_free":12,"running":2,"waiting":5,)"
+                       R"("swapped":1,"preemptions":7,"invariants_ok":true,"tokens_per_s":1.5})");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->device_blocks_total, 64);
+  EXPECT_EQ(s->device_blocks_used, 3);
+  EXPECT_EQ(s->host_blocks_total, 16);
+  EXPECT_EQ(s->host_blocks_free, 12);
+  EXPECT_EQ(s->running, 2);
+  EXPECT_EQ(s->waiting, 5);
+  EXPECT_EQ(s->swapped, 1);
+  EXPECT_EQ(s->preemptions, 7);
+  EXPECT_TRUE(s->broken_invariants.empty());
+}
+
+TEST(server_stats, says_when_the_server_reports_broken_invariants) {
+  auto s = parse_stats(R"({"event":"stats","invariants_ok":false})");
+  ASSERT_TRUE(s);
+  EXPECT_THAT(s->broken_invariants, ElementsAre(HasSubstr("invariants_ok false")));
+}
+
+TEST(server_stats, other_lines_are_not_stats) {
+  EXPECT_FALSE(parse_stats(R"({"event":"done","id":"r1"})"));
+  EXPECT_FALSE(parse_stats("not json"));
+  EXPECT_FALSE(parse_stats("[1,2]"));
+}
+
+} // namespace
+} // namespace kvactor::stress
