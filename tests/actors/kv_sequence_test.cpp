@@ -1,23 +1,19 @@
 #include "actors/kv_sequence.hpp"
 
 #include "actors/block_hash.hpp"
+#include "sequence_builder.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
 
 namespace kvactor {
 namespace {
 
-std::vector<token_id> iota_tokens(int n, token_id first = 0) {
-  std::vector<token_id> v(n);
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
+using testing::token_run;
 
 TEST(kv_sequence, chains_block_hashes_over_full_blocks_as_tokens_arrive) {
-  kv_sequence seq(1, iota_tokens(31), 16);
+  kv_sequence seq(1, token_run(31), 16);
   ASSERT_EQ(seq.block_hashes().size(), 1u);
   auto tokens = seq.tokens();
   EXPECT_EQ(seq.block_hashes()[0], hash_block(root_block_hash, tokens.subspan(0, 16)));
@@ -28,7 +24,7 @@ TEST(kv_sequence, chains_block_hashes_over_full_blocks_as_tokens_arrive) {
 }
 
 TEST(kv_sequence, equal_blocks_after_different_prefixes_hash_differently) {
-  auto a = iota_tokens(32);
+  auto a = token_run(32);
   auto b = a;
   b[0] = 1000;
   kv_sequence sa(1, a, 16), sb(2, b, 16);
@@ -36,7 +32,7 @@ TEST(kv_sequence, equal_blocks_after_different_prefixes_hash_differently) {
 }
 
 TEST(kv_sequence_death, computed_tokens_need_slots) {
-  kv_sequence seq(1, iota_tokens(4), 16);
+  kv_sequence seq(1, token_run(4), 16);
   EXPECT_DEATH(seq.add_computed_tokens(1), "computed tokens without slots");
   seq.table().append(0);
   seq.add_computed_tokens(4);
@@ -45,7 +41,7 @@ TEST(kv_sequence_death, computed_tokens_need_slots) {
 }
 
 TEST(kv_sequence, fork_copies_tokens_progress_and_table_under_a_new_id) {
-  kv_sequence parent(1, iota_tokens(20), 16);
+  kv_sequence parent(1, token_run(20), 16);
   parent.table().append(4);
   parent.table().append(6);
   parent.add_computed_tokens(20);
@@ -60,7 +56,7 @@ TEST(kv_sequence, fork_copies_tokens_progress_and_table_under_a_new_id) {
 }
 
 TEST(kv_sequence_death, resets_progress_only_without_blocks) {
-  kv_sequence seq(1, iota_tokens(4), 16);
+  kv_sequence seq(1, token_run(4), 16);
   seq.table().append(0);
   seq.add_computed_tokens(4);
   EXPECT_DEATH(seq.reset_computed(), "reset with blocks still held");

@@ -1,17 +1,14 @@
 #include "actors/sequence.hpp"
 
+#include "sequence_builder.hpp"
+
 #include <gtest/gtest.h>
 
-#include <numeric>
 
 namespace kvactor {
 namespace {
 
-std::vector<token_id> iota_tokens(int n, token_id first = 0) {
-  std::vector<token_id> v(n);
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
+using testing::token_run;
 
 TEST(sequence, holds_prompt_and_output_tokens) {
   sequence seq(1, {5, 6, 7}, 2, 9);
@@ -60,7 +57,7 @@ TEST(sequence_death, rejects_invalid_transitions) {
 }
 
 TEST(sequence, fork_copies_tokens_and_progress_under_a_new_id) {
-  sequence parent(1, iota_tokens(5), 3, 0);
+  sequence parent(1, token_run(5), 3, 0);
   parent.add_computed_tokens(5);
   parent.count_preemption();
   sequence child = parent.fork(2, 7);

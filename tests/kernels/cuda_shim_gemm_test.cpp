@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cuda_shim/shim.hpp"
+#include "recorded_violations.hpp"
 
 namespace kvactor::cuda_shim {
 namespace {
@@ -34,26 +35,6 @@ double from_bits(uint16_t b) {
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
-
-class recorded_violations {
-public:
-  recorded_violations() {
-    previous_ = set_violation_handler([this](const std::string& m) {
-      std::lock_guard lock{mutex_};
-      messages_.push_back(m);
-    });
-  }
-  ~recorded_violations() { set_violation_handler(previous_); }
-  size_t count() {
-    std::lock_guard lock{mutex_};
-    return messages_.size();
-  }
-
-private:
-  std::mutex mutex_;
-  std::vector<std::string> messages_;
-  violation_fn previous_;
-};
 
 class shim_gemm : public ::testing::Test {
 protected:

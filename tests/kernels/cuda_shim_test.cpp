@@ -14,32 +14,12 @@
 
 #include "kernels/cuda/launch.hpp"
 #include "kernels/cuda_shim/shim.hpp"
+#include "recorded_violations.hpp"
 
 namespace kvactor::cuda_shim {
 namespace {
 
 #define CHECK_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
-
-// Collects violations instead of aborting, for one test.
-class recorded_violations {
-public:
-  recorded_violations() {
-    previous_ = set_violation_handler([this](const std::string& m) {
-      std::lock_guard lock{mutex_};
-      messages_.push_back(m);
-    });
-  }
-  ~recorded_violations() { set_violation_handler(previous_); }
-  std::vector<std::string> messages() {
-    std::lock_guard lock{mutex_};
-    return messages_;
-  }
-
-private:
-  std::mutex mutex_;
-  std::vector<std::string> messages_;
-  violation_fn previous_;
-};
 
 void* device_alloc(size_t bytes) {
   void* p = nullptr;
