@@ -43,15 +43,6 @@ struct twin_seq {
   paged_seq cpu, gpu;
 };
 
-// The dtypes both devices compute with.
-struct dtypes {
-  dtype matrices = dtype::f32;    // as loaded: fp32, or bf16 (widened on the device unless activations are bf16)
-  dtype activations = dtype::f32; // the products' input rows
-  kernels::dtype kv = kernels::dtype::f32;
-
-  bool exact() const { return activations == dtype::f32 && kv == kernels::dtype::f32; }
-};
-
 // fp32 everywhere: the forward tests' 2e-4 + 1e-3 |ref| (summation order
 // only). With bf16 activations or a bf16 cache both devices round the same
 // values to bf16, but a value a few fp32 ulps apart on the two sides (their
@@ -240,12 +231,6 @@ TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu)
   }
   EXPECT_EQ(greedy(got), greedy(want));
   expect_close(got, std::vector<double>(want.begin(), want.end()), "last decode");
-}
-
-std::string case_name(const ::testing::TestParamInfo<std::tuple<architecture, dtypes>>& info) {
-  const auto [arch, t] = info.param;
-  return std::string(architecture_name(arch)) + "_" + kernels::dtype_name(t.matrices) + "_act_" +
-         kernels::dtype_name(t.activations) + "_kv_" + kernels::dtype_name(t.kv);
 }
 
 constexpr auto bf16 = dtype::bf16;

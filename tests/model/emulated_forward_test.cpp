@@ -208,15 +208,6 @@ private:
   emulated_ops ops_;
 };
 
-// The dtypes both sides compute with.
-struct dtypes {
-  dtype matrices = dtype::f32;    // as loaded: fp32, or bf16 (widened into the image unless activations are bf16)
-  dtype activations = dtype::f32; // the products' input rows
-  dtype kv = dtype::f32;
-
-  bool exact() const { return activations == dtype::f32 && kv == dtype::f32; }
-};
-
 // fp32: the forward tests' tolerance. bf16 activations or cache: both sides
 // round the same values, but values a few fp32 ulps apart (sums in other
 // orders) can round to neighbouring bf16 values (u = 2^-8 of themselves),
@@ -303,12 +294,6 @@ TEST_P(emulated_forward_chunks, chunked_prefill_with_a_decode_riding_along) {
     s.tokens.push_back(greedy(row(logits, 0, cpu_->vocab())));
     step({{&s, 1}}, "decode");
   }
-}
-
-std::string case_name(const ::testing::TestParamInfo<std::tuple<architecture, dtypes>>& info) {
-  const auto [arch, t] = info.param;
-  return std::string(architecture_name(arch)) + "_" + kernels::dtype_name(t.matrices) + "_act_" +
-         kernels::dtype_name(t.activations) + "_kv_" + kernels::dtype_name(t.kv);
 }
 
 constexpr auto bf16 = dtype::bf16;

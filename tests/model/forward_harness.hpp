@@ -216,4 +216,21 @@ inline std::vector<double> catch_up(dense_reference& ref, const paged_seq& s) {
   return ref.last();
 }
 
+// The dtypes a forward test computes with on both sides.
+struct dtypes {
+  dtype matrices = dtype::f32;    // as loaded: fp32, or bf16 (widened unless activations are bf16)
+  dtype activations = dtype::f32; // the products' input rows
+  dtype kv = dtype::f32;          // the KV cache
+
+  bool exact() const { return activations == dtype::f32 && kv == dtype::f32; }
+};
+
+// A parameterised test's name, e.g. llama_bf16_act_f32_kv_bf16.
+inline std::string case_name(
+  const ::testing::TestParamInfo<std::tuple<architecture, dtypes>>& info) {
+  const auto [arch, t] = info.param;
+  return std::string(architecture_name(arch)) + "_" + kernels::dtype_name(t.matrices) + "_act_" +
+         kernels::dtype_name(t.activations) + "_kv_" + kernels::dtype_name(t.kv);
+}
+
 } // namespace kvactor::model::test_support
