@@ -4,7 +4,7 @@
 // blocks and its cached-but-unused blocks (LRU order) in two of these.
 
 #include "actors/types.hpp"
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #include "actors/block_pool.hpp"
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <algorithm>
 #include <ranges>

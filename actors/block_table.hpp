@@ -6,7 +6,7 @@
 
 #include "actors/table_delta.hpp"
 #include "actors/types.hpp"
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <span>
 #include <vector>

@@ -1,7 +1,7 @@
 #include "actors/kv_ledger.hpp"
 
 #include "actors/pool_invariants.hpp"
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #include "actors/kv_sequence.hpp"
 
 #include "actors/block_hash.hpp"
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor {
 

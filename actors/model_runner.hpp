@@ -15,7 +15,7 @@
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "model/config.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/weights.hpp"
 

@@ -10,7 +10,7 @@
 //   weights auto:     bf16 with bf16 activations or a bf16 checkpoint, else f32.
 //   bf16 activations with f32 weights is an error.
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/dtype.hpp"
 
 #include <functional>

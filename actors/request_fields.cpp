@@ -1,6 +1,6 @@
 #include "actors/request_fields.hpp"
 
-#include "model/tokenizer/unicode.hpp"
+#include "base/utf8.hpp"
 
 #include <limits>
 
@@ -48,7 +48,7 @@ std::optional<std::string> check_priority(int64_t p) {
 }
 
 std::optional<std::string> check_stop(std::string_view s) {
-  if (s.empty() || !model::is_valid_utf8(s))
+  if (s.empty() || !is_valid_utf8(s))
     return must_be("stop", "non-empty UTF-8 strings");
   return std::nullopt;
 }

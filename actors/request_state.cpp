@@ -2,7 +2,7 @@
 
 #include "actors/request_fields.hpp"
 
-#include "model/tokenizer/unicode.hpp"
+#include "base/utf8.hpp"
 
 #include <algorithm>
 
@@ -31,7 +31,7 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
                         std::to_string(limits.vocab_size) + ")");
     prompt.assign(req.prompt_tokens.begin(), req.prompt_tokens.end());
   } else {
-    if (!model::is_valid_utf8(req.prompt))
+    if (!is_valid_utf8(req.prompt))
       return refuse(id, "invalid_field", "prompt is not valid UTF-8");
     prompt = tok.encode(req.prompt);
     if (prompt.empty())

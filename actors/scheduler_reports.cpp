@@ -4,7 +4,7 @@
 
 #include "actors/scheduler.hpp"
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,6 +1,6 @@
 #include "actors/swap_space.hpp"
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor {
 

@@ -16,7 +16,7 @@
 // hit may serve its start again).
 
 #include "actors/types.hpp"
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <vector>
 

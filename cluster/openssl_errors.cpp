@@ -3,7 +3,7 @@
 
 #include "cluster/openssl_errors.hpp"
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 #include <dlfcn.h>
 #include <openssl/err.h>

@@ -2,7 +2,7 @@
 // The front's --workers list, pure: "host:port,host:port" (an IPv6 host in
 // brackets: "[::1]:7900"). A bad list is an error naming the entry at fault.
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(kvactor_actors PROPERTIES EXPORT_NAME kvactor)
-set(kvactor_installed kvactor_actors kvactor_core kvactor_model kvactor_kernels)
+set(kvactor_installed kvactor_actors kvactor_core kvactor_model kvactor_kernels kvactor_base)
 if(KVACTOR_HAVE_CUDA)
   list(APPEND kvactor_installed kvactor_kernels_cuda kvactor_model_cuda)
 endif()

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::kernels {
 namespace {

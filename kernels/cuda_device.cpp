@@ -2,7 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "kernels/cuda/attention_split.hpp"
 #include "kernels/cuda/check.hpp"
 

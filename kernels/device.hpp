@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "kernels/params.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::kernels {
 

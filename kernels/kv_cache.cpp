@@ -1,6 +1,6 @@
 #include "kernels/kv_cache.hpp"
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::kernels {
 

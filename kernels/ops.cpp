@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "kernels/cpu/kernels.hpp"
 #include "kernels/cpu_device.hpp"
 #if KVACTOR_HAVE_CUDA

@@ -6,7 +6,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::kernels {
 

@@ -1,6 +1,6 @@
 #include "model/chat_template.hpp"
 
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 #include <ctime>
 

@@ -15,7 +15,7 @@
 // A template of another family is not guessed at: rendering answers an
 // error naming the families kvactor renders.
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

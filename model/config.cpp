@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 namespace kvactor::model {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model {
 

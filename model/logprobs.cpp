@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::model {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <span>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model {
 

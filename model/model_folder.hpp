@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "model/config.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/tokenizer/tokenizer.hpp"
 #include "model/weights.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 namespace kvactor::model {
 namespace {

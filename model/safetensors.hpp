@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "model/dtype.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/mapped_file.hpp"
 
 namespace kvactor::model {

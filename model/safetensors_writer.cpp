@@ -1,5 +1,5 @@
 #include "model/safetensors_writer.hpp"
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 #include <cstdio>
 #include <cstring>

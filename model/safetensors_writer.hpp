@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/dtype.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model {
 

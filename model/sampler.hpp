@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/token_id.hpp"
 
 namespace kvactor::model {

@@ -29,7 +29,7 @@
 
 #include "model/config.hpp"
 #include "model/dtype.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/safetensors.hpp"
 
 namespace kvactor::model {

@@ -1,7 +1,7 @@
 #include "net/json_writer.hpp"
 
-#include "model/json_util.hpp"
-#include "model/tokenizer/unicode.hpp"
+#include "base/json.hpp"
+#include "base/utf8.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 namespace kvactor::net {
 
 void append_json_string(std::string& out, std::string_view s) {
-  out += model::json::quote(model::replace_invalid_utf8(s));
+  out += json::quote(replace_invalid_utf8(s));
 }
 
 void json_writer::key(std::string_view k) {

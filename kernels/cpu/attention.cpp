@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "kernels/cpu/attention_isa.hpp"
 #include "kernels/cpu/attention_task.hpp"
 #include "kernels/cpu/kernels.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "kernels/cpu/kernels.hpp"
 
 namespace kvactor::kernels::cpu {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 thread_local uint3 threadIdx{0, 0, 0};
 thread_local uint3 blockIdx{0, 0, 0};

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model {
 

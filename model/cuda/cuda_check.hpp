@@ -13,7 +13,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model::cuda_check {
 

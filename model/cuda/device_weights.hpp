@@ -12,7 +12,7 @@
 #include <cstddef>
 
 #include "kernels/device.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/forward/weight_plan.hpp"
 #include "model/weights.hpp"
 

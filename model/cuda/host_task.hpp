@@ -9,7 +9,7 @@
 
 #include <functional>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model {
 

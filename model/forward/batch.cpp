@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::model {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "model/forward/layers.hpp"
 
 namespace kvactor::model {

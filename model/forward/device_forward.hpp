@@ -34,7 +34,7 @@
 
 #include "kernels/kv_cache.hpp"
 #include "kernels/params.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/config.hpp"
 #include "model/forward/batch.hpp"
 #include "model/forward/batch_upload.hpp"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "model/dtype.hpp"
 #include "model/forward/linear_kernels.hpp"
 #include "model/forward/pair_kernels.hpp"

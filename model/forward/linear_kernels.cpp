@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <array>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "model/forward/linear_isa.hpp"
 
 namespace kvactor::model::layers {

@@ -5,7 +5,7 @@
 #include <new>
 #include <vector>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor::model {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <array>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "model/forward/pair_isa.hpp"
 
 namespace kvactor::model::layers {

@@ -36,7 +36,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/config.hpp"
 #include "model/forward/batch.hpp"
 #include "model/weights.hpp"

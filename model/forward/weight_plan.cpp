@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "model/dtype.hpp"
 
 namespace kvactor::model {

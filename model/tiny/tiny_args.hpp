@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/tiny/tiny_model.hpp"
 
 namespace kvactor::model::tiny {

@@ -10,7 +10,7 @@
 
 #include "model/config.hpp"
 #include "model/dtype.hpp"
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
 namespace kvactor::model::tiny {
 

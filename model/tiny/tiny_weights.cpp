@@ -1,5 +1,5 @@
 #include "model/tiny/tiny_model.hpp"
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/token_id.hpp"
 
 namespace kvactor::model {

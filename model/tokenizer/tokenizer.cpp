@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 #include "model/tokenizer/byte_level.hpp"
 #include "model/tokenizer/unicode.hpp"
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/token_id.hpp"
 #include "model/tokenizer/bpe.hpp"
 #include "model/tokenizer/tokenizer_spec.hpp"

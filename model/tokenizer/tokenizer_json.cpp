@@ -1,6 +1,6 @@
 #include <simdjson.h>
 
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 #include "model/safetensors_writer.hpp"
 #include "model/tokenizer/tokenizer_spec.hpp"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 #include "model/token_id.hpp"
 #include "model/tokenizer/pretokenizer.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 #include "kernels/device.hpp"
 
 namespace kvactor::kernels::testing {

@@ -1,5 +1,5 @@
 #include "model/tokenizer/tokenizer.hpp"
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 #include <optional>
 

@@ -9,9 +9,9 @@
 
 #include <simdjson.h>
 
-#include "kernels/result.hpp"
+#include "base/result.hpp"
 
-namespace kvactor::model::json {
+namespace kvactor::json {
 
 /// Reads a whole file into a padded buffer; errors name the file.
 result<simdjson::padded_string> read_file(const std::filesystem::path& path);
@@ -41,4 +41,4 @@ std::string quote(std::string_view s);
 /// True when `v` is JSON null (then it has been consumed).
 bool is_null(simdjson::ondemand::value& v);
 
-} // namespace kvactor::model::json
+} // namespace kvactor::json

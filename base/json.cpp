@@ -1,11 +1,11 @@
-#include "model/json_util.hpp"
+#include "base/json.hpp"
 
 #include <cstdio>
 
 #include <fstream>
 #include <sstream>
 
-namespace kvactor::model::json {
+namespace kvactor::json {
 
 result<simdjson::padded_string> read_file(const std::filesystem::path& path) {
   std::error_code ec;
@@ -97,4 +97,4 @@ std::string quote(std::string_view s) {
   return out;
 }
 
-} // namespace kvactor::model::json
+} // namespace kvactor::json

@@ -14,7 +14,7 @@
 #include <utility>
 #include <optional>
 
-#include "kernels/assert.hpp"
+#include "base/assert.hpp"
 
 namespace kvactor {
 
