@@ -23,6 +23,31 @@ struct fields {
   generate_request req; // the optional parameters, defaults where absent
 };
 
+// The numeric generation parameters: each read as its JSON type, checked by
+// the runtime's rule (request_fields.hpp), then stored.
+struct integer_field {
+  std::string_view key;
+  std::optional<std::string> (*check)(int64_t);
+  int32_t generate_request::*member;
+};
+constexpr integer_field integer_fields[] = {
+  {"max_tokens", check_max_tokens, &generate_request::max_tokens},
+  {"top_k", check_top_k, &generate_request::top_k},
+  {"priority", check_priority, &generate_request::priority},
+  {"logprobs", [](int64_t n) { return check_logprobs(n); }, &generate_request::logprobs},
+  {"n", check_choices, &generate_request::n},
+};
+
+struct number_field {
+  std::string_view key;
+  std::optional<std::string> (*check)(double);
+  float generate_request::*member;
+};
+constexpr number_field number_fields[] = {
+  {"temperature", check_temperature, &generate_request::temperature},
+  {"top_p", check_top_p, &generate_request::top_p},
+};
+
 // Reads one known field into f: its JSON type here, its range by the
 // runtime's rules (request_fields); an error names the field.
 std::optional<protocol_error> read_field(std::string_view key, od::value v, fields& f,
@@ -33,6 +58,28 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
   auto bad = [&](std::string_view what) {
     return invalid(std::string(key) + " must be " + std::string(what));
   };
+  for (const integer_field& i : integer_fields) {
+    if (key != i.key)
+      continue;
+    int64_t n;
+    if (v.get_int64().get(n))
+      return bad("an integer");
+    if (auto wrong = i.check(n))
+      return invalid(*wrong);
+    f.req.*i.member = static_cast<int32_t>(n);
+    return std::nullopt;
+  }
+  for (const number_field& x : number_fields) {
+    if (key != x.key)
+      continue;
+    double d;
+    if (v.get_double().get(d))
+      return bad("a number");
+    if (auto wrong = x.check(d))
+      return invalid(*wrong);
+    f.req.*x.member = static_cast<float>(d);
+    return std::nullopt;
+  }
   if (key == "op" || key == "id" || key == "prompt") {
     std::string_view s;
     if (auto err = v.get_string().get(s))
@@ -55,46 +102,11 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     if (ids.empty())
       return bad("a non-empty array of token ids");
     f.prompt_tokens = std::move(ids);
-  } else if (key == "max_tokens") {
-    int64_t n;
-    if (v.get_int64().get(n))
-      return bad("an integer");
-    if (auto wrong = check_max_tokens(n))
-      return invalid(*wrong);
-    f.req.max_tokens = static_cast<int32_t>(n);
-  } else if (key == "temperature") {
-    double t;
-    if (v.get_double().get(t))
-      return bad("a number");
-    if (auto wrong = check_temperature(t))
-      return invalid(*wrong);
-    f.req.temperature = static_cast<float>(t);
-  } else if (key == "top_p") {
-    double p;
-    if (v.get_double().get(p))
-      return bad("a number");
-    if (auto wrong = check_top_p(p))
-      return invalid(*wrong);
-    f.req.top_p = static_cast<float>(p);
-  } else if (key == "top_k") {
-    int64_t k;
-    if (v.get_int64().get(k))
-      return bad("an integer");
-    if (auto wrong = check_top_k(k))
-      return invalid(*wrong);
-    f.req.top_k = static_cast<int32_t>(k);
   } else if (key == "seed") {
     uint64_t s;
     if (v.get_uint64().get(s))
       return bad("an integer in [0, 2^64)");
     f.req.seed = s;
-  } else if (key == "priority") {
-    int64_t p;
-    if (v.get_int64().get(p))
-      return bad("an integer");
-    if (auto wrong = check_priority(p))
-      return invalid(*wrong);
-    f.req.priority = static_cast<int32_t>(p);
   } else if (key == "stop") {
     od::array a;
     if (v.get_array().get(a))
@@ -112,20 +124,6 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     if (v.get_bool().get(b))
       return bad("true or false");
     f.req.ignore_eos = b;
-  } else if (key == "logprobs") {
-    int64_t n;
-    if (v.get_int64().get(n))
-      return bad("an integer");
-    if (auto wrong = check_logprobs(n))
-      return invalid(*wrong);
-    f.req.logprobs = static_cast<int32_t>(n);
-  } else if (key == "n") {
-    int64_t n;
-    if (v.get_int64().get(n))
-      return bad("an integer");
-    if (auto wrong = check_choices(n))
-      return invalid(*wrong);
-    f.req.n = static_cast<int32_t>(n);
   }
   return std::nullopt; // unknown keys are ignored
 }
