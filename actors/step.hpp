@@ -7,8 +7,8 @@
 #include "actors/table_delta.hpp"
 #include "actors/token_list.hpp"
 #include "actors/types.hpp"
-#include "model/logprobs.hpp"
-#include "model/sampler.hpp"
+#include "model/sampling_params.hpp"
+#include "model/token_logprobs.hpp"
 
 #include <optional>
 #include <vector>

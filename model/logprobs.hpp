@@ -8,19 +8,9 @@
 #include <span>
 #include <vector>
 
-#include "model/token_id.hpp"
+#include "model/token_logprobs.hpp"
 
 namespace kvactor::model {
-
-struct logprob_entry {
-  token_id token = 0;
-  float logprob = 0.0f;
-};
-
-struct token_logprobs {
-  float logprob = 0.0f;            // of the generated token
-  std::vector<logprob_entry> top;  // the k most likely, most likely first
-};
 
 /// log softmax(logits)[token], and the k most likely tokens (lowest id first
 /// on ties). A NaN logit counts as impossible: -inf. `logits` must not be

@@ -8,18 +8,10 @@
 #include <span>
 
 #include "base/result.hpp"
+#include "model/sampling_params.hpp"
 #include "model/token_id.hpp"
 
 namespace kvactor::model {
-
-struct sampling_params {
-  float temperature = 1.0f; // <= 0: greedy
-  std::int32_t top_k = 0;   // keep the k most likely tokens; 0: all
-  float top_p = 1.0f;       // keep the smallest set whose probability reaches top_p; 1: all
-  std::uint64_t seed = 0;   // per request
-
-  bool is_greedy() const { return temperature <= 0.0f || top_k == 1; }
-};
 
 /// Rejects NaN or negative temperature, negative top_k, top_p outside (0, 1].
 status validate(const sampling_params& p);

@@ -14,6 +14,7 @@
 // step. Every table a sequence had is logged (tables_of).
 
 #include "actors/step_runner.hpp"
+#include "model/logprobs.hpp"
 
 #include <algorithm>
 #include <atomic>
