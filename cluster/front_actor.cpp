@@ -238,7 +238,7 @@ void resubmit(front_self self, request_id id, const done_event& lost) {
     return;
   }
   ++st.links[from].requests_resubmitted;
-  send_to_worker(self, id, choice->worker, *r.request);
+  send_to_worker(self, id, choice->worker, std::move(*r.request)); // which keeps it again
 }
 
 runtime_actor spawn_front(caf::actor_system& sys, front_options options) {
