@@ -1,5 +1,6 @@
-// add_message_types: announces every message type kvactor's actors exchange;
-// use_serving_scheduler: the scheduler settings for serving.
+// add_message_types: announces every message type kvactor's actors exchange
+// and kvactor's error category; use_serving_scheduler: the scheduler
+// settings for serving.
 
 #include "actors/messages.hpp"
 
@@ -29,6 +30,13 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<host_figures>("kvactor.host_figures");
   cfg.add_message_type<std::vector<block_id>>("kvactor.block_ids");
   cfg.add_message_type<std::vector<std::string>>("kvactor.strings");
+  cfg.add_error_category(error_category,
+                         [](uint8_t code, caf::atom_value, const caf::message& context) {
+                           std::string out = to_string(static_cast<errc>(code));
+                           if (context.match_elements<std::string>())
+                             out += ": " + context.get_as<std::string>(0);
+                           return out;
+                         });
 }
 
 void use_serving_scheduler(caf::actor_system_config& cfg) {

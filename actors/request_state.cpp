@@ -10,8 +10,8 @@ namespace kvactor {
 
 namespace {
 
-admission refuse(request_id id, std::string code, std::string message) {
-  return {id, 0, std::move(code), std::move(message)};
+admission refuse(request_id id, errc code, std::string message) {
+  return {id, 0, code, std::move(message)};
 }
 
 } // namespace
@@ -21,25 +21,25 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
                                                            const request_limits& limits,
                                                            clock::time_point now) {
   if (auto wrong = check_fields(req))
-    return refuse(id, "invalid_field", std::move(*wrong));
+    return refuse(id, errc::invalid_field, std::move(*wrong));
   std::vector<token_id> prompt;
   if (!req.prompt_tokens.empty()) {
     for (int32_t t : req.prompt_tokens)
       if (t < 0 || t >= limits.vocab_size)
-        return refuse(id, "invalid_field",
+        return refuse(id, errc::invalid_field,
                       "prompt_tokens: id " + std::to_string(t) + " is outside the vocabulary [0, " +
                         std::to_string(limits.vocab_size) + ")");
     prompt.assign(req.prompt_tokens.begin(), req.prompt_tokens.end());
   } else {
     if (!is_valid_utf8(req.prompt))
-      return refuse(id, "invalid_field", "prompt is not valid UTF-8");
+      return refuse(id, errc::invalid_field, "prompt is not valid UTF-8");
     prompt = tok.encode(req.prompt);
     if (prompt.empty())
-      return refuse(id, "invalid_field", "prompt is empty");
+      return refuse(id, errc::invalid_field, "prompt is empty");
   }
   const auto context = static_cast<int64_t>(prompt.size()) + req.max_tokens;
   if (context > limits.max_context)
-    return refuse(id, "prompt_too_long",
+    return refuse(id, errc::prompt_too_long,
                   std::to_string(prompt.size()) + " prompt tokens + max_tokens " +
                     std::to_string(req.max_tokens) + " exceed the model's context of " +
                     std::to_string(limits.max_context));

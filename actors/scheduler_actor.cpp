@@ -105,17 +105,17 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
       auto& st = self->state;
       const auto n = static_cast<int32_t>(s.prompt.size());
       if (st.shutdown)
-        return {s.id, n, "overloaded", "the runtime is shutting down"};
+        return {s.id, n, errc::overloaded, "the runtime is shutting down"};
       if (st.sched->num_waiting() >= st.parts->max_waiting)
-        return {s.id, n, "overloaded",
+        return {s.id, n, errc::overloaded,
                 "the waiting queue is full (" + std::to_string(st.parts->max_waiting) + ")"};
       if (s.num_choices > 1 && !st.sched->forks())
-        return {s.id, n, "invalid_field",
+        return {s.id, n, errc::invalid_field,
                 "n > 1 needs continuous batching and paged KV blocks"};
       const seq_id first = sequence_of(s.id, 0);
       sequence seq(first, std::move(s.prompt), s.priority, first);
       if (auto err = st.sched->add(std::move(seq), s.params, s.num_choices))
-        return {s.id, n, "prompt_too_long", *err};
+        return {s.id, n, errc::prompt_too_long, *err};
       st.requests.emplace(s.id, live_request{std::move(ra), s.num_choices, s.num_choices});
       const auto now = clock::now();
       for (int32_t c = 0; c < s.num_choices; ++c) // the prompt counted once

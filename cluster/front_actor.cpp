@@ -67,7 +67,7 @@ void on_admission(front_self self, request_id id, size_t w, const relay_actor& r
   r.admitted = true;
   r.worker_id = a.id;
   if (r.promise) {
-    r.promise->deliver(admission{id, a.num_prompt_tokens, {}, {}});
+    r.promise->deliver(admission{id, a.num_prompt_tokens, errc::none, {}});
     r.promise.reset();
   }
   self->send(relay, admitted_atom::value);
@@ -80,12 +80,12 @@ caf::typed_response_promise<admission> route(front_self self, generate_request& 
   auto& st = self->state;
   auto rp = self->make_response_promise<admission>();
   if (st.stopping) {
-    rp.deliver(admission{0, 0, "overloaded", "the front is shutting down"});
+    rp.deliver(admission{0, 0, errc::overloaded, "the front is shutting down"});
     return rp;
   }
   auto choice = pick_worker(st, req);
   if (!choice) {
-    rp.deliver(admission{0, 0, "overloaded", "no live worker behind this front"});
+    rp.deliver(admission{0, 0, errc::overloaded, "no live worker behind this front"});
     return rp;
   }
   const request_id id = st.next_id++;
@@ -194,7 +194,7 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
       s.stopping = true;
       done_event aborted;
       aborted.finish_reason = "aborted";
-      admission refused{0, 0, "overloaded", "the front is shutting down"};
+      admission refused{0, 0, errc::overloaded, "the front is shutting down"};
       end_requests(self, std::nullopt, aborted, refused);
       self->quit();
       return true;

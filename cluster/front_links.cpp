@@ -222,13 +222,13 @@ void on_down(front_self self, const caf::down_msg& dm) {
                             self->system().render(dm.reason) + ")";
     done_event lost;
     lost.finish_reason = "error";
-    lost.error_code = "worker_lost";
+    lost.error_code = errc::worker_lost;
     lost.error_message = why;
     st.routes->set_lost(w);
     if (st.options.resubmit)
       resubmit_requests_on(self, w, lost);
     else
-      end_requests(self, w, lost, admission{0, 0, "worker_lost", why});
+      end_requests(self, w, lost, admission{0, 0, errc::worker_lost, why});
     link.handle = nullptr;
     link.next_attempt = std::chrono::steady_clock::now() + st.options.reconnect_interval;
     fail(self, w, link_state::down, "lost (" + self->system().render(dm.reason) + ")");

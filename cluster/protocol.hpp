@@ -20,7 +20,7 @@ namespace kvactor::cluster {
 
 // Raised whenever a message of this path changes; a front refuses a worker
 // of another version.
-inline constexpr int32_t protocol_version = 2;
+inline constexpr int32_t protocol_version = 3;
 
 struct worker_hello {
   int32_t protocol_version = 0;

@@ -39,15 +39,15 @@ worker_actor spawn_worker(caf::actor_system& sys, runtime_actor runtime, worker_
 caf::expected<uint16_t> publish_worker(caf::actor_system& sys, const worker_actor& worker,
                                        const std::string& bind, uint16_t port, bool tls) {
   if (tls && !openssl_errors_isolated())
-    return caf::make_error(caf::sec::runtime_error, tls_unavailable);
+    return make_error(errc::cannot_publish, tls_unavailable);
   // NOTE: reuse_addr, so that a worker restarted at once gets its port back
   // while the killed one's connections linger in TIME_WAIT.
   auto bound = tls ? caf::openssl::publish(worker, port, bind.c_str(), true)
                    : sys.middleman().publish(worker, port, bind.c_str(), true);
   if (!bound)
-    return caf::make_error(caf::sec::cannot_open_port,
-                           "cannot publish the worker on " + bind + ":" + std::to_string(port) +
-                             ": " + sys.render(bound.error()));
+    return make_error(errc::cannot_publish, "cannot publish the worker on " + bind + ":" +
+                                              std::to_string(port) + ": " +
+                                              sys.render(bound.error()));
   return bound;
 }
 

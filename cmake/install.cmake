@@ -13,8 +13,8 @@ endif()
 install(TARGETS ${kvactor_installed} EXPORT kvactorTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/actors/kvactor/kvactor.hpp ${PROJECT_SOURCE_DIR}/actors/kvactor/defaults.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kvactor)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/kvactor/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kvactor
+        FILES_MATCHING PATTERN "*.hpp")
 
 set(kvactor_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kvactor)
 install(EXPORT kvactorTargets NAMESPACE kvactor:: DESTINATION ${kvactor_cmake_dir})

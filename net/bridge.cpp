@@ -50,7 +50,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
             s.pending.erase(id);
             if (!a.ok()) {
               s.cancelled.erase(id);
-              s.emit(format_error({a.error_code, id, a.error_message}));
+              s.emit(format_error({to_string(a.error_code), id, a.error_message}));
               s.emit_if_drained();
               return;
             }

@@ -345,12 +345,13 @@ std::string_view openai_finish_reason(std::string_view why) {
 api_error admission_error(const admission& a, std::optional<size_t> prompt_index) {
   std::string message = prompt_index ? "prompt " + std::to_string(*prompt_index) + ": " : "";
   message += a.error_message;
-  if (a.error_code == "overloaded")
-    return {429, std::move(message), "rate_limit_error", std::nullopt, a.error_code};
-  if (a.error_code == "worker_lost")
-    return {503, std::move(message), "server_error", std::nullopt, a.error_code};
-  api_error e{400, std::move(message), "invalid_request_error", std::nullopt, a.error_code};
-  if (a.error_code == "prompt_too_long") {
+  const std::string code = to_string(a.error_code);
+  if (a.error_code == errc::overloaded)
+    return {429, std::move(message), "rate_limit_error", std::nullopt, code};
+  if (a.error_code == errc::worker_lost)
+    return {503, std::move(message), "server_error", std::nullopt, code};
+  api_error e{400, std::move(message), "invalid_request_error", std::nullopt, code};
+  if (a.error_code == errc::prompt_too_long) {
     e.param = "prompt";
     e.code = "context_length_exceeded";
   }

@@ -1,6 +1,7 @@
 #pragma once
-// runtime_calls: blocking calls on a runtime actor for the tools that drive
-// one from plain threads (kvactor-stress, kvactor-bench).
+// runtime_calls: starting a runtime from a tool's options, and blocking calls
+// on a runtime actor for the tools that drive one from plain threads
+// (kvactor-stress, kvactor-bench).
 
 #include "kvactor/kvactor.hpp"
 
@@ -10,12 +11,13 @@
 
 namespace kvactor::tools {
 
-// The message of an error from spawn_runtime (its context string), else CAF's rendering.
-inline std::string error_text(caf::actor_system& sys, const caf::error& e) {
-  const auto& ctx = e.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return sys.render(e);
+// A runtime over the engine a tool read from its options, or the error of
+// that reading or of spawn_runtime.
+inline caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys,
+                                                  const caf::expected<engine_config>& engine) {
+  if (!engine)
+    return engine.error();
+  return kvactor::spawn_runtime(sys, *engine);
 }
 
 // The runtime's figures; nullopt if it did not answer within 10 s.

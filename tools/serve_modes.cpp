@@ -42,8 +42,16 @@ std::string folder_name(const std::string& dir) {
   return (p.has_filename() ? p : p.parent_path()).filename().string();
 }
 
-engine_config engine_of(const serve_config& cfg, std::string model_dir) {
+caf::expected<engine_config> engine_of(const serve_config& cfg, std::string model_dir) {
   engine_config engine;
+  for (caf::error err : {parse_option("--preemption", cfg.preemption, engine.preemption),
+                         parse_option("--batching", cfg.batching, engine.batching),
+                         parse_option("--kv-reservation", cfg.kv_reservation, engine.reservation),
+                         parse_option("--weights", cfg.weights, engine.weights),
+                         parse_option("--activations", cfg.activations, engine.activations),
+                         parse_option("--kv-dtype", cfg.kv_dtype, engine.kv_dtype)})
+    if (err)
+      return err;
   engine.model_dir = std::move(model_dir);
   engine.device = cfg.device;
   engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
@@ -52,24 +60,18 @@ engine_config engine_of(const serve_config& cfg, std::string model_dir) {
   engine.max_num_batched_tokens = cfg.max_batched_tokens;
   engine.max_num_seqs = cfg.max_seqs;
   engine.max_waiting = cfg.max_waiting;
-  engine.preemption = cfg.preemption;
   engine.num_threads = cfg.threads;
   engine.max_model_len = cfg.max_model_len;
-  engine.batching = cfg.batching;
-  engine.kv_reservation = cfg.kv_reservation;
   engine.prefix_caching = !cfg.no_prefix_caching;
-  engine.weights = cfg.weights;
-  engine.activations = cfg.activations;
-  engine.kv_dtype = cfg.kv_dtype;
   engine.fault_jitter_ms = cfg.fault_jitter_ms;
   return engine;
 }
 
 caf::expected<runtime_actor> start_runtime(caf::actor_system& sys, const serve_config& cfg,
                                            const std::string& model_dir) {
-  auto runtime = spawn_runtime(sys, engine_of(cfg, model_dir));
+  auto runtime = tools::spawn_runtime(sys, engine_of(cfg, model_dir));
   if (!runtime)
-    std::cerr << "kvactor-serve: " << error_text(sys, runtime.error()) << "\n";
+    std::cerr << "kvactor-serve: " << sys.render(runtime.error()) << "\n";
   return runtime;
 }
 
@@ -206,7 +208,7 @@ int serve_worker(caf::actor_system& sys, const serve_config& cfg) {
   auto port = cluster::publish_worker(sys, worker, cfg.worker_bind,
                                       static_cast<uint16_t>(cfg.worker_port), cfg.tls());
   if (!port) {
-    std::cerr << "kvactor-serve: " << error_text(sys, port.error()) << "\n";
+    std::cerr << "kvactor-serve: " << sys.render(port.error()) << "\n";
     caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(*runtime, caf::exit_reason::user_shutdown);
     return 1;

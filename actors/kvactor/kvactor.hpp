@@ -15,11 +15,15 @@
 // host's actor system can terminate.
 
 #include "kvactor/defaults.hpp"
+#include "kvactor/engine_config.hpp"
+#include "kvactor/errors.hpp"
 
 #include <caf/all.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvactor {
@@ -53,13 +57,14 @@ struct generate_request {
                                       // once and its KV blocks shared
 };
 
-// The answer to a generate request: accepted (error_code empty) or refused.
+// The answer to a generate request: accepted (error_code none) or refused.
 struct admission {
   request_id id = 0;
   int32_t num_prompt_tokens = 0;
-  std::string error_code;    // invalid_field, prompt_too_long, overloaded
-  std::string error_message; // names the field or limit at fault
-  bool ok() const { return error_code.empty(); }
+  errc error_code = errc::none; // invalid_field, prompt_too_long, overloaded (a front:
+                                // worker_lost)
+  std::string error_message;    // names the field or limit at fault
+  bool ok() const { return error_code == errc::none; }
 };
 
 // A token and its log probability under the model: the log-softmax of the
@@ -100,7 +105,7 @@ struct done_event {
   int32_t choice{}; // which of the request's n choices, [0, n)
   // finish_reason "error": why the request ended without its result
   // (worker_lost: a front lost the worker that served it).
-  std::string error_code{};
+  errc error_code = errc::none;
   std::string error_message{};
 };
 
@@ -172,50 +177,16 @@ struct runtime_figures {
   std::vector<worker_figures> workers;
 };
 
-struct engine_config {
-  std::string model_dir;               // a Hugging Face checkpoint folder
-  std::string device = "cpu";          // cpu, cuda, cuda:N
-  int64_t kv_cache_bytes = default_kv_cache_bytes; // device KV pool
-  int64_t swap_bytes = default_swap_bytes; // pinned host pool for swapped-out sequences
-  int32_t block_size = 0;              // tokens per KV block; 0: the device's default
-                                       // (default_block_size)
-  int32_t max_model_len = 0;           // longest prompt + output; 0: the model's context
-  int32_t max_num_batched_tokens = default_max_num_batched_tokens;
-  int32_t max_num_seqs = default_max_num_seqs;
-  int32_t max_waiting = default_max_waiting; // more waiting requests are refused: overloaded
-  std::string preemption = "swap";     // swap or recompute
-  std::string batching = "continuous"; // continuous; static: a batch runs to its end
-                                       // before the next is admitted; padded: static,
-                                       // and ended rows compute on until the batch ends
-  std::string kv_reservation = "paged"; // paged, or contiguous: every request holds
-                                        // max context slots from admission on
-  bool prefix_caching = true;
-  std::string weights = "auto";        // matrices in memory: f32, bf16, or auto: bf16
-                                       // when the checkpoint stores bf16, else f32
-                                       // (bf16 computes the same results as its
-                                       // widened f32 values in half the memory)
-  std::string activations = "auto";    // the products' input rows: f32 (exact), or
-                                       // bf16 (rounded to bf16, fp32 sums; CPU: AMX or
-                                       // AVX512_BF16, faster for many rows; CUDA: cuBLAS
-                                       // bf16 GEMM; lossy); bf16 keeps the matrices bf16
-                                       // (on CUDA the only way to bf16 device weights);
-                                       // auto: bf16 on CUDA with bf16 matrices, else f32
-  std::string kv_dtype = "f32";        // KV cache elements: f32, or bf16 (both devices):
-                                       // twice the blocks for the same bytes, K/V
-                                       // and attention rounded to bf16
-  int32_t num_threads = 0;             // CPU device threads; 0: all cores
-  // A fault for stress runs: each step's and swap's completion, and each
-  // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms
-  // late. 0: off.
-  int32_t fault_jitter_ms = 0;
-  uint64_t fault_seed = 1;
-};
-
-// The block size a device serves best, what block_size 0 picks: 8 tokens on
-// the CPU (cpu_block_size), where smaller blocks cost its attention kernel nothing measurable
-// and halve the slots that each sequence's last, partly filled block leaves
-// unused (tools/bench/README.md); 16 on CUDA (cuda_block_size).
-int32_t default_block_size(const std::string& device);
+// Reads a tools' option into an engine_config field: the value `name`
+// names (to_string's names; for weights and activations also auto, which
+// is nullopt), or an invalid_config error naming `option` and the names it
+// takes. Leaves `out` as it was on an error.
+caf::error parse_option(std::string_view option, std::string_view name, preemption_mode& out);
+caf::error parse_option(std::string_view option, std::string_view name, batching_mode& out);
+caf::error parse_option(std::string_view option, std::string_view name, kv_reservation& out);
+caf::error parse_option(std::string_view option, std::string_view name, number_format& out);
+caf::error parse_option(std::string_view option, std::string_view name,
+                        std::optional<number_format>& out);
 
 using generate_atom = caf::atom_constant<caf::atom("generate")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;

@@ -79,12 +79,12 @@ TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
   engine_config roomy;
   roomy.block_size = 16;
   roomy.num_threads = 1;
-  roomy.activations = "f32"; // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
+  roomy.activations = number_format::f32; // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
   const outcome want = serve(roomy, prompts, 40);
 
   engine_config tight = roomy;
   tight.device = "cuda";
-  tight.preemption = "swap";
+  tight.preemption = preemption_mode::swap;
   // One block of this model (2 layers, K and V, 16 tokens, 2 KV heads of
   // 64, fp32) is 32 KiB: 9 device blocks, while each request grows to 4.
   tight.kv_cache_bytes = 9 * 32768;
@@ -110,12 +110,12 @@ TEST(model_runtime_cuda, bf16_weights_and_cache_survive_swap_preemption_on_the_c
   engine_config roomy;
   roomy.device = "cuda";
   roomy.block_size = 16;
-  roomy.activations = "bf16";
-  roomy.kv_dtype = "bf16";
+  roomy.activations = number_format::bf16;
+  roomy.kv_dtype = number_format::bf16;
   const outcome want = serve(roomy, prompts, 40);
 
   engine_config tight = roomy;
-  tight.preemption = "swap";
+  tight.preemption = preemption_mode::swap;
   tight.kv_cache_bytes = 9 * 16384; // 9 blocks of 16 KiB in bf16
   tight.swap_bytes = 32 * 16384;
   const outcome got = serve(tight, prompts, 40);

@@ -120,7 +120,8 @@ TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
 
 // The tiny model is a bf16 checkpoint: bf16 matrices (auto keeps them) widen
 // exactly, so every choice gives the tokens of the fp32 pass alone.
-class model_runtime_weights : public model_runtime, public ::testing::WithParamInterface<const char*> {};
+class model_runtime_weights : public model_runtime,
+                              public ::testing::WithParamInterface<std::optional<number_format>> {};
 
 TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
   engine_config e;
@@ -132,7 +133,11 @@ TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
   expect_idle();
 }
 
-INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights, ::testing::Values("auto", "f32", "bf16"));
+INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights,
+                         ::testing::Values(std::nullopt, number_format::f32, number_format::bf16),
+                         [](const auto& info) {
+                           return info.param ? to_string(*info.param) : "auto";
+                         });
 
 // Each token of a greedy request that asks for 3 logprobs is the most
 // likely of its step, its logprob the top one's, the alternatives in order.
@@ -186,13 +191,14 @@ TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
 // (preemption, activations): bf16 activations keep batch invariance, so
 // their outputs too stay those of the sequence alone.
 class model_runtime_preemption : public model_runtime,
-                                 public ::testing::WithParamInterface<std::tuple<std::string, std::string>> {};
+                                 public ::testing::WithParamInterface<std::tuple<preemption_mode, number_format>> {};
 
 TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   engine_config e;
   e.preemption = std::get<0>(GetParam());
   e.activations = std::get<1>(GetParam());
-  const model::dtype activations = e.activations == "bf16" ? model::dtype::bf16 : model::dtype::f32;
+  const model::dtype activations =
+    e.activations == number_format::bf16 ? model::dtype::bf16 : model::dtype::f32;
   e.block_size = 4;
   // One block of this model (2 layers, K and V, 4 tokens, 2 KV heads of 32,
   // fp32) is 4 KiB: 12 device blocks, while each request grows to 9.
@@ -215,20 +221,23 @@ TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
 }
 
 INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
-                         ::testing::Combine(::testing::Values("swap", "recompute"), ::testing::Values("f32", "bf16")),
+                         ::testing::Combine(::testing::Values(preemption_mode::swap,
+                                                              preemption_mode::recompute),
+                                            ::testing::Values(number_format::f32, number_format::bf16)),
                          [](const auto& p) {
-                           return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_activations";
+                           return std::string(to_string(std::get<0>(p.param))) + "_" +
+                                  to_string(std::get<1>(p.param)) + "_activations";
                          });
 
 // A bf16 KV cache: K/V and attention rounded to bf16, batch-invariant like
 // the fp32 cache, so with the same block size the outputs equal those of the
 // bf16 pass run alone bit for bit, through preemption by swap (the bf16
 // blocks go to the host pool and back) and by recompute.
-class model_runtime_bf16_kv : public model_runtime, public ::testing::WithParamInterface<std::string> {};
+class model_runtime_bf16_kv : public model_runtime, public ::testing::WithParamInterface<preemption_mode> {};
 
 TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preemption) {
   engine_config e;
-  e.kv_dtype = "bf16";
+  e.kv_dtype = number_format::bf16;
   e.preemption = GetParam();
   e.block_size = 4;
   // One bf16 block of this model (2 layers, K and V, 4 tokens, 2 KV heads of
@@ -255,11 +264,13 @@ TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preempti
   expect_idle();
 }
 
-INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv, ::testing::Values("swap", "recompute"));
+INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv,
+                         ::testing::Values(preemption_mode::swap, preemption_mode::recompute),
+                         [](const auto& info) { return to_string(info.param); });
 
 TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
-  std::map<std::string, runtime_figures> pools;
-  for (const char* kv : {"f32", "bf16"}) {
+  std::map<number_format, runtime_figures> pools;
+  for (number_format kv : {number_format::f32, number_format::bf16}) {
     engine_config e;
     e.kv_dtype = kv;
     e.kv_cache_bytes = 1 << 20;
@@ -271,9 +282,11 @@ TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
     expect_idle();
     stop();
   }
-  EXPECT_GT(pools["f32"].device_blocks_total, 0);
-  EXPECT_EQ(pools["bf16"].device_blocks_total, 2 * pools["f32"].device_blocks_total);
-  EXPECT_EQ(pools["bf16"].host_blocks_total, 2 * pools["f32"].host_blocks_total);
+  const runtime_figures& f32 = pools[number_format::f32];
+  const runtime_figures& bf16 = pools[number_format::bf16];
+  EXPECT_GT(f32.device_blocks_total, 0);
+  EXPECT_EQ(bf16.device_blocks_total, 2 * f32.device_blocks_total);
+  EXPECT_EQ(bf16.host_blocks_total, 2 * f32.host_blocks_total);
 }
 
 TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
@@ -298,7 +311,7 @@ TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
   e.block_size = 4;
   e.kv_cache_bytes = 30 * 4096; // blocks of 4 KiB (see above); each sequence grows to 16
   e.swap_bytes = 128 * 4096;
-  for (const char* mode : {"swap", "recompute"}) {
+  for (preemption_mode mode : {preemption_mode::swap, preemption_mode::recompute}) {
     e.preemption = mode;
     start(e);
     generate_request req;
@@ -321,10 +334,10 @@ TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
       EXPECT_EQ(choices[size_t(c)].finish_reason, "max_tokens");
       EXPECT_THAT(choices[size_t(c)].tokens,
                   ElementsAreArray(events_->wait_done(solo[size_t(c)]).tokens))
-        << mode << ", choice " << c;
+        << to_string(mode) << ", choice " << c;
     }
-    EXPECT_NE(choices[0].tokens, choices[1].tokens) << mode;
-    EXPECT_GT(figures().preemptions, 0) << mode;
+    EXPECT_NE(choices[0].tokens, choices[1].tokens) << to_string(mode);
+    EXPECT_GT(figures().preemptions, 0) << to_string(mode);
     expect_idle();
     stop();
   }
@@ -342,26 +355,27 @@ TEST_F(model_runtime, cancel_returns_every_block) {
 }
 
 // Each bad setting alone, on an otherwise good configuration: refused with
-// a message naming it.
+// its code and a message naming it.
 TEST(model_runtime_config, errors_name_what_is_wrong) {
   test_config cfg;
   caf::actor_system sys{cfg};
   struct bad {
     std::function<void(engine_config&)> change;
+    errc code;
     std::string named;
   };
   const std::vector<bad> cases{
-    {[](engine_config& e) { e.model_dir = "/nonexistent/kvactor-model"; }, "/nonexistent/kvactor-model"},
-    {[](engine_config& e) { e.preemption = "sometimes"; }, "preemption 'sometimes'"},
-    {[](engine_config& e) { e.weights = "f16"; }, "weights 'f16' is not auto or f32 or bf16"},
-    {[](engine_config& e) { e.activations = "f16"; }, "activations 'f16' is not auto or f32 or bf16"},
+    {[](engine_config& e) { e.model_dir = "/nonexistent/kvactor-model"; }, errc::bad_model,
+     "/nonexistent/kvactor-model"},
     {[](engine_config& e) {
-       e.activations = "bf16";
-       e.weights = "f32";
+       e.activations = number_format::bf16;
+       e.weights = number_format::f32;
      },
-     "weights 'f32' with activations 'bf16'"},
-    {[](engine_config& e) { e.kv_dtype = "f16"; }, "kv_dtype 'f16' is not f32 or bf16"},
-    {[](engine_config& e) { e.kv_cache_bytes = 100; }, "holds no KV block"},
+     errc::invalid_config, "weights 'f32' with activations 'bf16'"},
+    {[](engine_config& e) { e.max_num_seqs = 0; }, errc::invalid_config, "max_num_seqs"},
+    {[](engine_config& e) { e.block_size = -4; }, errc::invalid_config, "block_size -4"},
+    {[](engine_config& e) { e.max_model_len = 1 << 30; }, errc::invalid_config, "max_model_len"},
+    {[](engine_config& e) { e.kv_cache_bytes = 100; }, errc::device_unusable, "holds no KV block"},
     // Without a GPU (or CUDA in the build): no device. With one: this
     // model's head_dim of 32, which the CUDA attention does not take. A
     // clear error naming cuda either way.
@@ -369,7 +383,7 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
        e.kv_cache_bytes = 1 << 20;
        e.device = "cuda";
      },
-     "cuda"},
+     errc::device_unusable, "cuda"},
   };
   for (const bad& c : cases) {
     engine_config e;
@@ -377,6 +391,8 @@ TEST(model_runtime_config, errors_name_what_is_wrong) {
     c.change(e);
     auto r = spawn_runtime(sys, e);
     ASSERT_FALSE(r) << c.named;
+    EXPECT_EQ(code_of(r.error()), c.code) << c.named;
+    EXPECT_THAT(sys.render(r.error()), HasSubstr(std::string(to_string(c.code)) + ": "));
     EXPECT_THAT(sys.render(r.error()), HasSubstr(c.named));
   }
 }

@@ -76,9 +76,9 @@ TEST(request_state, refuses_each_bad_field_by_name) {
   EXPECT_THAT(refused(text("")).error_message, HasSubstr("empty"));
   generate_request t;
   t.prompt_tokens = {1, -1};
-  EXPECT_EQ(refused(t).error_code, "invalid_field");
+  EXPECT_EQ(refused(t).error_code, errc::invalid_field);
   auto a = refused(text(std::string(200, 'a'), 8));
-  EXPECT_EQ(a.error_code, "prompt_too_long");
+  EXPECT_EQ(a.error_code, errc::prompt_too_long);
   EXPECT_EQ(a.id, 7u);
 }
 
@@ -92,7 +92,7 @@ TEST(request_state, takes_each_field_up_to_its_limit_and_no_further) {
     if (!std::holds_alternative<admission>(m))
       return false;
     const admission& a = std::get<admission>(m);
-    return a.error_code == "invalid_field" && a.error_message.find(field) != std::string::npos;
+    return a.error_code == errc::invalid_field && a.error_message.find(field) != std::string::npos;
   };
   auto r = text("hi", max_max_tokens);
   EXPECT_TRUE(std::holds_alternative<request_state>(made(r)));

@@ -65,12 +65,12 @@ TEST_F(runtime, tokenizes_text_prompts_and_decodes_text) {
 TEST_F(runtime, refuses_bad_requests_with_the_field_at_fault) {
   start(8, 0);
   auto a = generate(request_of({1, 2, vocab}, 4));
-  EXPECT_EQ(a.error_code, "invalid_field");
+  EXPECT_EQ(a.error_code, errc::invalid_field);
   EXPECT_THAT(a.error_message, ::testing::HasSubstr("outside the vocabulary"));
   auto b = generate(request_of({1, 2}, 0));
-  EXPECT_EQ(b.error_code, "invalid_field");
+  EXPECT_EQ(b.error_code, errc::invalid_field);
   auto c = generate(request_of(tokens(40, 1), 4)); // 44 tokens: 11 blocks of 4 > 8
-  EXPECT_EQ(c.error_code, "prompt_too_long");
+  EXPECT_EQ(c.error_code, errc::prompt_too_long);
   EXPECT_THAT(c.error_message, ::testing::HasSubstr("needs 11 KV blocks"));
   std::lock_guard lock(events_->mutex);
   EXPECT_TRUE(events_->dones.empty()); // refused requests get no events

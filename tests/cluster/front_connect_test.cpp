@@ -34,7 +34,7 @@ struct node_config : caf::actor_system_config {
 runtime_actor::behavior_type idle_runtime() {
   return {
     [](generate_atom, const generate_request&, const sink_actor&) {
-      return admission{0, 0, "overloaded", "idle test runtime"};
+      return admission{0, 0, errc::overloaded, "idle test runtime"};
     },
     [](cancel_atom, request_id) {},
     [](figures_atom) { return runtime_figures{}; },

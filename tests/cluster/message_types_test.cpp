@@ -66,7 +66,7 @@ TEST_F(message_types, requests_and_events_round_trip) {
   done_event done;
   done.id = 7;
   done.finish_reason = "error";
-  done.error_code = "worker_lost";
+  done.error_code = errc::worker_lost;
   done.error_message = "worker h:1 was lost";
   done.tokens = {42};
   runtime_figures f;
@@ -74,7 +74,7 @@ TEST_F(message_types, requests_and_events_round_trip) {
   f.time_to_first_token = {{0.1}, {1, 2}, 0.3, 3};
   f.workers = {worker_figures{"h:1", "live", "", 10, 5, 1, 0, 3, 1}};
   worker_hello hello{protocol_version, 8, "tiny"};
-  admission a{7, 3, "overloaded", "no live worker"};
+  admission a{7, 3, errc::overloaded, "no live worker"};
   sink_actor sink = sys.spawn([]() -> sink_actor::behavior_type {
     return {[](const token_event&) {}, [](const done_event&) {}};
   });
@@ -92,10 +92,10 @@ TEST_F(message_types, requests_and_events_round_trip) {
 TEST_F(message_types, an_error_event_keeps_its_code) {
   done_event d;
   d.finish_reason = "error";
-  d.error_code = "worker_lost";
+  d.error_code = errc::worker_lost;
   auto back = round_trip(caf::make_message(d));
   ASSERT_TRUE(back.match_elements<done_event>());
-  EXPECT_EQ(back.get_as<done_event>(0).error_code, "worker_lost");
+  EXPECT_EQ(back.get_as<done_event>(0).error_code, errc::worker_lost);
 }
 
 } // namespace

@@ -75,10 +75,10 @@ TEST_F(relay, passes_the_fronts_own_end_at_once) {
   caf::anon_send(r, token(1, 0)); // held, never admitted
   done_event lost;
   lost.finish_reason = "error";
-  lost.error_code = "worker_lost";
+  lost.error_code = errc::worker_lost;
   caf::anon_send(r, end_atom::value, lost);
   std::string code;
-  client->receive([&](const done_event& d) { code = d.error_code; EXPECT_EQ(d.id, 5u); },
+  client->receive([&](const done_event& d) { code = to_string(d.error_code); EXPECT_EQ(d.id, 5u); },
                   [&](const token_event&) { code = "a token"; }, caf::after(1s) >> [] {});
   EXPECT_EQ(code, "worker_lost");
 }
@@ -98,7 +98,7 @@ TEST_F(relay, ends_with_the_last_choice) {
   EXPECT_EQ(ended, 0u); // two choices live
   done_event lost;
   lost.finish_reason = "error";
-  lost.error_code = "worker_lost";
+  lost.error_code = errc::worker_lost;
   caf::anon_send(r, end_atom::value, lost);
   std::vector<int32_t> choices;
   for (int i = 0; i < 3; ++i)
@@ -112,7 +112,7 @@ TEST_F(relay, ends_with_the_last_choice) {
 TEST_F(relay, stands_down_for_a_restart_only_while_the_client_saw_nothing) {
   done_event lost;
   lost.finish_reason = "error";
-  lost.error_code = "worker_lost";
+  lost.error_code = errc::worker_lost;
   auto ask = [&](relay_actor r) {
     std::optional<bool> restart;
     front->request(r, 1s, lost_atom::value, lost)
@@ -137,7 +137,7 @@ TEST_F(relay, stands_down_for_a_restart_only_while_the_client_saw_nothing) {
   EXPECT_EQ(ask(streamed), std::optional<bool>{false});
   std::vector<std::string> codes;
   for (int i = 0; i < 2; ++i)
-    client->receive([&](const done_event& d) { codes.push_back(d.error_code); },
+    client->receive([&](const done_event& d) { codes.push_back(to_string(d.error_code)); },
                     caf::after(200ms) >> [] {});
   EXPECT_EQ(codes, (std::vector<std::string>{"worker_lost", "worker_lost"}));
 }

@@ -118,7 +118,12 @@ private:
           return rp;
         }
         if (req.prompt.starts_with("refuse:")) {
-          rp.deliver(admission{0, 0, req.prompt.substr(7), "refused by the fake runtime"});
+          for (errc code : {errc::invalid_field, errc::prompt_too_long, errc::overloaded,
+                            errc::worker_lost})
+            if (req.prompt.substr(7) == to_string(code))
+              rp.deliver(admission{0, 0, code, "refused by the fake runtime"});
+          if (rp.pending())
+            rp.deliver(caf::make_error(caf::sec::runtime_error, "no such code: " + req.prompt));
           return rp;
         }
         const request_id id = self->state.next_id++;

@@ -208,7 +208,7 @@ TEST(line_protocol, formats_an_error_end_as_an_error_line) {
   done_event d;
   d.id = 4;
   d.finish_reason = "error";
-  d.error_code = "worker_lost";
+  d.error_code = errc::worker_lost;
   d.error_message = "worker h:1 was lost";
   EXPECT_EQ(format_done("r4", d),
             R"({"event":"error","id":"r4","code":"worker_lost","message":"worker h:1 was lost"})"

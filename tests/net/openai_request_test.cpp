@@ -172,9 +172,9 @@ TEST(openai_request, formats_errors_in_openai_shape) {
 }
 
 TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
-  const api_error full = admission_error({0, 5, "overloaded", "the waiting queue is full (4)"}, std::nullopt);
+  const api_error full = admission_error({0, 5, errc::overloaded, "the waiting queue is full (4)"}, std::nullopt);
   EXPECT_EQ(full.status, 429);
-  const api_error lng = admission_error({0, 5, "prompt_too_long", "too long"}, 1);
+  const api_error lng = admission_error({0, 5, errc::prompt_too_long, "too long"}, 1);
   EXPECT_EQ(lng.status, 400);
   EXPECT_EQ(lng.code, "context_length_exceeded");
   EXPECT_EQ(lng.message, "prompt 1: too long");
@@ -183,7 +183,7 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(openai_finish_reason("stop"), "stop");
   EXPECT_EQ(openai_finish_reason("aborted"), "abort");
   EXPECT_EQ(openai_finish_reason("error"), "error");
-  const api_error lost = admission_error({0, 0, "worker_lost", "worker h:1 was lost"}, std::nullopt);
+  const api_error lost = admission_error({0, 0, errc::worker_lost, "worker h:1 was lost"}, std::nullopt);
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.code, "worker_lost");
 }

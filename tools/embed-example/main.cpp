@@ -65,7 +65,8 @@ void caf_main(caf::actor_system& sys, const host_config& cfg) {
       self->request(*runtime, caf::infinite, kvactor::generate_atom::value, req, sink)
         .then([=](const kvactor::admission& a) {
           if (!a.ok()) {
-            caf::aout(self) << "[" << name << "] refused: " << a.error_message << "\n";
+            caf::aout(self) << "[" << name << "] refused (" << kvactor::to_string(a.error_code)
+                            << "): " << a.error_message << "\n";
             return;
           }
           if (name == "gamma") // changed our mind

@@ -134,7 +134,7 @@ std::optional<end_state> drive_in_process(caf::actor_system& sys, runtime_actor 
         .receive(
           [&](const admission& a) {
             if (!a.ok()) {
-              book.error(r.index, a.error_code);
+              book.error(r.index, to_string(a.error_code));
               return;
             }
             ids[static_cast<size_t>(r.index)] = a.id;

@@ -11,11 +11,16 @@
 
 namespace kvactor::stress {
 
-using tools::error_text;
 using tools::shutdown;
 
-engine_config engine_of(const stress_config& cfg, const std::string& model_dir, bool roomy) {
+caf::expected<engine_config> engine_of(const stress_config& cfg, const std::string& model_dir,
+                                       bool roomy) {
   engine_config e;
+  for (caf::error err : {parse_option("--preemption", cfg.preemption, e.preemption),
+                         parse_option("--activations", cfg.activations, e.activations),
+                         parse_option("--kv-dtype", cfg.kv_dtype, e.kv_dtype)})
+    if (err)
+      return err;
   e.model_dir = model_dir;
   e.kv_cache_bytes = roomy ? int64_t{256} << 20 : cfg.kv_cache_kib << 10;
   e.swap_bytes = roomy ? int64_t{64} << 20 : cfg.swap_kib << 10;
@@ -24,9 +29,6 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
   e.max_num_batched_tokens = cfg.max_batched_tokens;
   // NOTE: the reference must see every request: nothing is refused as overloaded.
   e.max_waiting = roomy ? std::max(1, cfg.requests) : kvactor::default_max_waiting;
-  e.preemption = cfg.preemption;
-  e.activations = cfg.activations;
-  e.kv_dtype = cfg.kv_dtype;
   e.num_threads = cfg.threads;
   if (!roomy) { // the reference run is undisturbed
     e.fault_jitter_ms = cfg.jitter_ms;
@@ -38,9 +40,9 @@ engine_config engine_of(const stress_config& cfg, const std::string& model_dir, 
 std::variant<reference_run, std::string>
 run_reference(caf::actor_system& sys, const stress_config& cfg, const std::string& model_dir,
               const std::vector<stress_request>& workload) {
-  auto runtime = spawn_runtime(sys, engine_of(cfg, model_dir, true));
+  auto runtime = tools::spawn_runtime(sys, engine_of(cfg, model_dir, true));
   if (!runtime)
-    return "reference runtime: " + error_text(sys, runtime.error());
+    return "reference runtime: " + sys.render(runtime.error());
   std::vector<stress_request> at_once = workload;
   for (auto& r : at_once)
     r.arrival_s = 0;
@@ -92,9 +94,9 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
   const bool external = cfg.mode == "tcp" && cfg.port != 0;
   std::optional<runtime_actor> runtime;
   if (!external) {
-    auto spawned = spawn_runtime(sys, engine_of(cfg, model_dir, false));
+    auto spawned = tools::spawn_runtime(sys, engine_of(cfg, model_dir, false));
     if (!spawned)
-      return "runtime: " + error_text(sys, spawned.error());
+      return "runtime: " + sys.render(spawned.error());
     runtime = *spawned;
   }
   if (cfg.mode == "in-process") {

@@ -23,8 +23,10 @@ struct run_outcome {
   std::vector<std::string> notes; // lines for the report (faults seen, figures)
 };
 
-// The engine of a run: the roomy one for the reference, or the configured one.
-engine_config engine_of(const stress_config& cfg, const std::string& model_dir, bool roomy);
+// The engine of a run: the roomy one for the reference, or the configured
+// one; an error names an option that names no mode.
+caf::expected<engine_config> engine_of(const stress_config& cfg, const std::string& model_dir,
+                                       bool roomy);
 
 struct reference_run {
   reference_outputs outputs; // of the requests that ended normally

@@ -41,7 +41,7 @@ void send_in_process(caf::actor_system& sys, runtime_actor runtime,
           if (a.ok())
             t->accepted(i);
           else
-            t->refused(i, a.error_code + ": " + a.error_message);
+            t->refused(i, std::string(to_string(a.error_code)) + ": " + a.error_message);
         },
         [&](const caf::error& e) { t->refused(i, sys.render(e)); });
   }

@@ -198,12 +198,16 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.num_threads = cfg.threads;
   s.engine.block_size = cfg.block_size != 0 ? cfg.block_size : kvactor::default_block_size(cfg.device);
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
-  s.engine.kv_dtype = cfg.kv_dtype;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
-  s.engine.activations = cfg.activations;
-  // NOTE: a bad --kv-dtype is the runtime's error (spawn_runtime names it).
-  s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * (cfg.kv_dtype == "bf16" ? 2 : 4);
+  for (caf::error err : {kvactor::parse_option("--kv-dtype", cfg.kv_dtype, s.engine.kv_dtype),
+                         kvactor::parse_option("--activations", cfg.activations, s.engine.activations)})
+    if (err) {
+      std::cerr << "kvactor-bench: " << sys.render(err) << "\n";
+      return 2;
+    }
+  const int64_t element_bytes = s.engine.kv_dtype == kvactor::number_format::bf16 ? 2 : 4;
+  s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * element_bytes;
   s.vocab_size = static_cast<int32_t>(mc->vocab_size);
   s.seed = static_cast<uint64_t>(cfg.seed);
   s.quick = cfg.quick;

@@ -27,17 +27,17 @@ json_writer run_json(const run_report& r) {
     .field("rate", r.spec.workload.rate)
     .field("concurrency", r.spec.load.concurrency)
     .field("shared_prefix_len", r.spec.workload.shared_prefix_len);
-  engine.field("batching", e.batching)
-    .field("kv_reservation", e.kv_reservation)
+  engine.field("batching", to_string(e.batching))
+    .field("kv_reservation", to_string(e.reservation))
     .field("prefix_caching", e.prefix_caching)
-    .field("preemption", e.preemption)
+    .field("preemption", to_string(e.preemption))
     .field("block_size", e.block_size)
     .field("kv_cache_bytes", e.kv_cache_bytes)
-    .field("kv_dtype", e.kv_dtype)
+    .field("kv_dtype", to_string(e.kv_dtype))
     .field("max_num_seqs", e.max_num_seqs)
     .field("max_num_batched_tokens", e.max_num_batched_tokens)
     .field("max_model_len", e.max_model_len)
-    .field("activations", e.activations);
+    .field("activations", e.activations ? to_string(*e.activations) : "auto");
   metrics.field("requests", m.num_requests)
     .field("ok", m.num_ok)
     .field("output_tokens", m.output_tokens)

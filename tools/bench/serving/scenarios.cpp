@@ -9,7 +9,6 @@ namespace kvactor::bench {
 
 namespace {
 
-using tools::error_text;
 using tools::shutdown;
 
 // The KV pool that holds `tokens` tokens.
@@ -51,12 +50,12 @@ double throughput(const run_metrics& m) { return m.tokens_per_s; }
 // `batching`: static (a batch's ended sequences leave it) or padded (they
 // compute on until the batch ends, as in an engine of fixed batch shape).
 std::variant<comparison, std::string> continuous_vs(caf::actor_system& sys, const bench_settings& s,
-                                                    const std::string& batching) {
+                                                    batching_mode batching) {
   run_spec a{"continuous", s.engine, mixed(s, 128, 16), s.load};
   run_spec b = a;
-  b.label = batching;
+  b.label = to_string(batching);
   b.engine.batching = batching;
-  return side_by_side(sys, "continuous vs " + batching + " batching", "output tokens/s",
+  return side_by_side(sys, "continuous vs " + b.label + " batching", "output tokens/s",
                       throughput, 2, a, b);
 }
 
@@ -68,7 +67,7 @@ std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys
   a.engine.kv_cache_bytes = kv_bytes(s, 4 * a.engine.max_model_len);
   run_spec b = a;
   b.label = "contiguous";
-  b.engine.kv_reservation = "contiguous";
+  b.engine.reservation = kv_reservation::contiguous;
   return side_by_side(sys, "paged vs contiguous reservation (same KV budget)",
                       "peak concurrent sequences",
                       [](const run_metrics& m) { return double(m.peak_running); }, 3, a, b);
@@ -89,10 +88,10 @@ std::variant<comparison, std::string> swap_vs_recompute(caf::actor_system& sys,
                                                         const bench_settings& s) {
   run_spec a{"swap", s.engine, mixed(s, 64, 16), s.load};
   a.engine.kv_cache_bytes = kv_bytes(s, scaled(s, 2048, 256));
-  a.engine.preemption = "swap";
+  a.engine.preemption = preemption_mode::swap;
   run_spec b = a;
   b.label = "recompute";
-  b.engine.preemption = "recompute";
+  b.engine.preemption = preemption_mode::recompute;
   return side_by_side(sys, "preemption by swap vs recompute (memory pressure)", "output tokens/s",
                       throughput, 0, a, b);
 }
@@ -104,7 +103,7 @@ run_result run_one(caf::actor_system& sys, const run_spec& spec) {
   engine.max_waiting = std::max(engine.max_waiting, spec.workload.num_requests);
   auto runtime = spawn_runtime(sys, engine);
   if (!runtime)
-    return error_text(sys, runtime.error());
+    return sys.render(runtime.error());
   std::string error;
   auto load = run_load(sys, *runtime, make_requests(spec.workload), spec.load, error);
   const bool down = shutdown(sys, *runtime);
@@ -124,9 +123,9 @@ const std::vector<std::string>& comparison_names() {
 std::variant<comparison, std::string> compare(caf::actor_system& sys, const std::string& name,
                                               const bench_settings& s) {
   if (name == "continuous")
-    return continuous_vs(sys, s, "static");
+    return continuous_vs(sys, s, batching_mode::fixed);
   if (name == "padded")
-    return continuous_vs(sys, s, "padded");
+    return continuous_vs(sys, s, batching_mode::padded);
   if (name == "paged")
     return paged_vs_contiguous(sys, s);
   if (name == "prefix")
