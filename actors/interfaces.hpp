@@ -16,14 +16,14 @@
 
 namespace kvactor {
 
-/// One request: validation, streaming, stop sequences, its done event.
+// One request: validation, streaming, stop sequences, its done event.
 using request_actor = caf::typed_actor<
   // Validates, tokenizes and submits the request; answers the host.
   caf::replies_to<start_atom>::with<admission>,
   // A token and/or the end of the sequence, from the scheduler.
   caf::reacts_to<sequence_update>>;
 
-/// The scheduler: continuous batching; also the runtime's front door.
+// The scheduler: continuous batching; also the runtime's front door.
 using scheduler_actor = runtime_actor::extend<
   // A validated request joins the queue (or is refused: error_code set).
   caf::replies_to<submit_atom, submission, request_actor>::with<admission>,
@@ -38,7 +38,7 @@ using scheduler_actor = runtime_actor::extend<
   // Its own timer: a static batch's window for arrivals has passed.
   caf::reacts_to<window_atom>>;
 
-/// The device block pool and prefix cache (kv_ledger).
+// The device block pool and prefix cache (kv_ledger).
 using block_manager_actor = caf::typed_actor<
   // Slots for a whole step, in scheduling order, until one does not fit.
   caf::replies_to<reserve_atom, std::vector<reservation_entry>>::with<reservation_result>,
@@ -58,7 +58,7 @@ using block_manager_actor = caf::typed_actor<
   // Figures and broken invariants.
   caf::replies_to<figures_atom>::with<pool_figures, std::vector<std::string>>>;
 
-/// The pinned host pool (swap_space).
+// The pinned host pool (swap_space).
 using swap_actor = caf::typed_actor<
   // The scheduler, once, before any command: where the reports go.
   caf::reacts_to<start_atom, scheduler_actor>,
@@ -70,8 +70,8 @@ using swap_actor = caf::typed_actor<
   caf::reacts_to<drop_host_atom, seq_id>,
   caf::replies_to<figures_atom>::with<host_figures>>;
 
-/// Owns the device and the model: steps on the compute stream, swaps on
-/// their own streams; never blocks a CAF thread.
+// Owns the device and the model: steps on the compute stream, swaps on
+// their own streams; never blocks a CAF thread.
 using executor_actor = caf::typed_actor<
   // Runs a step; answers with the sampled tokens when the device is done.
   caf::replies_to<step_plan>::with<step_output>,

@@ -39,9 +39,9 @@ status expect_end(simdjson::ondemand::document& doc, std::string_view where) {
   return make_error(where, "invalid JSON (trailing content after the top-level value)");
 }
 
-result<std::int64_t> get_int(simdjson::ondemand::value v, std::string_view where,
+result<int64_t> get_int(simdjson::ondemand::value v, std::string_view where,
                              std::string_view key) {
-  std::int64_t out = 0;
+  int64_t out = 0;
   if (auto err = v.get_int64().get(out)) {
     if (err == simdjson::NUMBER_OUT_OF_RANGE) return key_error(where, key, "integer out of range");
     return key_error(where, key, "expected an integer");

@@ -22,7 +22,7 @@ struct error {
   std::string message;
 };
 
-/// An error whose message is "<where>: <what>".
+// An error whose message is "<where>: <what>".
 inline error make_error(std::string_view where, std::string_view what) {
   std::string m(where);
   m += ": ";
@@ -69,7 +69,7 @@ private:
   struct error error_;
 };
 
-/// result<void>: success or an error.
+// result<void>: success or an error.
 template <>
 class [[nodiscard]] result<void> {
 public:

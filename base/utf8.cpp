@@ -7,7 +7,7 @@ namespace {
 
 bool is_continuation(unsigned char c) { return (c & 0xc0) == 0x80; }
 
-/// Sequence length announced by a lead byte; 0 for bytes that cannot lead.
+// Sequence length announced by a lead byte; 0 for bytes that cannot lead.
 std::size_t lead_length(unsigned char c) {
   if (c < 0x80) return 1;
   if (c >= 0xc2 && c <= 0xdf) return 2;
@@ -16,8 +16,8 @@ std::size_t lead_length(unsigned char c) {
   return 0;
 }
 
-/// Whether the second byte is allowed after `lead` (rules out overlong forms,
-/// surrogates and code points past U+10FFFF).
+// Whether the second byte is allowed after `lead` (rules out overlong forms,
+// surrogates and code points past U+10FFFF).
 bool second_byte_ok(unsigned char lead, unsigned char c) {
   switch (lead) {
     case 0xe0: return c >= 0xa0 && c <= 0xbf;
@@ -36,16 +36,16 @@ utf8_char decode_utf8(std::string_view s, std::size_t pos) {
   if (len == 1) return {lead, 1, true};
   if (len == 0 || pos + len > s.size()) return {0xfffd, 1, false};
   if (!second_byte_ok(lead, static_cast<unsigned char>(s[pos + 1]))) return {0xfffd, 1, false};
-  std::uint32_t cp = lead & (0x7f >> len);
+  uint32_t cp = lead & (0x7f >> len);
   for (std::size_t i = 1; i < len; ++i) {
     const auto c = static_cast<unsigned char>(s[pos + i]);
     if (!is_continuation(c)) return {0xfffd, 1, false};
     cp = (cp << 6) | (c & 0x3f);
   }
-  return {cp, static_cast<std::uint8_t>(len), true};
+  return {cp, static_cast<uint8_t>(len), true};
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
+void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {

@@ -10,26 +10,26 @@
 namespace kvactor {
 
 struct utf8_char {
-  std::uint32_t code_point = 0; // U+FFFD when !valid
-  std::uint8_t length = 1;      // bytes consumed (1 for an invalid byte)
+  uint32_t code_point = 0; // U+FFFD when !valid
+  uint8_t length = 1;      // bytes consumed (1 for an invalid byte)
   bool valid = false;
 };
 
-/// Decodes the UTF-8 sequence starting at s[pos] (pos < s.size()). Overlong
-/// forms, surrogates, code points past U+10FFFF and truncated sequences are
-/// invalid and consume one byte.
+// Decodes the UTF-8 sequence starting at s[pos] (pos < s.size()). Overlong
+// forms, surrogates, code points past U+10FFFF and truncated sequences are
+// invalid and consume one byte.
 utf8_char decode_utf8(std::string_view s, std::size_t pos);
 
-void append_utf8(std::string& out, std::uint32_t code_point);
+void append_utf8(std::string& out, uint32_t code_point);
 
-/// True when every byte of `s` belongs to a valid UTF-8 sequence.
+// True when every byte of `s` belongs to a valid UTF-8 sequence.
 bool is_valid_utf8(std::string_view s);
 
-/// `s` with every invalid byte replaced by U+FFFD.
+// `s` with every invalid byte replaced by U+FFFD.
 std::string replace_invalid_utf8(std::string_view s);
 
-/// The number of bytes at the end of `s` that start a UTF-8 sequence which
-/// is valid so far but incomplete (0..3).
+// The number of bytes at the end of `s` that start a UTF-8 sequence which
+// is valid so far but incomplete (0..3).
 std::size_t incomplete_utf8_tail(std::string_view s);
 
 } // namespace kvactor

@@ -81,8 +81,8 @@ result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) 
   return rs;
 }
 
-result<std::vector<std::int64_t>> parse_eos(value v, std::string_view where) {
-  std::vector<std::int64_t> ids;
+result<std::vector<int64_t>> parse_eos(value v, std::string_view where) {
+  std::vector<int64_t> ids;
   json_type t;
   if (v.type().get(t)) return json::key_error(where, "eos_token_id", "expected an integer or a list");
   if (t == json_type::array) {
@@ -106,15 +106,15 @@ result<std::vector<std::int64_t>> parse_eos(value v, std::string_view where) {
 struct raw_config {
   std::optional<std::string> model_type;
   std::optional<std::string> architecture_class;
-  std::optional<std::int64_t> hidden_size, num_hidden_layers, num_attention_heads,
+  std::optional<int64_t> hidden_size, num_hidden_layers, num_attention_heads,
       num_key_value_heads, head_dim, intermediate_size, vocab_size, max_position_embeddings;
 };
 
 status validate(model_config& c, const raw_config& raw, std::string_view where) {
   struct required {
     const char* key;
-    const std::optional<std::int64_t>& v;
-    std::int64_t* out;
+    const std::optional<int64_t>& v;
+    int64_t* out;
   };
   const required req[] = {
       {"hidden_size", raw.hidden_size, &c.hidden_size},
@@ -152,7 +152,7 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
     return json::key_error(where, "head_dim",
                            "must be even for rotary embeddings (got " + std::to_string(c.head_dim) + ")");
   // NOTE: defaults follow transformers' LlamaConfig / Qwen3Config.
-  const std::int64_t default_max = c.arch == architecture::qwen3 ? 32768 : 2048;
+  const int64_t default_max = c.arch == architecture::qwen3 ? 32768 : 2048;
   c.max_position_embeddings = raw.max_position_embeddings.value_or(default_max);
   if (c.max_position_embeddings <= 0)
     return json::key_error(where, "max_position_embeddings", "must be positive");
@@ -176,7 +176,7 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
   }
   model_config c;
   raw_config raw;
-  std::optional<std::int64_t>* int_slots[] = {
+  std::optional<int64_t>* int_slots[] = {
       &raw.hidden_size,       &raw.num_hidden_layers, &raw.num_attention_heads,
       &raw.num_key_value_heads, &raw.head_dim,        &raw.intermediate_size,
       &raw.vocab_size,        &raw.max_position_embeddings};

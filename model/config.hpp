@@ -13,55 +13,55 @@
 
 namespace kvactor::model {
 
-/// Which tensor layout and which extras the forward pass uses.
-enum class architecture : std::uint8_t {
+// Which tensor layout and which extras the forward pass uses.
+enum class architecture : uint8_t {
   llama, // LlamaForCausalLM (also Llama 2 and 3 checkpoints)
   qwen3, // Qwen3ForCausalLM: Llama layout + per-head RMSNorm of q and k
 };
 
 std::string_view architecture_name(architecture a);
 
-/// rope_scaling of config.json. `none` when the key is absent or null.
+// rope_scaling of config.json. `none` when the key is absent or null.
 struct rope_scaling {
-  enum class kind : std::uint8_t { none, linear, llama3 };
+  enum class kind : uint8_t { none, linear, llama3 };
   kind type = kind::none;
   double factor = 1.0;
   // llama3 only:
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
-  std::int64_t original_max_position_embeddings = 0;
+  int64_t original_max_position_embeddings = 0;
 };
 
 struct model_config {
   architecture arch = architecture::llama;
-  std::int64_t hidden_size = 0;
-  std::int64_t num_hidden_layers = 0;
-  std::int64_t num_attention_heads = 0;
-  std::int64_t num_key_value_heads = 0; // = num_attention_heads when absent
-  std::int64_t head_dim = 0;            // = hidden_size / num_attention_heads when absent
-  std::int64_t intermediate_size = 0;
-  std::int64_t vocab_size = 0;
-  std::int64_t max_position_embeddings = 0;
+  int64_t hidden_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0; // = num_attention_heads when absent
+  int64_t head_dim = 0;            // = hidden_size / num_attention_heads when absent
+  int64_t intermediate_size = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
   double rope_theta = 10000.0;
   struct rope_scaling rope_scaling;
   double rms_norm_eps = 1e-6;
   bool tie_word_embeddings = false;
-  std::optional<std::int64_t> bos_token_id;
-  std::vector<std::int64_t> eos_token_ids; // config.json allows an int or a list
+  std::optional<int64_t> bos_token_id;
+  std::vector<int64_t> eos_token_ids; // config.json allows an int or a list
   std::string torch_dtype;                 // "bfloat16", ...; empty when absent
 
-  /// Qwen3 normalises each head of q and k with its own RMSNorm weight.
+  // Qwen3 normalises each head of q and k with its own RMSNorm weight.
   bool has_qk_norm() const { return arch == architecture::qwen3; }
-  std::int64_t q_size() const { return num_attention_heads * head_dim; }
-  std::int64_t kv_size() const { return num_key_value_heads * head_dim; }
-  /// Query heads that share one KV head (GQA).
-  std::int64_t num_queries_per_kv() const { return num_attention_heads / num_key_value_heads; }
+  int64_t q_size() const { return num_attention_heads * head_dim; }
+  int64_t kv_size() const { return num_key_value_heads * head_dim; }
+  // Query heads that share one KV head (GQA).
+  int64_t num_queries_per_kv() const { return num_attention_heads / num_key_value_heads; }
 };
 
-/// Parses and validates config.json text; `source` names it in errors.
+// Parses and validates config.json text; `source` names it in errors.
 result<model_config> parse_config(std::string_view json_text, std::string_view source);
 
-/// Reads and parses a config.json file.
+// Reads and parses a config.json file.
 result<model_config> load_config(const std::filesystem::path& file);
 
 } // namespace kvactor::model

@@ -41,13 +41,13 @@ void convert_to_f32(const std::byte* src, dtype from, std::span<float> dst) {
     return;
   }
   for (std::size_t i = 0; i < dst.size(); ++i) {
-    std::uint16_t h;
+    uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);
     dst[i] = from == dtype::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
   }
 }
 
-void convert_to_bf16(const std::byte* src, dtype from, std::span<std::uint16_t> dst) {
+void convert_to_bf16(const std::byte* src, dtype from, std::span<uint16_t> dst) {
   if (from == dtype::bf16) {
     std::memcpy(dst.data(), src, dst.size() * 2);
     return;
@@ -57,7 +57,7 @@ void convert_to_bf16(const std::byte* src, dtype from, std::span<std::uint16_t> 
     if (from == dtype::f32) {
       std::memcpy(&f, src + 4 * i, 4);
     } else {
-      std::uint16_t h;
+      uint16_t h;
       std::memcpy(&h, src + 2 * i, 2);
       f = f16_to_f32(h);
     }

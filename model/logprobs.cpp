@@ -8,7 +8,7 @@
 
 namespace kvactor::model {
 
-token_logprobs logprobs(std::span<const float> logits, token_id token, std::int32_t k) {
+token_logprobs logprobs(std::span<const float> logits, token_id token, int32_t k) {
   KVACTOR_ASSERT(!logits.empty(), "logprobs() needs logits");
   KVACTOR_ASSERT(token >= 0 && static_cast<std::size_t>(token) < logits.size(), "token outside the logits");
   constexpr double minus_inf = -std::numeric_limits<double>::infinity();
@@ -28,7 +28,7 @@ token_logprobs logprobs(std::span<const float> logits, token_id token, std::int3
 
   token_logprobs out;
   out.logprob = logprob(static_cast<std::size_t>(token));
-  const auto n = static_cast<std::size_t>(std::clamp<std::int32_t>(k, 0, static_cast<std::int32_t>(logits.size())));
+  const auto n = static_cast<std::size_t>(std::clamp<int32_t>(k, 0, static_cast<int32_t>(logits.size())));
   if (n == 0) return out;
   std::vector<token_id> ids(logits.size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<token_id>(i);

@@ -12,9 +12,9 @@
 
 namespace kvactor::model {
 
-/// log softmax(logits)[token], and the k most likely tokens (lowest id first
-/// on ties). A NaN logit counts as impossible: -inf. `logits` must not be
-/// empty and `token` must index it; k is clamped to the row's size.
-token_logprobs logprobs(std::span<const float> logits, token_id token, std::int32_t k);
+// log softmax(logits)[token], and the k most likely tokens (lowest id first
+// on ties). A NaN logit counts as impossible: -inf. `logits` must not be
+// empty and `token` must index it; k is clamped to the row's size.
+token_logprobs logprobs(std::span<const float> logits, token_id token, int32_t k);
 
 } // namespace kvactor::model

@@ -11,7 +11,7 @@ namespace kvactor::model {
 
 class mapped_file {
 public:
-  /// Maps `path` read-only. An empty file maps to an empty span.
+  // Maps `path` read-only. An empty file maps to an empty span.
   static result<mapped_file> open(const std::filesystem::path& path);
 
   mapped_file() = default;

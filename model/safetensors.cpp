@@ -11,7 +11,7 @@ namespace {
 
 // NOTE: real headers are a few hundred KiB at most; anything near this is a
 // corrupt length field, and refusing it avoids a huge allocation.
-constexpr std::uint64_t max_header_bytes = 100u << 20;
+constexpr uint64_t max_header_bytes = 100u << 20;
 
 using simdjson::ondemand::value;
 
@@ -34,9 +34,9 @@ result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std
     } else if (key == "shape" || key == "data_offsets") {
       simdjson::ondemand::array arr;
       if (fv.get_array().get(arr)) return tensor_error(file, name, "'" + std::string(key) + "' is not a list");
-      std::vector<std::int64_t> nums;
+      std::vector<int64_t> nums;
       for (auto elem : arr) {
-        std::int64_t n = 0;
+        int64_t n = 0;
         if (elem.get_int64().get(n) || n < 0)
           return tensor_error(file, name, "'" + std::string(key) + "' holds a value that is not a non-negative integer");
         nums.push_back(n);
@@ -46,8 +46,8 @@ result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std
         has_shape = true;
       } else {
         if (nums.size() != 2) return tensor_error(file, name, "'data_offsets' must hold two integers");
-        t.begin = static_cast<std::uint64_t>(nums[0]);
-        t.end = static_cast<std::uint64_t>(nums[1]);
+        t.begin = static_cast<uint64_t>(nums[0]);
+        t.end = static_cast<uint64_t>(nums[1]);
         has_offsets = true;
       }
     }
@@ -59,7 +59,7 @@ result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std
   return t;
 }
 
-status validate_extent(const tensor_info& t, const std::filesystem::path& file, std::uint64_t data_size) {
+status validate_extent(const tensor_info& t, const std::filesystem::path& file, uint64_t data_size) {
   const auto elem = safetensors_dtype_size(t.dtype_name);
   if (!elem) return tensor_error(file, t.name, "unknown dtype '" + t.dtype_name + "'");
   if (t.begin > t.end) return tensor_error(file, t.name, "data_offsets begin after end");
@@ -69,13 +69,13 @@ status validate_extent(const tensor_info& t, const std::filesystem::path& file, 
                             std::to_string(data_size) + " (truncated file?)");
   unsigned __int128 bytes = *elem;
   for (auto d : t.shape) {
-    bytes *= static_cast<std::uint64_t>(d);
+    bytes *= static_cast<uint64_t>(d);
     if (bytes > data_size) break; // already too large; avoids overflow
   }
   if (bytes != t.end - t.begin)
     return tensor_error(file, t.name,
                         "shape and dtype need " + (bytes > data_size ? std::string("more") : std::to_string(
-                                                                                  static_cast<std::uint64_t>(bytes))) +
+                                                                                  static_cast<uint64_t>(bytes))) +
                             " bytes but data_offsets span " + std::to_string(t.end - t.begin));
   return {};
 }
@@ -90,14 +90,14 @@ error tensor_error(const std::filesystem::path& file, std::string_view name, std
   return make_error(file.string(), m);
 }
 
-std::int64_t tensor_info::num_elements() const {
-  std::int64_t n = 1;
+int64_t tensor_info::num_elements() const {
+  int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
 }
 
-std::int64_t tensor_ref::num_elements() const {
-  std::int64_t n = 1;
+int64_t tensor_ref::num_elements() const {
+  int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
 }
@@ -110,8 +110,8 @@ result<safetensors_file> safetensors_file::open(const std::filesystem::path& pat
   if (bytes.size() < 8)
     return make_error(where, "truncated safetensors file (" + std::to_string(bytes.size()) +
                                  " bytes, shorter than the 8-byte header length)");
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<std::uint8_t>(bytes[i]);
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[i]);
   if (header_len > max_header_bytes)
     return make_error(where, "safetensors header length " + std::to_string(header_len) + " is not plausible");
   if (header_len > bytes.size() - 8)
@@ -123,7 +123,7 @@ result<safetensors_file> safetensors_file::open(const std::filesystem::path& pat
   safetensors_file f;
   f.path_ = path;
   f.data_offset_ = 8 + header_len;
-  const std::uint64_t data_size = bytes.size() - f.data_offset_;
+  const uint64_t data_size = bytes.size() - f.data_offset_;
   const simdjson::padded_string header(reinterpret_cast<const char*>(bytes.data() + 8), header_len);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;

@@ -8,23 +8,23 @@
 namespace kvactor::model {
 
 
-void safetensors_writer::add(std::string name, dtype type, std::vector<std::int64_t> shape,
+void safetensors_writer::add(std::string name, dtype type, std::vector<int64_t> shape,
                              std::vector<std::byte> bytes) {
-  std::int64_t n = 1;
+  int64_t n = 1;
   for (auto d : shape) n *= d;
   KVACTOR_ASSERT(static_cast<std::size_t>(n) * dtype_size(type) == bytes.size(),
                  "tensor bytes disagree with shape and dtype");
   tensors_.push_back({std::move(name), type, std::move(shape), std::move(bytes)});
 }
 
-void safetensors_writer::add_f32(std::string name, dtype type, std::vector<std::int64_t> shape,
+void safetensors_writer::add_f32(std::string name, dtype type, std::vector<int64_t> shape,
                                  std::span<const float> values) {
   std::vector<std::byte> bytes(values.size() * dtype_size(type));
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (type == dtype::f32) {
       std::memcpy(bytes.data() + 4 * i, &values[i], 4);
     } else {
-      const std::uint16_t h = type == dtype::bf16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
+      const uint16_t h = type == dtype::bf16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
     }
   }
@@ -47,7 +47,7 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
     }
     header += "}";
   }
-  std::uint64_t offset = 0;
+  uint64_t offset = 0;
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const auto& t = tensors_[i];
     if (i || !metadata_.empty()) header += ',';

@@ -15,14 +15,14 @@ namespace kvactor::model {
 
 class safetensors_writer {
 public:
-  /// Adds a tensor; `bytes` holds product(shape) elements of `type`.
-  void add(std::string name, dtype type, std::vector<std::int64_t> shape, std::vector<std::byte> bytes);
-  /// Adds fp32 values stored as `type` (rounded to nearest even).
-  void add_f32(std::string name, dtype type, std::vector<std::int64_t> shape, std::span<const float> values);
+  // Adds a tensor; `bytes` holds product(shape) elements of `type`.
+  void add(std::string name, dtype type, std::vector<int64_t> shape, std::vector<std::byte> bytes);
+  // Adds fp32 values stored as `type` (rounded to nearest even).
+  void add_f32(std::string name, dtype type, std::vector<int64_t> shape, std::span<const float> values);
   void set_metadata(std::string key, std::string value);
 
-  /// Header then data, tensors in the order added; the header is padded with
-  /// spaces to a multiple of 8 bytes as the reference writer does.
+  // Header then data, tensors in the order added; the header is padded with
+  // spaces to a multiple of 8 bytes as the reference writer does.
   status write(const std::filesystem::path& path) const;
 
   std::size_t num_tensors() const { return tensors_.size(); }
@@ -31,7 +31,7 @@ private:
   struct entry {
     std::string name;
     dtype type;
-    std::vector<std::int64_t> shape;
+    std::vector<int64_t> shape;
     std::vector<std::byte> bytes;
   };
   std::vector<entry> tensors_;

@@ -29,7 +29,7 @@ token_id greedy(std::span<const float> logits) {
   return static_cast<token_id>(best);
 }
 
-token_id sample(std::span<const float> logits, const sampling_params& p, std::uint64_t step) {
+token_id sample(std::span<const float> logits, const sampling_params& p, uint64_t step) {
   KVACTOR_ASSERT(!logits.empty(), "sample() needs logits");
   if (p.is_greedy()) return greedy(logits);
 

@@ -13,15 +13,15 @@
 
 namespace kvactor::model {
 
-/// Rejects NaN or negative temperature, negative top_k, top_p outside (0, 1].
+// Rejects NaN or negative temperature, negative top_k, top_p outside (0, 1].
 status validate(const sampling_params& p);
 
-/// The index of the largest logit; the lowest index on ties; NaN never wins
-/// unless every logit is NaN (then 0).
+// The index of the largest logit; the lowest index on ties; NaN never wins
+// unless every logit is NaN (then 0).
 token_id greedy(std::span<const float> logits);
 
-/// One token. `step` is the position of the token being generated within its
-/// request (0 for the first generated token). `logits` must not be empty.
-token_id sample(std::span<const float> logits, const sampling_params& p, std::uint64_t step);
+// One token. `step` is the position of the token being generated within its
+// request (0 for the first generated token). `logits` must not be empty.
+token_id sample(std::span<const float> logits, const sampling_params& p, uint64_t step);
 
 } // namespace kvactor::model

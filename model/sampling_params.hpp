@@ -9,9 +9,9 @@ namespace kvactor::model {
 
 struct sampling_params {
   float temperature = 1.0f; // <= 0: greedy
-  std::int32_t top_k = 0;   // keep the k most likely tokens; 0: all
+  int32_t top_k = 0;   // keep the k most likely tokens; 0: all
   float top_p = 1.0f;       // keep the smallest set whose probability reaches top_p; 1: all
-  std::uint64_t seed = 0;   // per request
+  uint64_t seed = 0;   // per request
 
   bool is_greedy() const { return temperature <= 0.0f || top_k == 1; }
 };

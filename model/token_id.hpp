@@ -4,7 +4,7 @@
 
 namespace kvactor::model {
 
-/// A row of the vocabulary (embedding and LM head).
-using token_id = std::int32_t;
+// A row of the vocabulary (embedding and LM head).
+using token_id = int32_t;
 
 } // namespace kvactor::model

@@ -9,7 +9,7 @@ namespace {
 // used in place only when they meet the element alignment.
 constexpr std::size_t buffer_alignment = 64;
 
-std::string shape_string(std::span<const std::int64_t> shape) {
+std::string shape_string(std::span<const int64_t> shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
@@ -24,7 +24,7 @@ void model_weights::aligned_free::operator()(std::byte* p) const {
   ::operator delete[](p, std::align_val_t{buffer_alignment});
 }
 
-result<weight_view> model_weights::take(std::string_view name, std::vector<std::int64_t> expected,
+result<weight_view> model_weights::take(std::string_view name, std::vector<int64_t> expected,
                                         std::string_view meaning, dtype want) {
   auto t = files_.get(name);
   if (!t) return t.error();
@@ -48,7 +48,7 @@ result<weight_view> model_weights::take(std::string_view name, std::vector<std::
   if (want == dtype::f32) {
     convert_to_f32(src, t->type, {reinterpret_cast<float*>(buf.get()), n});
   } else {
-    convert_to_bf16(src, t->type, {reinterpret_cast<std::uint16_t*>(buf.get()), n});
+    convert_to_bf16(src, t->type, {reinterpret_cast<uint16_t*>(buf.get()), n});
   }
   v.data = buf.get();
   owned_.push_back(std::move(buf));
@@ -64,7 +64,7 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
   w.matrix_dtype_ = matrix_dtype;
   const dtype mat = matrix_dtype;
   const dtype vec = dtype::f32;
-  const std::int64_t hidden = c.hidden_size;
+  const int64_t hidden = c.hidden_size;
 
   // Layouts kvactor does not run must not load silently as if they were Llama.
   const std::string l0 = "model.layers.0.self_attn.";
@@ -79,13 +79,13 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
   if (!embed) return embed.error();
   w.embed_tokens_ = *embed;
 
-  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     layer_weights lw;
     struct item {
       weight_view* out;
       std::string name;
-      std::vector<std::int64_t> shape;
+      std::vector<int64_t> shape;
       const char* meaning;
       dtype type;
     };

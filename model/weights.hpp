@@ -34,24 +34,24 @@
 
 namespace kvactor::model {
 
-/// A typed, read-only view of one weight tensor in memory (mapped or owned).
+// A typed, read-only view of one weight tensor in memory (mapped or owned).
 struct weight_view {
   const void* data = nullptr;
   dtype type = dtype::f32;
   int rank = 0;                       // 1 (norm weights) or 2 (matrices)
-  std::array<std::int64_t, 2> dims{}; // [rows, cols] or [n, 0]
+  std::array<int64_t, 2> dims{}; // [rows, cols] or [n, 0]
 
-  std::int64_t rows() const { return dims[0]; }
-  std::int64_t cols() const { return rank == 2 ? dims[1] : 1; }
-  std::int64_t num_elements() const { return rows() * cols(); }
+  int64_t rows() const { return dims[0]; }
+  int64_t cols() const { return rank == 2 ? dims[1] : 1; }
+  int64_t num_elements() const { return rows() * cols(); }
   const float* f32() const {
     KVACTOR_ASSERT(type == dtype::f32, "weight is not fp32");
     return static_cast<const float*>(data);
   }
-  /// bf16 bit patterns (the upper halves of fp32 values).
-  const std::uint16_t* bf16() const {
+  // bf16 bit patterns (the upper halves of fp32 values).
+  const uint16_t* bf16() const {
     KVACTOR_ASSERT(type == dtype::bf16, "weight is not bf16");
-    return static_cast<const std::uint16_t*>(data);
+    return static_cast<const uint16_t*>(data);
   }
 };
 
@@ -65,11 +65,11 @@ struct layer_weights {
 
 class model_weights {
 public:
-  /// Loads every tensor of the layout above from `files`, which the result
-  /// keeps (and so keeps mapped). Matrices (embedding, projections, LM head)
-  /// come back in `matrix_dtype` (f32 or bf16): a tensor already in that dtype
-  /// is used in place in the mapping, others are converted once here. Norm
-  /// weights always come back as fp32.
+  // Loads every tensor of the layout above from `files`, which the result
+  // keeps (and so keeps mapped). Matrices (embedding, projections, LM head)
+  // come back in `matrix_dtype` (f32 or bf16): a tensor already in that dtype
+  // is used in place in the mapping, others are converted once here. Norm
+  // weights always come back as fp32.
   static result<model_weights> load(const model_config& config, safetensors_set files,
                                     dtype matrix_dtype = dtype::f32);
 
@@ -80,9 +80,9 @@ public:
   const weight_view& embed_tokens() const { return embed_tokens_; }
   const std::vector<layer_weights>& layers() const { return layers_; }
   const weight_view& norm() const { return norm_; }
-  /// lm_head.weight, or the embedding when the config ties them.
+  // lm_head.weight, or the embedding when the config ties them.
   const weight_view& lm_head() const { return lm_head_; }
-  /// Bytes converted into memory owned here (0 when everything is mapped).
+  // Bytes converted into memory owned here (0 when everything is mapped).
   std::size_t num_owned_bytes() const { return num_owned_bytes_; }
 
 private:
@@ -92,7 +92,7 @@ private:
   using buffer = std::unique_ptr<std::byte[], aligned_free>;
 
   model_weights() = default;
-  result<weight_view> take(std::string_view name, std::vector<std::int64_t> expected,
+  result<weight_view> take(std::string_view name, std::vector<int64_t> expected,
                            std::string_view meaning, dtype want);
 
   safetensors_set files_;

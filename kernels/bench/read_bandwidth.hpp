@@ -14,17 +14,17 @@ namespace kvactor::kernels::bench {
 
 // Reads [data, data + bytes) once over the pool; returns the seconds it took.
 // `sink` keeps the sums alive.
-inline double timed_read(thread_pool& pool, const void* data, std::int64_t bytes, std::uint64_t& sink) {
-  const auto* words = static_cast<const std::uint64_t*>(data);
+inline double timed_read(thread_pool& pool, const void* data, int64_t bytes, uint64_t& sink) {
+  const auto* words = static_cast<const uint64_t*>(data);
   // NOTE: many slices, taken in turn by whichever thread is free, so that a
   // helper that wakes late still reads its share.
-  const std::int64_t n = bytes / 8, parts = 16 * pool.num_threads();
-  std::vector<std::uint64_t> sums(static_cast<std::size_t>(parts));
+  const int64_t n = bytes / 8, parts = 16 * pool.num_threads();
+  std::vector<uint64_t> sums(static_cast<std::size_t>(parts));
   const auto t0 = std::chrono::steady_clock::now();
-  pool.parallel_for(parts, [&](std::int64_t p) {
-    const std::int64_t b = n * p / parts, e = n * (p + 1) / parts;
-    std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    std::int64_t i = b;
+  pool.parallel_for(parts, [&](int64_t p) {
+    const int64_t b = n * p / parts, e = n * (p + 1) / parts;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t i = b;
     for (; i + 4 <= e; i += 4) {
       s0 += words[i];
       s1 += words[i + 1];
@@ -35,13 +35,13 @@ inline double timed_read(thread_pool& pool, const void* data, std::int64_t bytes
     sums[static_cast<std::size_t>(p)] = s0 + s1 + s2 + s3;
   });
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (std::uint64_t v : sums) sink += v;
+  for (uint64_t v : sums) sink += v;
   return s;
 }
 
 // A buffer of `bytes` with its pages faulted in.
-inline std::vector<std::uint64_t> read_buffer(std::int64_t bytes) {
-  std::vector<std::uint64_t> buffer(static_cast<std::size_t>(std::max<std::int64_t>(bytes / 8, 1)));
+inline std::vector<uint64_t> read_buffer(int64_t bytes) {
+  std::vector<uint64_t> buffer(static_cast<std::size_t>(std::max<int64_t>(bytes / 8, 1)));
   for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = i;
   return buffer;
 }

@@ -75,9 +75,9 @@ std::size_t span_elements(int rows, int cols, int ld) {
 const float* as_f32(const void* p, cudaDataType t, std::size_t num, std::vector<float>& widened) {
   if (t == CUDA_R_32F) return static_cast<const float*>(p);
   widened.resize(num);
-  const auto* bits = static_cast<const std::uint16_t*>(p);
+  const auto* bits = static_cast<const uint16_t*>(p);
   for (std::size_t i = 0; i < num; ++i) {
-    const std::uint32_t u = std::uint32_t{bits[i]} << 16;
+    const uint32_t u = uint32_t{bits[i]} << 16;
     std::memcpy(&widened[i], &u, sizeof(float));
   }
   return widened.data();

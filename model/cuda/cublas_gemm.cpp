@@ -23,9 +23,9 @@ result<std::unique_ptr<cublas_gemm>> cublas_gemm::create(cudaStream_t stream, vo
 cublas_gemm::~cublas_gemm() { (void)cublasDestroy(handle_); }
 
 template <class T>
-status cublas_gemm::gemm(const T* x, std::int64_t ldx, std::int64_t m, const T* w, std::int64_t n, std::int64_t k,
-                         float* y, std::int64_t ldy, bool accumulate, cudaDataType inputs) const {
-  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+status cublas_gemm::gemm(const T* x, int64_t ldx, int64_t m, const T* w, int64_t n, int64_t k,
+                         float* y, int64_t ldy, bool accumulate, cudaDataType inputs) const {
+  constexpr int64_t int_max = std::numeric_limits<int>::max();
   if (m < 0 || n <= 0 || k <= 0 || ldx < k || ldy < n || m > int_max || n > int_max || k > int_max ||
       ldx > int_max || ldy > int_max)
     return make_error("forward pass (cuda)", "matrix product of unsupported size");
@@ -41,13 +41,13 @@ status cublas_gemm::gemm(const T* x, std::int64_t ldx, std::int64_t m, const T* 
   return {};
 }
 
-status cublas_gemm::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
-                           std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const {
+status cublas_gemm::linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n,
+                           int64_t k, float* y, int64_t ldy, bool accumulate) const {
   return gemm(x, ldx, m, w, n, k, y, ldy, accumulate, CUDA_R_32F);
 }
 
-status cublas_gemm::linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
-                                std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const {
+status cublas_gemm::linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w,
+                                int64_t n, int64_t k, float* y, int64_t ldy, bool accumulate) const {
   return gemm(x, ldx, m, w, n, k, y, ldy, accumulate, CUDA_R_16BF);
 }
 

@@ -23,28 +23,28 @@ namespace kvactor::model {
 
 class cublas_gemm {
 public:
-  /// The handle of the current CUDA device; `workspace` (device memory)
-  /// must outlive it. Every product is enqueued on `stream`.
+  // The handle of the current CUDA device; `workspace` (device memory)
+  // must outlive it. Every product is enqueued on `stream`.
   static result<std::unique_ptr<cublas_gemm>> create(cudaStream_t stream, void* workspace,
                                                      std::size_t workspace_bytes);
   ~cublas_gemm();
   cublas_gemm(const cublas_gemm&) = delete;
   cublas_gemm& operator=(const cublas_gemm&) = delete;
 
-  /// y = x W^T, or y += x W^T with `accumulate`.
+  // y = x W^T, or y += x W^T with `accumulate`.
   // x: [m, k] rows ldx apart; w: [n, k] row-major; y: [m, n] rows ldy apart
-  status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
-                float* y, std::int64_t ldy, bool accumulate) const;
+  status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k,
+                float* y, int64_t ldy, bool accumulate) const;
 
-  /// The same with bf16 x and W (bit patterns) and an fp32 y.
+  // The same with bf16 x and W (bit patterns) and an fp32 y.
   // x: [m, k] bf16 rows ldx apart; w: [n, k] bf16 row-major; y: [m, n] fp32 rows ldy apart
-  status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
-                     std::int64_t k, float* y, std::int64_t ldy, bool accumulate) const;
+  status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t n,
+                     int64_t k, float* y, int64_t ldy, bool accumulate) const;
 
 private:
   template <class T>
-  status gemm(const T* x, std::int64_t ldx, std::int64_t m, const T* w, std::int64_t n, std::int64_t k, float* y,
-              std::int64_t ldy, bool accumulate, cudaDataType inputs) const;
+  status gemm(const T* x, int64_t ldx, int64_t m, const T* w, int64_t n, int64_t k, float* y,
+              int64_t ldy, bool accumulate, cudaDataType inputs) const;
 
   explicit cublas_gemm(cublasHandle_t handle) : handle_(handle) {}
 

@@ -6,54 +6,54 @@
 
 namespace kvactor::model {
 
-status cuda_ops::embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids,
-                           std::int32_t num_tokens, std::int32_t hidden, float* out) {
+status cuda_ops::embedding(const void* table, kernels::dtype table_type, const int32_t* ids,
+                           int32_t num_tokens, int32_t hidden, float* out) {
   KVACTOR_ASSERT(table_type == kernels::dtype::f32 || table_type == kernels::dtype::bf16, "an f32 or bf16 table");
   KVACTOR_CUDA_TRY(cuda_launch::embedding(table, table_type == kernels::dtype::bf16, ids, num_tokens, hidden, out,
                                           stream_));
   return {};
 }
 
-status cuda_ops::rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
-                          std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) {
+status cuda_ops::rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                          int32_t heads_per_row, int32_t n, const float* weight, float eps) {
   KVACTOR_CUDA_TRY(cuda_launch::rms_norm(x, ldx, out, ldo, num_tokens, heads_per_row, n, weight, eps, stream_));
   return {};
 }
 
-status cuda_ops::rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads,
-                      std::int32_t head_dim, const float* cos, const float* sin) {
+status cuda_ops::rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads,
+                      int32_t head_dim, const float* cos, const float* sin) {
   KVACTOR_CUDA_TRY(cuda_launch::rope(x, ldx, num_tokens, num_heads, head_dim, cos, sin, stream_));
   return {};
 }
 
-status cuda_ops::swiglu(const float* gate, const float* up, float* out, std::int64_t num) {
+status cuda_ops::swiglu(const float* gate, const float* up, float* out, int64_t num) {
   KVACTOR_CUDA_TRY(cuda_launch::swiglu(gate, up, out, num, stream_));
   return {};
 }
 
-status cuda_ops::gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+status cuda_ops::gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                              float* out) {
   KVACTOR_CUDA_TRY(cuda_launch::gather_rows(x, rows, num_rows, n, out, stream_));
   return {};
 }
 
-status cuda_ops::linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
-                        std::int64_t k, float* y, std::int64_t ldy, bool accumulate) {
+status cuda_ops::linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n,
+                        int64_t k, float* y, int64_t ldy, bool accumulate) {
   return gemm_.linear(x, ldx, m, w, n, k, y, ldy, accumulate);
 }
 
-status cuda_ops::linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
-                             std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) {
+status cuda_ops::linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w,
+                             int64_t n, int64_t k, float* y, int64_t ldy, bool accumulate) {
   return gemm_.linear_bf16(x, ldx, m, w, n, k, y, ldy, accumulate);
 }
 
-status cuda_ops::round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n,
-                               std::uint16_t* out, std::int64_t ldo) {
+status cuda_ops::round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n,
+                               uint16_t* out, int64_t ldo) {
   KVACTOR_CUDA_TRY(cuda_launch::round_to_bf16(x, ldx, num_rows, n, out, ldo, stream_));
   return {};
 }
 
-status cuda_ops::widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) {
+status cuda_ops::widen_bf16(const uint16_t* x, float* out, int64_t num) {
   KVACTOR_CUDA_TRY(cuda_launch::widen_bf16(x, out, num, stream_));
   return {};
 }

@@ -13,27 +13,27 @@ namespace kvactor::model {
 
 class cuda_ops final : public forward_ops {
 public:
-  /// `gemm` is bound to `stream` and outlives this; `split` is the device's
-  /// split-K attention scratch for `stream` (empty: decode never splits).
+  // `gemm` is bound to `stream` and outlives this; `split` is the device's
+  // split-K attention scratch for `stream` (empty: decode never splits).
   cuda_ops(cudaStream_t stream, const cublas_gemm& gemm, kernels::attention_workspace split = {})
       : stream_(stream), gemm_(gemm), split_(split) {}
 
-  status embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids, std::int32_t num_tokens,
-                   std::int32_t hidden, float* out) override;
-  status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
-                  std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) override;
-  status rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads, std::int32_t head_dim,
+  status embedding(const void* table, kernels::dtype table_type, const int32_t* ids, int32_t num_tokens,
+                   int32_t hidden, float* out) override;
+  status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                  int32_t heads_per_row, int32_t n, const float* weight, float eps) override;
+  status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
               const float* cos, const float* sin) override;
-  status swiglu(const float* gate, const float* up, float* out, std::int64_t num) override;
-  status gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+  status swiglu(const float* gate, const float* up, float* out, int64_t num) override;
+  status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                      float* out) override;
-  status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n, std::int64_t k,
-                float* y, std::int64_t ldy, bool accumulate) override;
-  status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t n,
-                     std::int64_t k, float* y, std::int64_t ldy, bool accumulate) override;
-  status round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n, std::uint16_t* out,
-                       std::int64_t ldo) override;
-  status widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) override;
+  status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k,
+                float* y, int64_t ldy, bool accumulate) override;
+  status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t n,
+                     int64_t k, float* y, int64_t ldy, bool accumulate) override;
+  status round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, uint16_t* out,
+                       int64_t ldo) override;
+  status widen_bf16(const uint16_t* x, float* out, int64_t num) override;
   status cache_write(const kernels::cache_write_params& p) override;
   status paged_attention(const kernels::paged_attention_params& p) override;
 

@@ -70,7 +70,7 @@ status cuda_transformer::allocate() {
   const auto vocab = static_cast<std::size_t>(config_.vocab_size);
   const std::size_t upload = batch_upload_layout::capacity(limits_.max_num_tokens, limits_.max_num_seqs,
                                                            max_blocks_per_seq_,
-                                                           static_cast<std::int32_t>(inv_freq_.size()))
+                                                           static_cast<int32_t>(inv_freq_.size()))
                                  .total_bytes;
   const std::size_t bf16_rows = std::max(t, s);
   const std::size_t bf16_products = weights_.plan().matrices == dtype::bf16 ? 1 : 0;
@@ -121,7 +121,7 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
                                  " blocks is longer than the model's context of " +
                                  std::to_string(config_.max_position_embeddings) + " tokens allows");
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
-  const auto layout = batch_upload_layout::of(b, static_cast<std::int32_t>(inv_freq_.size()));
+  const auto layout = batch_upload_layout::of(b, static_cast<int32_t>(inv_freq_.size()));
   if (const status s = stage_upload(b, layout, stream); !s) return s;
   if (const status s = enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers()); !s) return s;
 
@@ -167,9 +167,9 @@ forward_buffers cuda_transformer::buffers() const {
   b.up = f32(up_);
   b.last = f32(last_);
   b.logits = f32(logits_);
-  b.x_bf16 = static_cast<std::uint16_t*>(x_bf16_.data());
-  b.qkv_bf16 = static_cast<std::uint16_t*>(qkv_bf16_.data());
-  b.attn_bf16 = static_cast<std::uint16_t*>(attn_bf16_.data());
+  b.x_bf16 = static_cast<uint16_t*>(x_bf16_.data());
+  b.qkv_bf16 = static_cast<uint16_t*>(qkv_bf16_.data());
+  b.attn_bf16 = static_cast<uint16_t*>(attn_bf16_.data());
   return b;
 }
 

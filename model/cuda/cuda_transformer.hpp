@@ -40,16 +40,16 @@ namespace kvactor::model {
 
 class cuda_transformer final : public transformer {
 public:
-  /// `dev` must be a CUDA device; transformer::create has checked the cache
-  /// (f32 or bf16), the limits and `activations` (f32 or bf16: bf16 keeps the
-  /// matrices in bf16 on the device). Fails for a head_dim the CUDA
-  /// attention lacks (64 and 128 only), out of device or pinned memory, or
-  /// a CUDA / cuBLAS error.
+  // `dev` must be a CUDA device; transformer::create has checked the cache
+  // (f32 or bf16), the limits and `activations` (f32 or bf16: bf16 keeps the
+  // matrices in bf16 on the device). Fails for a head_dim the CUDA
+  // attention lacks (64 and 128 only), out of device or pinned memory, or
+  // a CUDA / cuBLAS error.
   static result<std::unique_ptr<cuda_transformer>> create(const model_config& config, const model_weights& weights,
                                                           kernels::device& dev, const kernels::kv_cache_view& cache,
                                                           forward_limits limits, dtype activations);
 
-  /// Device bytes of the weights (device_weights::num_bytes).
+  // Device bytes of the weights (device_weights::num_bytes).
   std::size_t weight_bytes() const { return weights_.num_bytes(); }
   ~cuda_transformer() override; // waits for the steps in flight
 
@@ -63,9 +63,9 @@ private:
   forward_buffers buffers() const;
 
   kernels::cuda_device& cuda_;
-  std::int32_t max_blocks_per_seq_; // widest block table the upload holds
+  int32_t max_blocks_per_seq_; // widest block table the upload holds
   std::vector<double> inv_freq_;    // [head_dim / 2]
-  std::int64_t qkv_stride_;         // q_size + 2 * kv_size
+  int64_t qkv_stride_;         // q_size + 2 * kv_size
   device_weights weights_;
 
   // Device scratch, reused by every step (stream order keeps steps apart).

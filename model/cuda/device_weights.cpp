@@ -44,8 +44,8 @@ private:
 status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& staging, cudaStream_t stream) {
   std::byte* dst = base + s.offset;
   const std::size_t size = dtype_size(s.type);
-  const auto chunk = static_cast<std::int64_t>(staging.bytes() / size);
-  for (std::int64_t first = 0; first < s.num_elements(); first += chunk) {
+  const auto chunk = static_cast<int64_t>(staging.bytes() / size);
+  for (int64_t first = 0; first < s.num_elements(); first += chunk) {
     const auto bytes = static_cast<std::size_t>(std::min(chunk, s.num_elements() - first)) * size;
     device_image(s, first, std::span<std::byte>(staging.data(), bytes));
     KVACTOR_CUDA_TRY(cudaMemcpyAsync(dst + static_cast<std::size_t>(first) * size, staging.data(), bytes,

@@ -20,9 +20,9 @@ void put(std::span<std::byte> out, std::size_t offset, const std::vector<T>& v) 
 
 } // namespace
 
-batch_upload_layout batch_upload_layout::for_counts(std::int32_t num_tokens, std::int32_t num_seqs,
-                                                    std::int32_t num_sample_rows, std::int32_t max_blocks_per_seq,
-                                                    std::int32_t rope_half) {
+batch_upload_layout batch_upload_layout::for_counts(int32_t num_tokens, int32_t num_seqs,
+                                                    int32_t num_sample_rows, int32_t max_blocks_per_seq,
+                                                    int32_t rope_half) {
   KVACTOR_ASSERT(num_tokens >= 0 && num_seqs >= 0 && num_sample_rows >= 0 && max_blocks_per_seq >= 0 && rope_half >= 0,
                  "negative count");
   const auto t = static_cast<std::size_t>(num_tokens);
@@ -34,32 +34,32 @@ batch_upload_layout batch_upload_layout::for_counts(std::int32_t num_tokens, std
     at = align_up(at + bytes);
     return offset;
   };
-  l.token_ids = section(t * sizeof(std::int32_t));
-  l.seq_lens = section(s * sizeof(std::int32_t));
-  l.query_start_loc = section((s + 1) * sizeof(std::int32_t));
-  l.sample_rows = section(static_cast<std::size_t>(num_sample_rows) * sizeof(std::int32_t));
-  l.block_tables = section(s * static_cast<std::size_t>(max_blocks_per_seq) * sizeof(std::int32_t));
-  l.slot_mapping = section(t * sizeof(std::int64_t));
+  l.token_ids = section(t * sizeof(int32_t));
+  l.seq_lens = section(s * sizeof(int32_t));
+  l.query_start_loc = section((s + 1) * sizeof(int32_t));
+  l.sample_rows = section(static_cast<std::size_t>(num_sample_rows) * sizeof(int32_t));
+  l.block_tables = section(s * static_cast<std::size_t>(max_blocks_per_seq) * sizeof(int32_t));
+  l.slot_mapping = section(t * sizeof(int64_t));
   l.rope_cos = section(t * static_cast<std::size_t>(rope_half) * sizeof(float));
   l.rope_sin = section(t * static_cast<std::size_t>(rope_half) * sizeof(float));
   l.total_bytes = at;
   return l;
 }
 
-batch_upload_layout batch_upload_layout::of(const forward_batch& b, std::int32_t rope_half) {
+batch_upload_layout batch_upload_layout::of(const forward_batch& b, int32_t rope_half) {
   return for_counts(b.num_tokens(), b.num_seqs(), b.num_sample_rows(), b.max_blocks_per_seq, rope_half);
 }
 
-batch_upload_layout batch_upload_layout::capacity(std::int32_t max_num_tokens, std::int32_t max_num_seqs,
-                                                  std::int32_t max_blocks_per_seq, std::int32_t rope_half) {
+batch_upload_layout batch_upload_layout::capacity(int32_t max_num_tokens, int32_t max_num_seqs,
+                                                  int32_t max_blocks_per_seq, int32_t rope_half) {
   return for_counts(max_num_tokens, max_num_seqs, max_num_seqs, max_blocks_per_seq, rope_half);
 }
 
-std::int32_t max_blocks_per_seq(const model_config& config, std::int32_t block_size) {
+int32_t max_blocks_per_seq(const model_config& config, int32_t block_size) {
   KVACTOR_ASSERT(block_size > 0, "block size must be positive");
-  const std::int64_t n = (config.max_position_embeddings + block_size - 1) / block_size;
+  const int64_t n = (config.max_position_embeddings + block_size - 1) / block_size;
   KVACTOR_ASSERT(n > 0 && n <= INT32_MAX, "context out of range");
-  return static_cast<std::int32_t>(n);
+  return static_cast<int32_t>(n);
 }
 
 void pack_batch(const forward_batch& b, std::span<const double> inv_freq, const batch_upload_layout& layout,
@@ -71,7 +71,7 @@ void pack_batch(const forward_batch& b, std::span<const double> inv_freq, const 
                      b.query_start_loc.size() == static_cast<std::size_t>(b.num_seqs()) + 1,
                  "malformed batch");
   KVACTOR_ASSERT(layout.total_bytes ==
-                     batch_upload_layout::of(b, static_cast<std::int32_t>(inv_freq.size())).total_bytes,
+                     batch_upload_layout::of(b, static_cast<int32_t>(inv_freq.size())).total_bytes,
                  "layout of another batch");
   put(out, layout.token_ids, b.token_ids);
   put(out, layout.seq_lens, b.seq_lens);

@@ -8,7 +8,7 @@
 // Row-major W [n, k] is column-major W^T (k x n, ld k), x [m, k] is x^T
 // (k x m, ld ldx), y [m, n] is y^T (n x m, ld ldy); y^T = W x^T, so
 // A = W^T transposed, B = x^T as is. T: the element type of x and W (float,
-// or std::uint16_t for bf16 bit patterns); C is fp32 either way.
+// or uint16_t for bf16 bit patterns); C is fp32 either way.
 
 #include <cstdint>
 
@@ -18,19 +18,19 @@ template <class T = float>
 struct column_major_gemm {
   bool transpose_a = false;
   bool transpose_b = false;
-  std::int64_t m = 0, n = 0, k = 0; // C is m x n, op(A) m x k, op(B) k x n
+  int64_t m = 0, n = 0, k = 0; // C is m x n, op(A) m x k, op(B) k x n
   const T* a = nullptr;
-  std::int64_t lda = 0;
+  int64_t lda = 0;
   const T* b = nullptr;
-  std::int64_t ldb = 0;
+  int64_t ldb = 0;
   float* c = nullptr;
-  std::int64_t ldc = 0;
+  int64_t ldc = 0;
 };
 
 // x: [rows, k] rows ldx apart; w: [out, k]; y: [rows, out] rows ldy apart
 template <class T>
-constexpr column_major_gemm<T> row_major_linear(const T* x, std::int64_t ldx, std::int64_t rows, const T* w,
-                                                std::int64_t out, std::int64_t k, float* y, std::int64_t ldy) {
+constexpr column_major_gemm<T> row_major_linear(const T* x, int64_t ldx, int64_t rows, const T* w,
+                                                int64_t out, int64_t k, float* y, int64_t ldy) {
   column_major_gemm<T> g;
   g.transpose_a = true;
   g.transpose_b = false;

@@ -65,8 +65,8 @@ void cpu_transformer::host_task(std::function<void()> task) {
   static_cast<kernels::cpu_device&>(dev_).enqueue(kernels::streams::compute, std::move(task));
 }
 
-void cpu_transformer::timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w, float* y,
-                                   std::int64_t ldy, bool accumulate) {
+void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w, float* y,
+                                   int64_t ldy, bool accumulate) {
   const double t0 = profiling_ ? now_seconds() : 0.0;
   layers::linear(pool_of(dev_), x, ldx, m, w, y, ldy, accumulate);
   if (profiling_) profile_.blas_seconds += now_seconds() - t0;
@@ -81,7 +81,7 @@ status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logi
     if (profiling_) step_started_ = now_seconds();
     embed(*batch);
   });
-  for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(config_.num_hidden_layers); ++layer) {
+  for (int32_t layer = 0; layer < static_cast<int32_t>(config_.num_hidden_layers); ++layer) {
     host_task([this, batch, layer] {
       attention_input(*batch, layer);
       if (profiling_) attention_started_ = now_seconds();
@@ -106,11 +106,11 @@ status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logi
 
 // cache_write of the step's K/V rows, then paged attention into attn_ (or,
 // with a bf16 cache, from qkv16_ into attn16_), on the compute stream.
-void cpu_transformer::enqueue_attention(const forward_batch& b, std::int32_t layer) {
+void cpu_transformer::enqueue_attention(const forward_batch& b, int32_t layer) {
   const kernels::dtype type = cache_.shape.type;
   const bool bf16 = type == kernels::dtype::bf16;
-  const auto kv_heads = static_cast<std::int32_t>(config_.num_key_value_heads);
-  const auto head_dim = static_cast<std::int32_t>(config_.head_dim);
+  const auto kv_heads = static_cast<int32_t>(config_.num_key_value_heads);
+  const auto head_dim = static_cast<int32_t>(config_.head_dim);
   const std::size_t elem = kernels::dtype_size(type);
   // [T, q_size + 2 kv_size] of `type`: q | k | v, rows qkv_stride_ apart
   const char* qkv = bf16 ? reinterpret_cast<const char*>(qkv16_.data()) : reinterpret_cast<const char*>(qkv_.data());
@@ -138,7 +138,7 @@ void cpu_transformer::enqueue_attention(const forward_batch& b, std::int32_t lay
   a.query_start_loc = b.is_decode() ? nullptr : b.query_start_loc.data();
   a.num_seqs = b.num_seqs();
   a.num_tokens = b.num_tokens();
-  a.num_heads = static_cast<std::int32_t>(config_.num_attention_heads);
+  a.num_heads = static_cast<int32_t>(config_.num_attention_heads);
   a.num_kv_heads = kv_heads;
   a.head_dim = head_dim;
   a.block_size = b.block_size;
@@ -154,11 +154,11 @@ void cpu_transformer::embed(const forward_batch& b) {
   layers::rope_angles(b.positions, inv_freq_, cos_.data(), sin_.data());
 }
 
-void cpu_transformer::attention_input(const forward_batch& b, std::int32_t layer) {
+void cpu_transformer::attention_input(const forward_batch& b, int32_t layer) {
   const layer_weights& w = weights_.layers()[static_cast<std::size_t>(layer)];
   kernels::thread_pool& pool = pool_of(dev_);
-  const std::int64_t t = b.num_tokens();
-  const std::int64_t h = config_.hidden_size;
+  const int64_t t = b.num_tokens();
+  const int64_t h = config_.hidden_size;
   const auto eps = static_cast<float>(config_.rms_norm_eps);
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.input_layernorm.f32(), eps);
   float* q = qkv_.data();                        // [T, heads, D], rows qkv_stride_ apart
@@ -174,12 +174,12 @@ void cpu_transformer::attention_input(const forward_batch& b, std::int32_t layer
   if (!qkv16_.empty()) layers::to_bf16(pool, q, qkv_stride_, qkv16_.data(), qkv_stride_, t, qkv_stride_);
 }
 
-void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int32_t layer) {
+void cpu_transformer::attention_output_and_mlp(const forward_batch& b, int32_t layer) {
   const layer_weights& w = weights_.layers()[static_cast<std::size_t>(layer)];
   kernels::thread_pool& pool = pool_of(dev_);
-  const std::int64_t t = b.num_tokens();
-  const std::int64_t h = config_.hidden_size;
-  const std::int64_t inter = config_.intermediate_size;
+  const int64_t t = b.num_tokens();
+  const int64_t h = config_.hidden_size;
+  const int64_t inter = config_.intermediate_size;
   const auto eps = static_cast<float>(config_.rms_norm_eps);
   // NOTE: beta = 1 in the product adds the residual for free.
   const packed_layer& p = layers_[static_cast<std::size_t>(layer)];
@@ -194,10 +194,10 @@ void cpu_transformer::attention_output_and_mlp(const forward_batch& b, std::int3
 }
 
 void cpu_transformer::lm_head(const forward_batch& b) {
-  const std::int64_t h = config_.hidden_size;
-  const std::int64_t n = b.num_sample_rows();
+  const int64_t h = config_.hidden_size;
+  const int64_t n = b.num_sample_rows();
   if (n == 0) return;
-  for (std::int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i)
     std::copy_n(hidden_.data() + b.sample_rows[static_cast<std::size_t>(i)] * h, h, last_.data() + i * h);
   layers::rms_norm(pool_of(dev_), last_.data(), h, last_.data(), h, n, h, weights_.norm().f32(),
                    static_cast<float>(config_.rms_norm_eps));

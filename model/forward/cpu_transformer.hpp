@@ -30,7 +30,7 @@ namespace kvactor::model {
 
 class cpu_transformer final : public transformer {
 public:
-  /// `dev` must be a CPU device; create() has checked the cache and limits.
+  // `dev` must be a CPU device; create() has checked the cache and limits.
   cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
                   const kernels::kv_cache_view& cache, forward_limits limits, dtype activations);
 
@@ -39,12 +39,12 @@ public:
 private:
   void host_task(std::function<void()> task);
   void embed(const forward_batch& b);
-  void attention_input(const forward_batch& b, std::int32_t layer);
-  void enqueue_attention(const forward_batch& b, std::int32_t layer);
-  void attention_output_and_mlp(const forward_batch& b, std::int32_t layer);
+  void attention_input(const forward_batch& b, int32_t layer);
+  void enqueue_attention(const forward_batch& b, int32_t layer);
+  void attention_output_and_mlp(const forward_batch& b, int32_t layer);
   void lm_head(const forward_batch& b);
-  void timed_linear(const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w, float* y,
-                    std::int64_t ldy, bool accumulate);
+  void timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w, float* y,
+                    int64_t ldy, bool accumulate);
 
   // A layer's matrices as the products read them.
   struct packed_layer {
@@ -58,7 +58,7 @@ private:
   std::vector<packed_layer> layers_;
   packed_matrix lm_head_;
   std::vector<double> inv_freq_; // [head_dim / 2]
-  std::int64_t qkv_stride_;      // q_size + 2 * kv_size
+  int64_t qkv_stride_;      // q_size + 2 * kv_size
 
   // Scratch, reused by every step (stream order).
   std::vector<float> hidden_;    // [max_num_tokens, hidden]: the residual stream
@@ -66,8 +66,8 @@ private:
   std::vector<float> qkv_;       // [max_num_tokens, q_size + 2 kv_size]: q | k | v
   std::vector<float> attn_;      // [max_num_tokens, num_heads, head_dim]
   // bf16 cache only (empty otherwise): the attention's input and output.
-  std::vector<std::uint16_t> qkv16_;  // [max_num_tokens, q_size + 2 kv_size]: q | k | v in bf16
-  std::vector<std::uint16_t> attn16_; // [max_num_tokens, num_heads, head_dim] in bf16
+  std::vector<uint16_t> qkv16_;  // [max_num_tokens, q_size + 2 kv_size]: q | k | v in bf16
+  std::vector<uint16_t> attn16_; // [max_num_tokens, num_heads, head_dim] in bf16
   std::vector<float> gate_up_;   // [max_num_tokens, 2 intermediate]: gate | up, then silu(gate) * up | up
   std::vector<float> cos_, sin_; // [max_num_tokens, head_dim / 2]
   std::vector<float> last_;      // [max_num_seqs, hidden]: rows that sample

@@ -15,23 +15,23 @@ namespace {
 
 // Device pointers into the step upload.
 struct step_arrays {
-  const std::int32_t* token_ids;       // [T]
-  const std::int32_t* seq_lens;        // [S]
-  const std::int32_t* query_start_loc; // [S + 1]
-  const std::int32_t* sample_rows;     // [R]
-  const std::int32_t* block_tables;    // [S, max_blocks_per_seq]
-  const std::int64_t* slot_mapping;    // [T]
+  const int32_t* token_ids;       // [T]
+  const int32_t* seq_lens;        // [S]
+  const int32_t* query_start_loc; // [S + 1]
+  const int32_t* sample_rows;     // [R]
+  const int32_t* block_tables;    // [S, max_blocks_per_seq]
+  const int64_t* slot_mapping;    // [T]
   const float* rope_cos;               // [T, head_dim / 2]
   const float* rope_sin;               // [T, head_dim / 2]
 };
 
 step_arrays arrays(const std::byte* base, const batch_upload_layout& l) {
-  return step_arrays{reinterpret_cast<const std::int32_t*>(base + l.token_ids),
-                     reinterpret_cast<const std::int32_t*>(base + l.seq_lens),
-                     reinterpret_cast<const std::int32_t*>(base + l.query_start_loc),
-                     reinterpret_cast<const std::int32_t*>(base + l.sample_rows),
-                     reinterpret_cast<const std::int32_t*>(base + l.block_tables),
-                     reinterpret_cast<const std::int64_t*>(base + l.slot_mapping),
+  return step_arrays{reinterpret_cast<const int32_t*>(base + l.token_ids),
+                     reinterpret_cast<const int32_t*>(base + l.seq_lens),
+                     reinterpret_cast<const int32_t*>(base + l.query_start_loc),
+                     reinterpret_cast<const int32_t*>(base + l.sample_rows),
+                     reinterpret_cast<const int32_t*>(base + l.block_tables),
+                     reinterpret_cast<const int64_t*>(base + l.slot_mapping),
                      reinterpret_cast<const float*>(base + l.rope_cos),
                      reinterpret_cast<const float*>(base + l.rope_sin)};
 }
@@ -41,15 +41,15 @@ public:
   step(forward_ops& ops, const model_config& c, const weight_plan& plan, const kernels::kv_cache_view& cache,
        const forward_batch& b, const step_arrays& a, const forward_buffers& buf)
       : ops_(ops), c_(c), plan_(plan), cache_(cache), b_(b), a_(a), buf_(buf), t_(b.num_tokens()),
-        h_(static_cast<std::int32_t>(c.hidden_size)), heads_(static_cast<std::int32_t>(c.num_attention_heads)),
-        kv_heads_(static_cast<std::int32_t>(c.num_key_value_heads)), head_dim_(static_cast<std::int32_t>(c.head_dim)),
+        h_(static_cast<int32_t>(c.hidden_size)), heads_(static_cast<int32_t>(c.num_attention_heads)),
+        kv_heads_(static_cast<int32_t>(c.num_key_value_heads)), head_dim_(static_cast<int32_t>(c.head_dim)),
         qkv_stride_(c.q_size() + 2 * c.kv_size()), eps_(static_cast<float>(c.rms_norm_eps)) {}
 
   status run() {
     KVACTOR_FORWARD_TRY(ops_.embedding(buf_.weights + plan_.embed_tokens.offset, plan_.embed_tokens.type,
                                        a_.token_ids, t_, h_, buf_.hidden));
     for (std::size_t l = 0; l < plan_.layers.size(); ++l) {
-      KVACTOR_FORWARD_TRY(attention(plan_.layers[l], static_cast<std::int32_t>(l)));
+      KVACTOR_FORWARD_TRY(attention(plan_.layers[l], static_cast<int32_t>(l)));
       KVACTOR_FORWARD_TRY(mlp(plan_.layers[l]));
     }
     return lm_head();
@@ -59,40 +59,40 @@ private:
   // A product's input rows as its matrices take them: fp32 in place, or bf16.
   struct rows {
     const float* f32 = nullptr;
-    const std::uint16_t* bf16 = nullptr;
-    std::int64_t ld = 0;
+    const uint16_t* bf16 = nullptr;
+    int64_t ld = 0;
   };
 
   const float* w(const weight_slot& s) const {
     KVACTOR_ASSERT(s.type == kernels::dtype::f32, "an fp32 weight");
     return reinterpret_cast<const float*>(buf_.weights + s.offset);
   }
-  const std::uint16_t* w_bf16(const weight_slot& s) const {
+  const uint16_t* w_bf16(const weight_slot& s) const {
     KVACTOR_ASSERT(s.type == kernels::dtype::bf16, "a bf16 weight");
-    return reinterpret_cast<const std::uint16_t*>(buf_.weights + s.offset);
+    return reinterpret_cast<const uint16_t*>(buf_.weights + s.offset);
   }
   bool bf16_matrices() const { return plan_.matrices == kernels::dtype::bf16; }
 
   // x [m, k] rows ldx apart, prepared for the products: rounded to bf16
   // into x_bf16 with bf16 matrices (once for every product that reads it).
-  status input(const float* x, std::int64_t ldx, std::int32_t m, std::int64_t k, rows& out) {
+  status input(const float* x, int64_t ldx, int32_t m, int64_t k, rows& out) {
     if (!bf16_matrices()) {
       out = rows{x, nullptr, ldx};
       return {};
     }
-    KVACTOR_FORWARD_TRY(ops_.round_to_bf16(x, ldx, m, static_cast<std::int32_t>(k), buf_.x_bf16, k));
+    KVACTOR_FORWARD_TRY(ops_.round_to_bf16(x, ldx, m, static_cast<int32_t>(k), buf_.x_bf16, k));
     out = rows{nullptr, buf_.x_bf16, k};
     return {};
   }
 
   // y = x W^T, or y += x W^T; x: [m, k]; W: [n, k]; y: [m, n] rows ldy apart
-  status product(const rows& x, std::int32_t m, const weight_slot& s, std::int64_t n, std::int64_t k, float* y,
-                 std::int64_t ldy, bool accumulate) {
+  status product(const rows& x, int32_t m, const weight_slot& s, int64_t n, int64_t k, float* y,
+                 int64_t ldy, bool accumulate) {
     if (x.bf16 != nullptr) return ops_.linear_bf16(x.bf16, x.ld, m, w_bf16(s), n, k, y, ldy, accumulate);
     return ops_.linear(x.f32, x.ld, m, w(s), n, k, y, ldy, accumulate);
   }
 
-  status attention(const layer_slots& lw, std::int32_t layer) {
+  status attention(const layer_slots& lw, int32_t layer) {
     float* q = buf_.qkv;         // [T, heads, D], rows qkv_stride_ apart
     float* k = q + c_.q_size();  // [T, kv_heads, D]
     float* v = k + c_.kv_size(); // [T, kv_heads, D]
@@ -114,7 +114,7 @@ private:
     const kernels::dtype kv_type = cache_.shape.type;
     const bool bf16_cache = kv_type == kernels::dtype::bf16;
     if (bf16_cache)
-      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(buf_.qkv, qkv_stride_, t_, static_cast<std::int32_t>(qkv_stride_),
+      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(buf_.qkv, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_),
                                              buf_.qkv_bf16, qkv_stride_));
     const void* q_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16) : q;
     const void* k_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size()) : k;
@@ -160,7 +160,7 @@ private:
     if (bf16_cache && bf16_matrices()) {
       attn = rows{nullptr, buf_.attn_bf16, c_.q_size()};
     } else {
-      if (bf16_cache) KVACTOR_FORWARD_TRY(ops_.widen_bf16(buf_.attn_bf16, buf_.attn, std::int64_t{t_} * c_.q_size()));
+      if (bf16_cache) KVACTOR_FORWARD_TRY(ops_.widen_bf16(buf_.attn_bf16, buf_.attn, int64_t{t_} * c_.q_size()));
       KVACTOR_FORWARD_TRY(input(buf_.attn, c_.q_size(), t_, c_.q_size(), attn));
     }
     // NOTE: beta = 1 in the product adds the residual, as on the CPU.
@@ -168,21 +168,21 @@ private:
   }
 
   status mlp(const layer_slots& lw) {
-    const std::int64_t inter = c_.intermediate_size;
+    const int64_t inter = c_.intermediate_size;
     KVACTOR_FORWARD_TRY(
         ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.post_attention_layernorm), eps_));
     rows normed;
     KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.gate_proj, inter, h_, buf_.gate, inter, false));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.up_proj, inter, h_, buf_.up, inter, false));
-    KVACTOR_FORWARD_TRY(ops_.swiglu(buf_.gate, buf_.up, buf_.gate, std::int64_t{t_} * inter));
+    KVACTOR_FORWARD_TRY(ops_.swiglu(buf_.gate, buf_.up, buf_.gate, int64_t{t_} * inter));
     rows gated;
     KVACTOR_FORWARD_TRY(input(buf_.gate, inter, t_, inter, gated));
     return product(gated, t_, lw.down_proj, h_, inter, buf_.hidden, h_, true);
   }
 
   status lm_head() {
-    const std::int32_t n = b_.num_sample_rows();
+    const int32_t n = b_.num_sample_rows();
     if (n == 0) return {};
     KVACTOR_FORWARD_TRY(ops_.gather_rows(buf_.hidden, a_.sample_rows, n, h_, buf_.last));
     KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.last, h_, buf_.last, h_, n, 1, h_, w(plan_.norm), eps_));
@@ -198,14 +198,14 @@ private:
   const forward_batch& b_;
   const step_arrays a_;
   const forward_buffers& buf_;
-  const std::int32_t t_, h_, heads_, kv_heads_, head_dim_;
-  const std::int64_t qkv_stride_;
+  const int32_t t_, h_, heads_, kv_heads_, head_dim_;
+  const int64_t qkv_stride_;
   const float eps_;
 };
 
 } // namespace
 
-std::int64_t bf16_input_width(const model_config& c) {
+int64_t bf16_input_width(const model_config& c) {
   return std::max({c.hidden_size, c.q_size(), c.intermediate_size});
 }
 

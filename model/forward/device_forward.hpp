@@ -42,43 +42,43 @@
 
 namespace kvactor::model {
 
-/// Kernel launches in stream order over device pointers; each returns its
-/// launch error as a value.
+// Kernel launches in stream order over device pointers; each returns its
+// launch error as a value.
 class forward_ops {
 public:
   virtual ~forward_ops() = default;
 
   // out[t] = table[ids[t]]; table: [vocab, hidden] of table_type (f32 or bf16); ids: [T]; out: [T, hidden]
-  virtual status embedding(const void* table, kernels::dtype table_type, const std::int32_t* ids,
-                           std::int32_t num_tokens, std::int32_t hidden, float* out) = 0;
+  virtual status embedding(const void* table, kernels::dtype table_type, const int32_t* ids,
+                           int32_t num_tokens, int32_t hidden, float* out) = 0;
   // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart (may be x); weight: [n]
-  virtual status rms_norm(const float* x, std::int64_t ldx, float* out, std::int64_t ldo, std::int32_t num_tokens,
-                          std::int32_t heads_per_row, std::int32_t n, const float* weight, float eps) = 0;
+  virtual status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                          int32_t heads_per_row, int32_t n, const float* weight, float eps) = 0;
   // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
-  virtual status rope(float* x, std::int64_t ldx, std::int32_t num_tokens, std::int32_t num_heads,
-                      std::int32_t head_dim, const float* cos, const float* sin) = 0;
+  virtual status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads,
+                      int32_t head_dim, const float* cos, const float* sin) = 0;
   // out = silu(gate) * up; [num] contiguous, out may be gate
-  virtual status swiglu(const float* gate, const float* up, float* out, std::int64_t num) = 0;
+  virtual status swiglu(const float* gate, const float* up, float* out, int64_t num) = 0;
   // out[r] = x[rows[r]]; x: [T, n]; rows: [num_rows]; out: [num_rows, n]
-  virtual status gather_rows(const float* x, const std::int32_t* rows, std::int32_t num_rows, std::int32_t n,
+  virtual status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                              float* out) = 0;
   // y = x W^T (accumulate: y += x W^T); x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy apart
-  virtual status linear(const float* x, std::int64_t ldx, std::int64_t m, const float* w, std::int64_t n,
-                        std::int64_t k, float* y, std::int64_t ldy, bool accumulate) = 0;
+  virtual status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n,
+                        int64_t k, float* y, int64_t ldy, bool accumulate) = 0;
   // y = x W^T (accumulate: y += x W^T) in bf16 with fp32 sums; x: [m, k] bf16 rows ldx apart; w: [n, k] bf16;
   // y: [m, n] fp32 rows ldy apart
-  virtual status linear_bf16(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w,
-                             std::int64_t n, std::int64_t k, float* y, std::int64_t ldy, bool accumulate) = 0;
+  virtual status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w,
+                             int64_t n, int64_t k, float* y, int64_t ldy, bool accumulate) = 0;
   // out = x rounded to bf16 (nearest even); x: [num_rows, n] rows ldx apart; out: rows ldo apart
-  virtual status round_to_bf16(const float* x, std::int64_t ldx, std::int32_t num_rows, std::int32_t n,
-                               std::uint16_t* out, std::int64_t ldo) = 0;
+  virtual status round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n,
+                               uint16_t* out, int64_t ldo) = 0;
   // out = x widened (exact); [num] contiguous
-  virtual status widen_bf16(const std::uint16_t* x, float* out, std::int64_t num) = 0;
+  virtual status widen_bf16(const uint16_t* x, float* out, int64_t num) = 0;
   virtual status cache_write(const kernels::cache_write_params& p) = 0;
   virtual status paged_attention(const kernels::paged_attention_params& p) = 0;
 };
 
-/// The device memory one step reads and writes.
+// The device memory one step reads and writes.
 struct forward_buffers {
   const std::byte* weights = nullptr; // [plan.total_bytes], laid out by the weight_plan
   const std::byte* upload = nullptr;  // the step's metadata, laid out by the batch_upload_layout
@@ -91,19 +91,19 @@ struct forward_buffers {
   float* last = nullptr;              // [R, hidden]
   float* logits = nullptr;            // [R, vocab]
   // bf16 matrices only:
-  std::uint16_t* x_bf16 = nullptr;    // [max(T, R), bf16_input_width]: a product's input rows
+  uint16_t* x_bf16 = nullptr;    // [max(T, R), bf16_input_width]: a product's input rows
   // bf16 KV cache only:
-  std::uint16_t* qkv_bf16 = nullptr;  // [T, q_size + 2 kv_size]
-  std::uint16_t* attn_bf16 = nullptr; // [T, q_size]
+  uint16_t* qkv_bf16 = nullptr;  // [T, q_size + 2 kv_size]
+  uint16_t* attn_bf16 = nullptr; // [T, q_size]
 };
 
-/// The widest input row of the model's products (hidden, q_size or
-/// intermediate): the width of forward_buffers::x_bf16.
-std::int64_t bf16_input_width(const model_config& config);
+// The widest input row of the model's products (hidden, q_size or
+// intermediate): the width of forward_buffers::x_bf16.
+int64_t bf16_input_width(const model_config& config);
 
-/// Enqueues every launch of step `b` (whose metadata is already at
-/// buffers.upload, laid out by `layout`); the logits of its sampled rows end
-/// up in buffers.logits. Stops at the first failing launch.
+// Enqueues every launch of step `b` (whose metadata is already at
+// buffers.upload, laid out by `layout`); the logits of its sampled rows end
+// up in buffers.logits. Stops at the first failing launch.
 status enqueue_forward(forward_ops& ops, const model_config& config, const weight_plan& plan,
                        const kernels::kv_cache_view& cache, const forward_batch& b, const batch_upload_layout& layout,
                        const forward_buffers& buffers);

@@ -11,12 +11,12 @@
 namespace kvactor::model::layers::avx2 {
 namespace {
 
-inline __m256i first_lanes(std::int64_t n) {
+inline __m256i first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // out[0, n) = v (+ out when accumulate), n <= 8
-inline void store8(__m256 v, float* out, std::int64_t n, bool accumulate) {
+inline void store8(__m256 v, float* out, int64_t n, bool accumulate) {
   if (n >= 8) {
     if (accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(out));
     _mm256_storeu_ps(out, v);
@@ -45,13 +45,13 @@ struct vec {
   // NOTE: bf16 is the high half of its fp32, so an unpack with zeros widens
   // it exactly. The in-lane unpacks leave outputs 0-3 and 8-11 in r[0],
   // 4-7 and 12-15 in r[1]; store_row puts them back in order.
-  static void load_row(const std::uint16_t* p, reg (&r)[2]) {
+  static void load_row(const uint16_t* p, reg (&r)[2]) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     r[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), v));
     r[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), v));
   }
   template <class T>
-  static void store_row(const reg (&r)[2], float* y, std::int64_t n, bool accumulate) {
+  static void store_row(const reg (&r)[2], float* y, int64_t n, bool accumulate) {
     if constexpr (sizeof(T) == 2) {
       store8(_mm256_permute2f128_ps(r[0], r[1], 0x20), y, n, accumulate);
       store8(_mm256_permute2f128_ps(r[0], r[1], 0x31), y + 8, n - 8, accumulate);

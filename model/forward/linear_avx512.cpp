@@ -24,12 +24,12 @@ struct vec {
   static reg chain(reg w, reg x, reg acc) { return _mm512_fmadd_ps(w, x, acc); }
   static void load_row(const float* p, reg (&r)[1]) { r[0] = _mm512_loadu_ps(p); }
   // bf16 is the high half of its fp32: widening is exact.
-  static void load_row(const std::uint16_t* p, reg (&r)[1]) {
+  static void load_row(const uint16_t* p, reg (&r)[1]) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     r[0] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
   template <class T>
-  static void store_row(const reg (&r)[1], float* y, std::int64_t n, bool accumulate) {
+  static void store_row(const reg (&r)[1], float* y, int64_t n, bool accumulate) {
     const __mmask16 mask = n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
     __m512 s = r[0];
     if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, y));

@@ -11,7 +11,7 @@ namespace kvactor::model::layers::generic {
 namespace {
 
 typedef float v4 __attribute__((vector_size(16)));
-typedef std::uint32_t u4 __attribute__((vector_size(16)));
+typedef uint32_t u4 __attribute__((vector_size(16)));
 
 struct vec {
   using reg = v4;
@@ -27,15 +27,15 @@ struct vec {
     for (int v = 0; v < 4; ++v) std::memcpy(&r[v], p + 4 * v, sizeof(reg));
   }
   // bf16 is the high half of its fp32: widening is exact.
-  static void load_row(const std::uint16_t* p, reg (&r)[4]) {
+  static void load_row(const uint16_t* p, reg (&r)[4]) {
     for (int v = 0; v < 4; ++v) {
       const u4 bits = u4{p[4 * v], p[4 * v + 1], p[4 * v + 2], p[4 * v + 3]} << 16;
       std::memcpy(&r[v], &bits, sizeof(reg));
     }
   }
   template <class T>
-  static void store_row(const reg (&r)[4], float* y, std::int64_t n, bool accumulate) {
-    for (std::int64_t l = 0; l < n; ++l) {
+  static void store_row(const reg (&r)[4], float* y, int64_t n, bool accumulate) {
+    for (int64_t l = 0; l < n; ++l) {
       const float s = r[l / 4][l % 4];
       y[l] = accumulate ? s + y[l] : s;
     }

@@ -41,8 +41,8 @@ bool fuses(product_isa isa) { return isa != product_isa::generic; }
 namespace {
 
 template <class T>
-void dispatch(product_isa isa, const float* x, std::int64_t ldx, std::int64_t m, const T* w, std::int64_t k,
-              std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
+void dispatch(product_isa isa, const float* x, int64_t ldx, int64_t m, const T* w, int64_t k,
+              int64_t n, float* y, int64_t ldy, bool accumulate) {
   switch (isa) {
   case product_isa::avx512: avx512::product(x, ldx, m, w, k, n, y, ldy, accumulate); return;
   case product_isa::avx2: avx2::product(x, ldx, m, w, k, n, y, ldy, accumulate); return;
@@ -52,16 +52,16 @@ void dispatch(product_isa isa, const float* x, std::int64_t ldx, std::int64_t m,
 
 } // namespace
 
-void fixed_order_product(product_isa isa, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
-                         std::int64_t first_block, std::int64_t num_blocks, float* y, std::int64_t ldy,
+void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
+                         int64_t first_block, int64_t num_blocks, float* y, int64_t ldy,
                          bool accumulate) {
   const std::span<const product_isa> isas = fixed_order_isas();
   KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(),
                  "fixed-order kernel not supported by this CPU");
   KVACTOR_ASSERT(first_block >= 0 && num_blocks >= 0 && first_block + num_blocks <= w.num_blocks(),
                  "blocks outside the packed matrix");
-  constexpr std::int64_t rows = packed_matrix::block_rows;
-  const std::int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
+  constexpr int64_t rows = packed_matrix::block_rows;
+  const int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
   if (m <= 0 || n <= 0) return;
   float* yb = y + first_block * rows;
   if (w.type() == dtype::f32) dispatch(isa, x, ldx, m, w.f32_blocks(first_block), w.cols(), n, yb, ldy, accumulate);

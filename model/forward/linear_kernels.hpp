@@ -24,24 +24,24 @@
 
 namespace kvactor::model::layers {
 
-/// Instruction sets with a fixed-order kernel.
+// Instruction sets with a fixed-order kernel.
 enum class product_isa { generic, avx2, avx512 };
 
-/// Those this CPU (and OS) runs, best first; generic always, last.
+// Those this CPU (and OS) runs, best first; generic always, last.
 std::span<const product_isa> fixed_order_isas();
 
 const char* isa_name(product_isa isa);
 
-/// True when each step of the chain is one fused multiply-add.
+// True when each step of the chain is one fused multiply-add.
 bool fuses(product_isa isa);
 
-/// y[i, j] = the chain over k of x's row i and W's row j (+ y[i, j] when
-/// accumulate), for i < m and the rows j of W's blocks [first_block,
-/// first_block + num_blocks); other columns of y are left alone.
+// y[i, j] = the chain over k of x's row i and W's row j (+ y[i, j] when
+// accumulate), for i < m and the rows j of W's blocks [first_block,
+// first_block + num_blocks); other columns of y are left alone.
 // isa: one of fixed_order_isas(); x: [m, w.cols()] rows ldx apart;
 // y: [m, w.rows()] rows ldy apart
-void fixed_order_product(product_isa isa, const float* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
-                         std::int64_t first_block, std::int64_t num_blocks, float* y, std::int64_t ldy,
+void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
+                         int64_t first_block, int64_t num_blocks, float* y, int64_t ldy,
                          bool accumulate);
 
 } // namespace kvactor::model::layers

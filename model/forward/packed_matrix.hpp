@@ -30,40 +30,40 @@ namespace kvactor::model {
 
 class packed_matrix {
 public:
-  static constexpr std::int64_t block_rows = 16;
-  /// The pair layout's columns are a multiple of this.
-  static constexpr std::int64_t pair_cols_multiple = 32;
+  static constexpr int64_t block_rows = 16;
+  // The pair layout's columns are a multiple of this.
+  static constexpr int64_t pair_cols_multiple = 32;
 
   enum class layout { columns, pairs };
 
-  /// The rows of `parts` one after the other, in `type` (f32 or bf16):
-  /// bf16 to f32 widens exactly, f32 to bf16 rounds to nearest even. The
-  /// pair layout takes bf16 only.
+  // The rows of `parts` one after the other, in `type` (f32 or bf16):
+  // bf16 to f32 widens exactly, f32 to bf16 rounds to nearest even. The
+  // pair layout takes bf16 only.
   // parts: rank-2 f32 or bf16 views, all with the same number of columns
   static packed_matrix pack(std::span<const weight_view> parts, dtype type, layout l = layout::columns);
 
-  std::int64_t rows() const { return rows_; }
-  std::int64_t cols() const { return cols_; }
-  /// Columns as stored: cols(), or (pairs) cols() rounded up to pair_cols_multiple.
-  std::int64_t stored_cols() const { return stored_cols_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  // Columns as stored: cols(), or (pairs) cols() rounded up to pair_cols_multiple.
+  int64_t stored_cols() const { return stored_cols_; }
   layout packing() const { return layout_; }
-  std::int64_t num_blocks() const { return (rows_ + block_rows - 1) / block_rows; }
+  int64_t num_blocks() const { return (rows_ + block_rows - 1) / block_rows; }
   dtype type() const { return type_; }
   std::size_t num_bytes() const;
 
-  /// Block b onwards (fp32 or bf16 bits, as type()).
-  const float* f32_blocks(std::int64_t b = 0) const;
-  const std::uint16_t* bf16_blocks(std::int64_t b = 0) const;
+  // Block b onwards (fp32 or bf16 bits, as type()).
+  const float* f32_blocks(int64_t b = 0) const;
+  const uint16_t* bf16_blocks(int64_t b = 0) const;
 
 private:
   struct aligned_free {
     void operator()(std::byte* p) const;
   };
-  packed_matrix(std::int64_t rows, std::int64_t cols, dtype type, layout l);
-  /// Where W[16 b + l, c] is stored, in elements.
-  std::int64_t index(std::int64_t b, std::int64_t c, std::int64_t l) const;
+  packed_matrix(int64_t rows, int64_t cols, dtype type, layout l);
+  // Where W[16 b + l, c] is stored, in elements.
+  int64_t index(int64_t b, int64_t c, int64_t l) const;
 
-  std::int64_t rows_ = 0, cols_ = 0, stored_cols_ = 0;
+  int64_t rows_ = 0, cols_ = 0, stored_cols_ = 0;
   dtype type_ = dtype::f32;
   layout layout_ = layout::columns;
   std::unique_ptr<std::byte[], aligned_free> data_;

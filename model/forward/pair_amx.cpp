@@ -14,16 +14,16 @@
 namespace kvactor::model::layers::amx {
 namespace {
 
-constexpr std::int64_t block_rows = 16;
-constexpr std::int64_t k_step = 32;     // columns of x per A tile (64 bytes of bf16)
-constexpr std::int64_t pair_row = 64;   // bytes of one pair row of a block (16 lanes x 2 bf16)
+constexpr int64_t block_rows = 16;
+constexpr int64_t k_step = 32;     // columns of x per A tile (64 bytes of bf16)
+constexpr int64_t pair_row = 64;   // bytes of one pair row of a block (16 lanes x 2 bf16)
 
 struct alignas(64) tile_config {
-  std::uint8_t palette_id = 1;
-  std::uint8_t start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
 };
 
 // Every tile 64 bytes wide: A [rows, 32 bf16], B [16 pairs, 16 x 2 bf16],
@@ -32,7 +32,7 @@ struct alignas(64) tile_config {
 // NOTE: fewer rows than 16 when x has fewer (a decode step of a few
 // sequences): a tile operation's cost and its loads shrink with its rows,
 // and each row's sums are the same whatever the tile's height.
-constexpr tile_config tiles(std::uint8_t rows) {
+constexpr tile_config tiles(uint8_t rows) {
   tile_config c;
   for (int t = 0; t < 8; ++t) {
     c.colsb[t] = 64;
@@ -42,27 +42,27 @@ constexpr tile_config tiles(std::uint8_t rows) {
 }
 
 struct args {
-  const std::uint16_t* x; // the pass's first row
-  std::int64_t ldx;
-  std::int64_t rows;      // valid rows from x (the rest of the tiles is padding)
-  const std::uint16_t* w; // the pass's first block
-  std::int64_t k;
-  std::int64_t n;         // valid outputs from w's first block
+  const uint16_t* x; // the pass's first row
+  int64_t ldx;
+  int64_t rows;      // valid rows from x (the rest of the tiles is padding)
+  const uint16_t* w; // the pass's first block
+  int64_t k;
+  int64_t n;         // valid outputs from w's first block
   float* y;
-  std::int64_t ldy;
+  int64_t ldy;
   bool accumulate;
 };
 
-const std::uint16_t* block(const args& a, std::int64_t b, std::int64_t kk) {
+const uint16_t* block(const args& a, int64_t b, int64_t kk) {
   return a.w + (b * a.k + kk) * block_rows;
 }
 
 // C tile [16, 16] in `c` -> y rows [row0, row0 + 16) and outputs of block b.
-void write_out(const args& a, const float (&c)[16][16], std::int64_t row0, std::int64_t b) {
-  const std::int64_t cols = a.n - b * block_rows < block_rows ? a.n - b * block_rows : block_rows;
-  for (std::int64_t i = 0; i < 16 && row0 + i < a.rows; ++i) {
+void write_out(const args& a, const float (&c)[16][16], int64_t row0, int64_t b) {
+  const int64_t cols = a.n - b * block_rows < block_rows ? a.n - b * block_rows : block_rows;
+  for (int64_t i = 0; i < 16 && row0 + i < a.rows; ++i) {
     float* out = a.y + (row0 + i) * a.ldy + b * block_rows;
-    for (std::int64_t l = 0; l < cols; ++l) out[l] = a.accumulate ? c[i][l] + out[l] : c[i][l];
+    for (int64_t l = 0; l < cols; ++l) out[l] = a.accumulate ? c[i][l] + out[l] : c[i][l];
   }
 }
 
@@ -78,7 +78,7 @@ void zero_accumulators() {
 void one_row_tile(const args& a, int nb) {
   zero_accumulators();
   const long sx = a.ldx * 2;
-  for (std::int64_t kk = 0; kk < a.k; kk += k_step) {
+  for (int64_t kk = 0; kk < a.k; kk += k_step) {
     _tile_loadd(4, a.x + kk, sx);
     _tile_loadd(5, block(a, 0, kk), pair_row);
     _tile_dpbf16ps(0, 4, 5);
@@ -117,7 +117,7 @@ void one_row_tile(const args& a, int nb) {
 void two_row_tiles(const args& a, int nb) {
   zero_accumulators();
   const long sx = a.ldx * 2;
-  for (std::int64_t kk = 0; kk < a.k; kk += k_step) {
+  for (int64_t kk = 0; kk < a.k; kk += k_step) {
     _tile_loadd(4, a.x + kk, sx);
     _tile_loadd(5, a.x + 16 * a.ldx + kk, sx);
     _tile_loadd(6, block(a, 0, kk), pair_row);
@@ -144,20 +144,20 @@ void two_row_tiles(const args& a, int nb) {
 
 } // namespace
 
-void product(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,
-             std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
-  const std::int64_t num_blocks = (n + block_rows - 1) / block_rows;
-  const std::int64_t row_tiles = (m + 15) / 16;
+void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k,
+             int64_t n, float* y, int64_t ldy, bool accumulate) {
+  const int64_t num_blocks = (n + block_rows - 1) / block_rows;
+  const int64_t row_tiles = (m + 15) / 16;
   static constexpr tile_config full = tiles(16);
-  const tile_config few = tiles(static_cast<std::uint8_t>(m < 16 ? m : 16));
+  const tile_config few = tiles(static_cast<uint8_t>(m < 16 ? m : 16));
   _tile_loadconfig(row_tiles == 1 ? &few : &full);
   // NOTE: blocks outside, rows inside: the blocks of a pass stay in cache
   // while every row tile passes over them.
   const int blocks_per_pass = row_tiles == 1 ? 4 : 2;
-  for (std::int64_t b = 0; b < num_blocks; b += blocks_per_pass) {
+  for (int64_t b = 0; b < num_blocks; b += blocks_per_pass) {
     const int nb = static_cast<int>(num_blocks - b < blocks_per_pass ? num_blocks - b : blocks_per_pass);
     args a{x, ldx, m, w + b * block_rows * k, k, n - b * block_rows, y + b * block_rows, ldy, accumulate};
-    std::int64_t t = 0;
+    int64_t t = 0;
     for (; t + 2 <= row_tiles; t += 2) {
       a.x = x + t * 16 * ldx;
       a.y = y + t * 16 * ldy + b * block_rows;

@@ -12,12 +12,12 @@ namespace kvactor::model::layers::pair_generic {
 namespace {
 
 typedef float v4 __attribute__((vector_size(16)));
-typedef std::uint32_t u4 __attribute__((vector_size(16)));
+typedef uint32_t u4 __attribute__((vector_size(16)));
 
-constexpr std::int64_t block_rows = 16;
+constexpr int64_t block_rows = 16;
 
-float widen(std::uint16_t b) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+float widen(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
@@ -25,10 +25,10 @@ float widen(std::uint16_t b) {
 
 // One row of x against one block of W: n <= 16 outputs. Each 32-bit word of
 // a pair row holds a lane's even value (low half) and odd value (high half).
-void row_block(const std::uint16_t* x, const std::uint16_t* w, std::int64_t k, std::int64_t n, float* y,
+void row_block(const uint16_t* x, const uint16_t* w, int64_t k, int64_t n, float* y,
                bool accumulate) {
   v4 acc[4] = {};
-  for (std::int64_t p = 0; p < k / 2; ++p) {
+  for (int64_t p = 0; p < k / 2; ++p) {
     const float xe = widen(x[2 * p]), xo = widen(x[2 * p + 1]);
     const v4 x_even = {xe, xe, xe, xe}, x_odd = {xo, xo, xo, xo};
     for (int g = 0; g < 4; ++g) {
@@ -43,18 +43,18 @@ void row_block(const std::uint16_t* x, const std::uint16_t* w, std::int64_t k, s
   }
   float out[block_rows];
   std::memcpy(out, acc, sizeof out);
-  for (std::int64_t l = 0; l < n; ++l) y[l] = accumulate ? out[l] + y[l] : out[l];
+  for (int64_t l = 0; l < n; ++l) y[l] = accumulate ? out[l] + y[l] : out[l];
 }
 
 } // namespace
 
-void product(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,
-             std::int64_t n, float* y, std::int64_t ldy, bool accumulate) {
+void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k,
+             int64_t n, float* y, int64_t ldy, bool accumulate) {
   // NOTE: blocks outside, rows inside: a block of W stays in cache while
   // every row passes over it.
-  for (std::int64_t b = 0; b * block_rows < n; ++b) {
-    const std::int64_t nb = n - b * block_rows < block_rows ? n - b * block_rows : block_rows;
-    for (std::int64_t i = 0; i < m; ++i)
+  for (int64_t b = 0; b * block_rows < n; ++b) {
+    const int64_t nb = n - b * block_rows < block_rows ? n - b * block_rows : block_rows;
+    for (int64_t i = 0; i < m; ++i)
       row_block(x + i * ldx, w + b * block_rows * k, k, nb, y + i * ldy + b * block_rows, accumulate);
   }
 }

@@ -10,8 +10,8 @@
 namespace kvactor::model::layers {
 
 #define KVACTOR_PAIR_PRODUCT                                                                                          \
-  void product(const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const std::uint16_t* w, std::int64_t k,    \
-               std::int64_t n, float* y, std::int64_t ldy, bool accumulate);
+  void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k,    \
+               int64_t n, float* y, int64_t ldy, bool accumulate);
 
 // Requires AMX-TILE and AMX-BF16, and the OS's permission for tile data.
 namespace amx {

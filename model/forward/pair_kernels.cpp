@@ -53,22 +53,22 @@ const char* isa_name(pair_isa isa) {
   return "?";
 }
 
-std::int64_t pair_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
+int64_t pair_rows(int64_t m) { return (m + 15) / 16 * 16; }
 
-void pair_product(pair_isa isa, const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
-                  std::int64_t first_block, std::int64_t num_blocks, float* y, std::int64_t ldy, bool accumulate) {
+void pair_product(pair_isa isa, const uint16_t* x, int64_t ldx, int64_t m, const packed_matrix& w,
+                  int64_t first_block, int64_t num_blocks, float* y, int64_t ldy, bool accumulate) {
   const std::span<const pair_isa> isas = pair_product_isas();
   KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(), "pair kernel not supported by this CPU");
   KVACTOR_ASSERT(w.packing() == packed_matrix::layout::pairs, "pair products need the pair layout");
   KVACTOR_ASSERT(first_block >= 0 && num_blocks >= 0 && first_block + num_blocks <= w.num_blocks(),
                  "blocks outside the packed matrix");
   KVACTOR_ASSERT(ldx >= w.stored_cols(), "x rows shorter than W's stored columns");
-  constexpr std::int64_t rows = packed_matrix::block_rows;
-  const std::int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
+  constexpr int64_t rows = packed_matrix::block_rows;
+  const int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
   if (m <= 0 || n <= 0) return;
-  const std::uint16_t* wb = w.bf16_blocks(first_block);
+  const uint16_t* wb = w.bf16_blocks(first_block);
   float* yb = y + first_block * rows;
-  const std::int64_t k = w.stored_cols();
+  const int64_t k = w.stored_cols();
   switch (isa) {
   case pair_isa::amx: amx::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
   case pair_isa::avx512_bf16: avx512_bf16::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;

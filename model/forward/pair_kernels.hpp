@@ -24,24 +24,24 @@
 
 namespace kvactor::model::layers {
 
-/// Instruction sets with a bf16 pair product.
+// Instruction sets with a bf16 pair product.
 enum class pair_isa { generic, avx512_bf16, amx };
 
-/// Those this CPU (and OS) runs, best first; generic always, last. AMX
-/// counts only once the OS has granted this process its tile data.
+// Those this CPU (and OS) runs, best first; generic always, last. AMX
+// counts only once the OS has granted this process its tile data.
 std::span<const pair_isa> pair_product_isas();
 
 const char* isa_name(pair_isa isa);
 
-/// Rows of x the kernels read for m rows: m rounded up to 16 (AMX tiles).
-std::int64_t pair_rows(std::int64_t m);
+// Rows of x the kernels read for m rows: m rounded up to 16 (AMX tiles).
+int64_t pair_rows(int64_t m);
 
-/// y[i, j] = the pair chain of x's row i and W's row j (+ y[i, j] when
-/// accumulate), for i < m and the rows j of W's blocks [first_block,
-/// first_block + num_blocks); other columns of y are left alone.
+// y[i, j] = the pair chain of x's row i and W's row j (+ y[i, j] when
+// accumulate), for i < m and the rows j of W's blocks [first_block,
+// first_block + num_blocks); other columns of y are left alone.
 // isa: one of pair_product_isas(); x: [pair_rows(m), w.stored_cols()] bf16
 // rows ldx apart (ldx >= w.stored_cols()); y: [m, w.rows()] rows ldy apart
-void pair_product(pair_isa isa, const std::uint16_t* x, std::int64_t ldx, std::int64_t m, const packed_matrix& w,
-                  std::int64_t first_block, std::int64_t num_blocks, float* y, std::int64_t ldy, bool accumulate);
+void pair_product(pair_isa isa, const uint16_t* x, int64_t ldx, int64_t m, const packed_matrix& w,
+                  int64_t first_block, int64_t num_blocks, float* y, int64_t ldy, bool accumulate);
 
 } // namespace kvactor::model::layers

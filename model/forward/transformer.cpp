@@ -12,14 +12,14 @@
 
 namespace kvactor::model {
 
-kernels::kv_cache_shape transformer::cache_shape(const model_config& c, std::int64_t num_blocks,
-                                                 std::int32_t block_size, kernels::dtype kv_type) {
+kernels::kv_cache_shape transformer::cache_shape(const model_config& c, int64_t num_blocks,
+                                                 int32_t block_size, kernels::dtype kv_type) {
   kernels::kv_cache_shape s;
-  s.num_layers = static_cast<std::int32_t>(c.num_hidden_layers);
+  s.num_layers = static_cast<int32_t>(c.num_hidden_layers);
   s.num_blocks = num_blocks;
   s.block_size = block_size;
-  s.num_kv_heads = static_cast<std::int32_t>(c.num_key_value_heads);
-  s.head_dim = static_cast<std::int32_t>(c.head_dim);
+  s.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
+  s.head_dim = static_cast<int32_t>(c.head_dim);
   s.type = kv_type;
   return s;
 }
@@ -32,12 +32,12 @@ status transformer::check_cache_dtype(kernels::device_kind kind, kernels::dtype 
   return {};
 }
 
-std::int64_t transformer::pinned_host_bytes(const model_config& config, forward_limits limits,
-                                            std::int32_t block_size) {
+int64_t transformer::pinned_host_bytes(const model_config& config, forward_limits limits,
+                                            int32_t block_size) {
   const auto upload = batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
                                                     max_blocks_per_seq(config, block_size),
-                                                    static_cast<std::int32_t>(config.head_dim / 2));
-  return static_cast<std::int64_t>(upload.total_bytes) + std::int64_t{limits.max_num_seqs} * config.vocab_size * 4;
+                                                    static_cast<int32_t>(config.head_dim / 2));
+  return static_cast<int64_t>(upload.total_bytes) + int64_t{limits.max_num_seqs} * config.vocab_size * 4;
 }
 
 result<std::unique_ptr<transformer>> transformer::create(const model_config& config, const model_weights& weights,
@@ -78,10 +78,10 @@ void transformer::check_batch(const forward_batch& b) const {
   KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens, "step larger than the forward limits");
   KVACTOR_ASSERT(b.num_seqs() <= limits_.max_num_seqs, "more sequences than the forward limits");
   KVACTOR_ASSERT(b.block_size == cache_.shape.block_size, "batch built for another block size");
-  const std::int64_t num_slots = cache_.shape.num_blocks * cache_.shape.block_size;
-  for (const std::int64_t slot : b.slot_mapping)
+  const int64_t num_slots = cache_.shape.num_blocks * cache_.shape.block_size;
+  for (const int64_t slot : b.slot_mapping)
     KVACTOR_ASSERT(slot >= 0 && slot < num_slots, "slot outside the KV cache");
-  for (const std::int32_t block : b.block_tables)
+  for (const int32_t block : b.block_tables)
     KVACTOR_ASSERT(block >= 0 && block < cache_.shape.num_blocks, "block outside the KV cache");
 }
 

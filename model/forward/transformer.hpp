@@ -43,62 +43,62 @@
 
 namespace kvactor::model {
 
-/// The largest step the scratch buffers hold: the caller's step limits (the
-/// runtime's defaults are in actors/kvactor/defaults.hpp); 0 is refused.
+// The largest step the scratch buffers hold: the caller's step limits (the
+// runtime's defaults are in actors/kvactor/defaults.hpp); 0 is refused.
 struct forward_limits {
-  std::int32_t max_num_tokens = 0; // token rows per step
-  std::int32_t max_num_seqs = 0;   // sequences (and sampled rows) per step
+  int32_t max_num_tokens = 0; // token rows per step
+  int32_t max_num_seqs = 0;   // sequences (and sampled rows) per step
 };
 
-/// Where one step's time went (profiling on; CPU device only, zero elsewhere).
+// Where one step's time went (profiling on; CPU device only, zero elsewhere).
 struct forward_profile {
   double blas_seconds = 0;      // matrix products (projections, MLP, LM head)
   double attention_seconds = 0; // cache write + paged attention
   double total_seconds = 0;     // first task start to last task end
-  std::int64_t num_steps = 0;
+  int64_t num_steps = 0;
 };
 
 class transformer {
 public:
-  /// logits: [num_sample_rows, vocab_size], valid during the call only.
+  // logits: [num_sample_rows, vocab_size], valid during the call only.
   using logits_callback = std::function<void(std::span<const float> logits)>;
 
   virtual ~transformer() = default;
   transformer(const transformer&) = delete;
   transformer& operator=(const transformer&) = delete;
 
-  /// The forward pass for `dev`'s kind, its products taking `activations`
-  /// (f32 or bf16). `weights` and the memory behind `cache` must outlive
-  /// the transformer. Fails for a cache shape that disagrees with the
-  /// config, a cache dtype other than f32 or bf16, non-positive limits, or
-  /// what the device's implementation cannot do (CUDA: head_dim other than
-  /// 64 or 128, out of device memory, a CUDA or cuBLAS error).
+  // The forward pass for `dev`'s kind, its products taking `activations`
+  // (f32 or bf16). `weights` and the memory behind `cache` must outlive
+  // the transformer. Fails for a cache shape that disagrees with the
+  // config, a cache dtype other than f32 or bf16, non-positive limits, or
+  // what the device's implementation cannot do (CUDA: head_dim other than
+  // 64 or 128, out of device memory, a CUDA or cuBLAS error).
   static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
                                                      kernels::device& dev, const kernels::kv_cache_view& cache,
                                                      forward_limits limits, dtype activations = dtype::f32);
 
-  /// The cache shape this model needs for `num_blocks` blocks of `kv_type`
-  /// elements (f32, or bf16: half the bytes per block).
-  static kernels::kv_cache_shape cache_shape(const model_config& config, std::int64_t num_blocks,
-                                             std::int32_t block_size, kernels::dtype kv_type = kernels::dtype::f32);
+  // The cache shape this model needs for `num_blocks` blocks of `kv_type`
+  // elements (f32, or bf16: half the bytes per block).
+  static kernels::kv_cache_shape cache_shape(const model_config& config, int64_t num_blocks,
+                                             int32_t block_size, kernels::dtype kv_type = kernels::dtype::f32);
 
-  /// Whether the pass of a device of `kind` takes a KV cache of `type`: f32
-  /// or bf16 on both devices; the error names the dtype.
+  // Whether the pass of a device of `kind` takes a KV cache of `type`: f32
+  // or bf16 on both devices; the error names the dtype.
   static status check_cache_dtype(kernels::device_kind kind, kernels::dtype type);
 
-  /// Pinned host memory a forward pass on a device with memory of its own
-  /// (CUDA) takes from the device's pinned pool: the step upload and the
-  /// sampled logits. Add it to kernels::device_options::pinned_bytes.
-  static std::int64_t pinned_host_bytes(const model_config& config, forward_limits limits,
-                                        std::int32_t block_size);
+  // Pinned host memory a forward pass on a device with memory of its own
+  // (CUDA) takes from the device's pinned pool: the step upload and the
+  // sampled logits. Add it to kernels::device_options::pinned_bytes.
+  static int64_t pinned_host_bytes(const model_config& config, forward_limits limits,
+                                        int32_t block_size);
 
-  /// Enqueues one step on the compute stream and returns at once; `done`
-  /// runs on a device thread when the logits are ready. A step beyond the
-  /// limits is a broken invariant of the caller. An error (CUDA: a failed
-  /// launch or copy) means `done` never runs; the device is unusable then.
+  // Enqueues one step on the compute stream and returns at once; `done`
+  // runs on a device thread when the logits are ready. A step beyond the
+  // limits is a broken invariant of the caller. An error (CUDA: a failed
+  // launch or copy) means `done` never runs; the device is unusable then.
   virtual status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) = 0;
 
-  /// Enqueues and waits: [num_sample_rows, vocab_size] (tests, tools).
+  // Enqueues and waits: [num_sample_rows, vocab_size] (tests, tools).
   result<std::vector<float>> run(const forward_batch& batch);
 
   const model_config& config() const { return config_; }
@@ -106,9 +106,9 @@ public:
   kernels::device& device() const { return dev_; }
   const kernels::kv_cache_view& cache() const { return cache_; }
 
-  /// Profiling adds clock reads around the products and the attention (CPU).
+  // Profiling adds clock reads around the products and the attention (CPU).
   void set_profiling(bool on) { profiling_ = on; }
-  /// Accumulated since the last reset; read only when no step is in flight.
+  // Accumulated since the last reset; read only when no step is in flight.
   const forward_profile& profile() const { return profile_; }
   void reset_profile() { profile_ = {}; }
 
@@ -117,7 +117,7 @@ protected:
               forward_limits limits)
       : config_(config), dev_(dev), cache_(cache), limits_(limits) {}
 
-  /// The invariants every implementation asserts before it enqueues a step.
+  // The invariants every implementation asserts before it enqueues a step.
   void check_batch(const forward_batch& b) const;
 
   model_config config_;

@@ -12,9 +12,9 @@ class planner {
 public:
   explicit planner(dtype matrices) : matrices_(matrices) {}
 
-  /// A slot at the next aligned offset.
+  // A slot at the next aligned offset.
   weight_slot place(const weight_view& w) { return place_at(w, align_up(end_)); }
-  /// A slot right after the last one (fused matrices).
+  // A slot right after the last one (fused matrices).
   weight_slot follow(const weight_view& w) { return place_at(w, end_); }
   std::size_t total() const { return align_up(end_); }
 
@@ -84,17 +84,17 @@ std::vector<weight_slot> weight_plan::uploads() const {
   return all;
 }
 
-void widen_to_f32(const weight_view& w, std::int64_t first, std::span<float> out) {
-  KVACTOR_ASSERT(first >= 0 && first + static_cast<std::int64_t>(out.size()) <= w.num_elements(),
+void widen_to_f32(const weight_view& w, int64_t first, std::span<float> out) {
+  KVACTOR_ASSERT(first >= 0 && first + static_cast<int64_t>(out.size()) <= w.num_elements(),
                  "elements outside the weight");
   const auto* src = static_cast<const std::byte*>(w.data) + static_cast<std::size_t>(first) * dtype_size(w.type);
   convert_to_f32(src, w.type, out);
 }
 
-void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte> out) {
+void device_image(const weight_slot& s, int64_t first, std::span<std::byte> out) {
   const std::size_t size = dtype_size(s.type);
   KVACTOR_ASSERT(out.size() % size == 0, "a partial element");
-  const auto num = static_cast<std::int64_t>(out.size() / size);
+  const auto num = static_cast<int64_t>(out.size() / size);
   KVACTOR_ASSERT(first >= 0 && first + num <= s.num_elements(), "elements outside the weight");
   const auto* src =
       static_cast<const std::byte*>(s.source.data) + static_cast<std::size_t>(first) * dtype_size(s.source.type);
@@ -102,7 +102,7 @@ void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte>
   if (s.type == dtype::f32)
     convert_to_f32(src, s.source.type, std::span<float>(reinterpret_cast<float*>(out.data()), n));
   else
-    convert_to_bf16(src, s.source.type, std::span<std::uint16_t>(reinterpret_cast<std::uint16_t*>(out.data()), n));
+    convert_to_bf16(src, s.source.type, std::span<uint16_t>(reinterpret_cast<uint16_t*>(out.data()), n));
 }
 
 } // namespace kvactor::model

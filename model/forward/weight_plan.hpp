@@ -36,14 +36,14 @@
 
 namespace kvactor::model {
 
-/// One weight: its host view and its place and dtype on the device.
+// One weight: its host view and its place and dtype on the device.
 struct weight_slot {
   weight_view source;
   dtype type = dtype::f32; // on the device: f32, or bf16 for a matrix of a bf16 plan
   std::size_t offset = 0;  // bytes from the start of the device allocation
   std::size_t bytes = 0;   // num_elements * dtype_size(type)
 
-  std::int64_t num_elements() const { return source.num_elements(); }
+  int64_t num_elements() const { return source.num_elements(); }
 };
 
 struct layer_slots {
@@ -65,19 +65,19 @@ struct weight_plan {
   dtype matrices = dtype::f32;
   std::size_t total_bytes = 0;
 
-  /// `matrices`: f32 or bf16.
+  // `matrices`: f32 or bf16.
   static weight_plan make(const model_weights& weights, dtype matrices = dtype::f32);
 
-  /// Every distinct slot once, in offset order: what an upload copies.
+  // Every distinct slot once, in offset order: what an upload copies.
   std::vector<weight_slot> uploads() const;
 };
 
-/// Elements [first, first + out.size()) of `w`, widened to fp32 (exact).
-void widen_to_f32(const weight_view& w, std::int64_t first, std::span<float> out);
+// Elements [first, first + out.size()) of `w`, widened to fp32 (exact).
+void widen_to_f32(const weight_view& w, int64_t first, std::span<float> out);
 
-/// Elements [first, first + out.size() / dtype_size(s.type)) of the slot's
-/// source in the slot's device dtype: widened to fp32, or bf16 (copied, or
-/// rounded to nearest even from fp32). What an upload writes.
-void device_image(const weight_slot& s, std::int64_t first, std::span<std::byte> out);
+// Elements [first, first + out.size() / dtype_size(s.type)) of the slot's
+// source in the slot's device dtype: widened to fp32, or bf16 (copied, or
+// rounded to nearest even from fp32). What an upload writes.
+void device_image(const weight_slot& s, int64_t first, std::span<std::byte> out);
 
 } // namespace kvactor::model

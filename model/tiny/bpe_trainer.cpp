@@ -20,7 +20,7 @@ tokenizer_spec train_bpe(std::string_view text, split_pattern pattern, std::size
   // Distinct pieces with their counts, in first-seen order for determinism.
   struct word {
     std::vector<token_id> symbols;
-    std::int64_t count;
+    int64_t count;
   };
   std::vector<word> words;
   {
@@ -37,12 +37,12 @@ tokenizer_spec train_bpe(std::string_view text, split_pattern pattern, std::size
   }
 
   auto key = [](token_id a, token_id b) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   };
   // Pair counts, kept up to date: a merge only touches the words that hold
   // the merged pair.
-  std::unordered_map<std::uint64_t, std::int64_t> pair_counts;
-  auto count_pairs = [&](const word& w, std::int64_t sign) {
+  std::unordered_map<uint64_t, int64_t> pair_counts;
+  auto count_pairs = [&](const word& w, int64_t sign) {
     for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i)
       pair_counts[key(w.symbols[i], w.symbols[i + 1])] += sign * w.count;
   };
@@ -50,8 +50,8 @@ tokenizer_spec train_bpe(std::string_view text, split_pattern pattern, std::size
 
   std::size_t num_new = 0;
   while (num_new < max_new_tokens) {
-    std::uint64_t best = 0;
-    std::int64_t best_count = 0;
+    uint64_t best = 0;
+    int64_t best_count = 0;
     for (const auto& [k, n] : pair_counts)
       if (n > best_count || (n == best_count && k < best)) {
         best = k;

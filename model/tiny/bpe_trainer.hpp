@@ -10,10 +10,10 @@
 
 namespace kvactor::model::tiny {
 
-/// A vocabulary of the 256 byte symbols (id = byte value) followed by up to
-/// `max_new_tokens` merged tokens, most frequent pair first (ties: lowest ids).
-/// Stops early when no pair occurs twice. Fills spec.vocab, spec.merges and
-/// spec.splits; added tokens are the caller's.
+// A vocabulary of the 256 byte symbols (id = byte value) followed by up to
+// `max_new_tokens` merged tokens, most frequent pair first (ties: lowest ids).
+// Stops early when no pair occurs twice. Fills spec.vocab, spec.merges and
+// spec.splits; added tokens are the caller's.
 tokenizer_spec train_bpe(std::string_view text, split_pattern pattern, std::size_t max_new_tokens);
 
 } // namespace kvactor::model::tiny

@@ -73,7 +73,7 @@ café on the corner and nowhere in particular to go.
 )";
 
 
-/// Words of the prose (letters only, lower case), in first-seen order.
+// Words of the prose (letters only, lower case), in first-seen order.
 std::vector<std::string> prose_words() {
   std::vector<std::string> words;
   std::string w;
@@ -90,8 +90,8 @@ std::vector<std::string> prose_words() {
   return words;
 }
 
-/// Invented words from a small syllable inventory: they give the trainer
-/// many recurring sub-word pieces, as a large real corpus would.
+// Invented words from a small syllable inventory: they give the trainer
+// many recurring sub-word pieces, as a large real corpus would.
 std::string invented_word(rng& r) {
   static constexpr const char* onsets[] = {"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t",
                                            "v", "w", "z", "st", "tr", "ch", "sh", "th", "br", "pl", "gr"};

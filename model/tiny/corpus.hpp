@@ -5,8 +5,8 @@
 
 namespace kvactor::model::tiny {
 
-/// Prose written for kvactor plus the numbers 0..999, so that the learned
-/// merges look like a real tokenizer's (common words, suffixes, 3-digit numbers).
+// Prose written for kvactor plus the numbers 0..999, so that the learned
+// merges look like a real tokenizer's (common words, suffixes, 3-digit numbers).
 std::string training_corpus();
 
 } // namespace kvactor::model::tiny

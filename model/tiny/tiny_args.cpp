@@ -5,8 +5,8 @@
 namespace kvactor::model::tiny {
 namespace {
 
-result<std::int64_t> parse_int(std::string_view key, std::string_view v) {
-  std::int64_t n = 0;
+result<int64_t> parse_int(std::string_view key, std::string_view v) {
+  int64_t n = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (ec != std::errc() || p != v.data() + v.size())
     return make_error("--" + std::string(key), "expected an integer, got '" + std::string(v) + "'");
@@ -39,7 +39,7 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
   tiny_args a;
   struct int_option {
     std::string_view key;
-    std::int64_t* out;
+    int64_t* out;
   };
   tiny_options& o = a.options;
   const int_option ints[] = {{"hidden", &o.hidden_size},   {"layers", &o.num_layers},
@@ -82,7 +82,7 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       else if (value == "f32") o.on_disk = dtype::f32;
       else return make_error("--dtype", "expected bf16, f16 or f32");
     } else if (key == "seed") {
-      std::uint64_t s = 0;
+      uint64_t s = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), s);
       if (ec != std::errc() || p != value.data() + value.size()) return make_error("--seed", "expected an integer");
       o.seed = s;

@@ -17,10 +17,10 @@ struct tiny_args {
   bool help = false;
 };
 
-/// Parses "--key=value" arguments (argv without the program name).
+// Parses "--key=value" arguments (argv without the program name).
 result<tiny_args> parse_args(std::span<const std::string_view> args);
 
-/// The --help text.
+// The --help text.
 std::string usage();
 
 } // namespace kvactor::model::tiny

@@ -11,7 +11,7 @@
 namespace kvactor::model::tiny {
 
 status validate(const tiny_options& o) {
-  const std::pair<const char*, std::int64_t> sizes[] = {
+  const std::pair<const char*, int64_t> sizes[] = {
       {"hidden", o.hidden_size},         {"layers", o.num_layers},     {"heads", o.num_heads},
       {"kv-heads", o.num_kv_heads},      {"head-dim", o.head_dim},     {"intermediate", o.intermediate_size},
       {"vocab", o.vocab_size},           {"context", o.max_context}};
@@ -82,10 +82,10 @@ std::string tokenizer_config_json(const tiny_options& o) {
 }
 
 std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
-  const std::int64_t h = o.hidden_size, q = o.num_heads * o.head_dim, kv = o.num_kv_heads * o.head_dim;
+  const int64_t h = o.hidden_size, q = o.num_heads * o.head_dim, kv = o.num_kv_heads * o.head_dim;
   std::vector<tensor_spec> specs;
   specs.push_back({"model.embed_tokens.weight", {o.vocab_size, h}});
-  for (std::int64_t i = 0; i < o.num_layers; ++i) {
+  for (int64_t i = 0; i < o.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     specs.push_back({p + "input_layernorm.weight", {h}, true});
     specs.push_back({p + "self_attn.q_proj.weight", {q, h}});
@@ -107,7 +107,7 @@ std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
 }
 
 std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec) {
-  std::int64_t n = 1;
+  int64_t n = 1;
   for (auto d : spec.shape) n *= d;
   std::vector<float> v(static_cast<std::size_t>(n));
   rng r(mix64(o.seed) ^ hash_name(spec.name));

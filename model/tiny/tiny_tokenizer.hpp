@@ -14,8 +14,8 @@
 
 namespace kvactor::model::tiny {
 
-/// Exactly o.vocab_size ids. Llama style uses the Llama 3 split pattern,
-/// Qwen3 style the Qwen2 one.
+// Exactly o.vocab_size ids. Llama style uses the Llama 3 split pattern,
+// Qwen3 style the Qwen2 one.
 tokenizer_spec make_tokenizer_spec(const tiny_options& o);
 
 } // namespace kvactor::model::tiny

@@ -10,7 +10,7 @@
 namespace kvactor::model::tiny {
 namespace {
 
-std::string shard_name(std::int64_t i, std::int64_t n) {
+std::string shard_name(int64_t i, int64_t n) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "model-%05lld-of-%05lld.safetensors", static_cast<long long>(i + 1),
                 static_cast<long long>(n));
@@ -31,15 +31,15 @@ status write_weights(const std::filesystem::path& file, const tiny_options& o) {
 
 status write_sharded_weights(const std::filesystem::path& dir, const tiny_options& o) {
   const auto specs = tensor_specs(o);
-  std::int64_t total = 0;
+  int64_t total = 0;
   for (const auto& spec : specs) {
-    std::int64_t n = 1;
+    int64_t n = 1;
     for (auto d : spec.shape) n *= d;
-    total += n * static_cast<std::int64_t>(dtype_size(o.on_disk));
+    total += n * static_cast<int64_t>(dtype_size(o.on_disk));
   }
-  const std::int64_t per_shard = (total + o.num_shards - 1) / o.num_shards;
+  const int64_t per_shard = (total + o.num_shards - 1) / o.num_shards;
   std::vector<std::pair<std::string, std::string>> weight_map; // tensor, file
-  std::int64_t shard = 0, in_shard = 0;
+  int64_t shard = 0, in_shard = 0;
   safetensors_writer w;
   w.set_metadata("format", "pt");
   auto flush = [&]() -> status {
@@ -52,7 +52,7 @@ status write_sharded_weights(const std::filesystem::path& dir, const tiny_option
   };
   for (const auto& spec : specs) {
     const auto values = tensor_values(o, spec);
-    const auto bytes = static_cast<std::int64_t>(values.size() * dtype_size(o.on_disk));
+    const auto bytes = static_cast<int64_t>(values.size() * dtype_size(o.on_disk));
     // NOTE: a tensor never spans files; a shard is closed once it is full,
     // keeping the last shard for whatever remains.
     if (in_shard > 0 && in_shard + bytes > per_shard && shard + 1 < o.num_shards)

@@ -25,7 +25,7 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
   }
   for (int b = 0; b < 256; ++b) {
     std::string sym;
-    append_utf8(sym, byte_to_symbol(static_cast<std::uint8_t>(b)));
+    append_utf8(sym, byte_to_symbol(static_cast<uint8_t>(b)));
     auto it = m.vocab_.find(sym);
     m.byte_ids_[b] = it == m.vocab_.end() ? -1 : it->second;
     if (it == m.vocab_.end() && !m.unk_id_) {
@@ -43,7 +43,7 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
       return make_error(source, "key 'model.merges[" + std::to_string(rank) + "]': merge '" + a + " " + b +
                                     "' uses a token that is not in the vocabulary");
     // NOTE: a repeated pair keeps its first (best) rank, as in HF tokenizers.
-    m.merges_.emplace(pair_key(ia->second, ib->second), merge{static_cast<std::uint32_t>(rank), ir->second});
+    m.merges_.emplace(pair_key(ia->second, ib->second), merge{static_cast<uint32_t>(rank), ir->second});
   }
   return m;
 }
@@ -70,12 +70,12 @@ void bpe_model::encode_piece(std::string_view bytes, std::vector<token_id>& out)
   };
   std::vector<symbol> sym(bytes.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const token_id id = byte_ids_[static_cast<std::uint8_t>(bytes[i])];
+    const token_id id = byte_ids_[static_cast<uint8_t>(bytes[i])];
     sym[i] = {id >= 0 ? id : *unk_id_, static_cast<int>(i) - 1, static_cast<int>(i) + 1};
   }
   sym.back().next = -1;
   struct candidate {
-    std::uint32_t rank;
+    uint32_t rank;
     int left;
     token_id left_id, right_id;
     bool operator>(const candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }

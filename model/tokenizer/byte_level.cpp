@@ -8,16 +8,16 @@ namespace kvactor::model {
 namespace {
 
 struct tables {
-  std::array<std::uint32_t, 256> to_symbol{};
-  std::array<std::int16_t, 324> to_byte{}; // symbols are below U+0144
+  std::array<uint32_t, 256> to_symbol{};
+  std::array<int16_t, 324> to_byte{}; // symbols are below U+0144
 
   tables() {
     to_byte.fill(-1);
-    std::uint32_t next = 256;
-    for (std::uint32_t b = 0; b < 256; ++b) {
+    uint32_t next = 256;
+    for (uint32_t b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
       to_symbol[b] = printable ? b : next++;
-      to_byte[to_symbol[b]] = static_cast<std::int16_t>(b);
+      to_byte[to_symbol[b]] = static_cast<int16_t>(b);
     }
   }
 };
@@ -29,18 +29,18 @@ const tables& the_tables() {
 
 } // namespace
 
-std::uint32_t byte_to_symbol(std::uint8_t b) { return the_tables().to_symbol[b]; }
+uint32_t byte_to_symbol(uint8_t b) { return the_tables().to_symbol[b]; }
 
-std::optional<std::uint8_t> symbol_to_byte(std::uint32_t cp) {
+std::optional<uint8_t> symbol_to_byte(uint32_t cp) {
   const auto& t = the_tables();
   if (cp >= t.to_byte.size() || t.to_byte[cp] < 0) return std::nullopt;
-  return static_cast<std::uint8_t>(t.to_byte[cp]);
+  return static_cast<uint8_t>(t.to_byte[cp]);
 }
 
 std::string bytes_to_symbols(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (char c : bytes) append_utf8(out, byte_to_symbol(static_cast<std::uint8_t>(c)));
+  for (char c : bytes) append_utf8(out, byte_to_symbol(static_cast<uint8_t>(c)));
   return out;
 }
 

@@ -12,16 +12,16 @@
 
 namespace kvactor::model {
 
-/// The character that stands for byte `b`.
-std::uint32_t byte_to_symbol(std::uint8_t b);
+// The character that stands for byte `b`.
+uint32_t byte_to_symbol(uint8_t b);
 
-/// The byte a symbol stands for; nullopt for characters outside the alphabet.
-std::optional<std::uint8_t> symbol_to_byte(std::uint32_t cp);
+// The byte a symbol stands for; nullopt for characters outside the alphabet.
+std::optional<uint8_t> symbol_to_byte(uint32_t cp);
 
-/// Raw bytes -> their symbols, UTF-8 encoded.
+// Raw bytes -> their symbols, UTF-8 encoded.
 std::string bytes_to_symbols(std::string_view bytes);
 
-/// UTF-8 symbols -> the raw bytes; nullopt when a character is not a symbol.
+// UTF-8 symbols -> the raw bytes; nullopt when a character is not a symbol.
 std::optional<std::string> symbols_to_bytes(std::string_view symbols);
 
 } // namespace kvactor::model

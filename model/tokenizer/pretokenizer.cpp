@@ -14,11 +14,11 @@ constexpr std::string_view llama3_regex =
 constexpr std::string_view qwen2_regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-enum class cls : std::uint8_t { letter, number, space, other };
+enum class cls : uint8_t { letter, number, space, other };
 
-/// The text decoded once: class, code point and byte offset per character.
+// The text decoded once: class, code point and byte offset per character.
 struct chars {
-  std::vector<std::uint32_t> cp;
+  std::vector<uint32_t> cp;
   std::vector<cls> kind;
   std::vector<std::size_t> offset; // size() + 1 entries; the last is text.size()
 
@@ -41,16 +41,16 @@ struct chars {
   bool is_newline(std::size_t i) const { return i < size() && (cp[i] == '\r' || cp[i] == '\n'); }
 };
 
-std::uint32_t lower(std::uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+uint32_t lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
-/// 's 't 're 've 'm 'll 'd at i; returns the end or i.
+// 's 't 're 've 'm 'll 'd at i; returns the end or i.
 std::size_t match_contraction(const chars& t, std::size_t i, bool ignore_case) {
   if (i >= t.size() || t.cp[i] != '\'') return i;
-  auto at = [&](std::size_t k) -> std::uint32_t {
+  auto at = [&](std::size_t k) -> uint32_t {
     if (k >= t.size()) return 0;
     return ignore_case ? lower(t.cp[k]) : t.cp[k];
   };
-  const std::uint32_t a = at(i + 1), b = at(i + 2);
+  const uint32_t a = at(i + 1), b = at(i + 2);
   if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
   if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
   return i;
@@ -61,7 +61,7 @@ std::size_t run(const chars& t, std::size_t i, cls k) {
   return i;
 }
 
-/// \s+(?!\S) then \s+, both from i (t.kind[i] is space).
+// \s+(?!\S) then \s+, both from i (t.kind[i] is space).
 std::size_t match_trailing_space(const chars& t, std::size_t i) {
   const std::size_t j = run(t, i, cls::space);
   // \s+(?!\S): at the end of text the whole run; before a non-space the run
@@ -104,7 +104,7 @@ std::size_t next_llama3(const chars& t, std::size_t i, std::size_t max_digits) {
   return match_trailing_space(t, i);
 }
 
-/// Digits: a number character alone (or a run of them), or a run of others.
+// Digits: a number character alone (or a run of them), or a run of others.
 std::size_t next_digits(const chars& t, std::size_t i, bool individual) {
   if (t.is(i, cls::number)) return individual ? i + 1 : run(t, i, cls::number);
   while (i < t.size() && !t.is(i, cls::number)) ++i;

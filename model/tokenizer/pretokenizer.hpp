@@ -23,14 +23,14 @@ namespace kvactor::model {
 
 enum class split_pattern { gpt2, llama3, qwen2, individual_digits, digit_runs };
 
-/// Recognises the regex string of a tokenizer.json Split pre-tokenizer.
+// Recognises the regex string of a tokenizer.json Split pre-tokenizer.
 std::optional<split_pattern> recognise_split_pattern(std::string_view regex);
 
-/// The regex text of a pattern, as tokenizer.json spells it ("" for Digits).
+// The regex text of a pattern, as tokenizer.json spells it ("" for Digits).
 std::string_view split_pattern_regex(split_pattern p);
 
-/// Splits `text` into consecutive pieces that cover it exactly (the Split
-/// pre-tokenizer with behavior "Isolated").
+// Splits `text` into consecutive pieces that cover it exactly (the Split
+// pre-tokenizer with behavior "Isolated").
 std::vector<std::string_view> pre_split(std::string_view text, split_pattern p);
 
 } // namespace kvactor::model

@@ -9,8 +9,8 @@
 namespace kvactor::model {
 namespace {
 
-/// Start of the whitespace run (Unicode White_Space) that ends at `end`,
-/// not going below `begin`.
+// Start of the whitespace run (Unicode White_Space) that ends at `end`,
+// not going below `begin`.
 std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::size_t end) {
   while (end > begin) {
     std::size_t start = end - 1;
@@ -22,7 +22,7 @@ std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::s
   return end;
 }
 
-/// End of the whitespace run that starts at `pos`.
+// End of the whitespace run that starts at `pos`.
 std::size_t skip_space_forward(std::string_view text, std::size_t pos) {
   while (pos < text.size()) {
     const auto c = decode_utf8(text, pos);
@@ -78,7 +78,7 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
     t.special_[static_cast<std::size_t>(a.id)] = a.special;
     // NOTE: a content listed twice keeps its first id, as the first match wins.
     t.added_by_content_.emplace(a.content, i);
-    t.added_lengths_by_first_byte_[static_cast<std::uint8_t>(a.content[0])].push_back(a.content.size());
+    t.added_lengths_by_first_byte_[static_cast<uint8_t>(a.content[0])].push_back(a.content.size());
   }
   for (auto& lengths : t.added_lengths_by_first_byte_) {
     std::sort(lengths.begin(), lengths.end(), std::greater<>());
@@ -110,7 +110,7 @@ std::vector<token_id> tokenizer::encode(std::string_view text) const {
   std::size_t segment_start = 0;
   for (std::size_t i = 0; i < text.size();) {
     const added_token* hit = nullptr;
-    for (std::size_t len : added_lengths_by_first_byte_[static_cast<std::uint8_t>(text[i])]) {
+    for (std::size_t len : added_lengths_by_first_byte_[static_cast<uint8_t>(text[i])]) {
       if (len > text.size() - i) continue;
       auto it = added_by_content_.find(text.substr(i, len));
       if (it != added_by_content_.end()) {

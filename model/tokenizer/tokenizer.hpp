@@ -31,18 +31,18 @@ public:
 
   std::vector<token_id> encode(std::string_view text) const;
 
-  /// The bytes the ids stand for. Invalid UTF-8 comes out as is (a model
-  /// can emit a lone piece of a character); ids without a token decode to "".
+  // The bytes the ids stand for. Invalid UTF-8 comes out as is (a model
+  // can emit a lone piece of a character); ids without a token decode to "".
   std::string decode(std::span<const token_id> ids, bool skip_special = false) const;
 
-  /// The raw bytes of one token (the content of an added token).
+  // The raw bytes of one token (the content of an added token).
   std::string_view token_bytes(token_id id) const;
   bool is_special(token_id id) const;
-  /// A token by its vocabulary string (byte-level symbols, e.g. "Ġthe") or
-  /// by the content of an added token ("<|endoftext|>").
+  // A token by its vocabulary string (byte-level symbols, e.g. "Ġthe") or
+  // by the content of an added token ("<|endoftext|>").
   std::optional<token_id> find(std::string_view token) const;
 
-  /// Largest id + 1 (the model's vocab_size may be larger: padding rows).
+  // Largest id + 1 (the model's vocab_size may be larger: padding rows).
   std::size_t vocab_size() const { return bytes_.size(); }
   std::size_t num_merges() const { return bpe_.num_merges(); }
 

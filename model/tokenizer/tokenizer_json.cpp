@@ -10,8 +10,8 @@ namespace {
 using simdjson::ondemand::json_type;
 using simdjson::ondemand::value;
 
-/// A node of "normalizer", "pre_tokenizer" or "decoder": the fields kvactor
-/// looks at, read in whatever order the file has them.
+// A node of "normalizer", "pre_tokenizer" or "decoder": the fields kvactor
+// looks at, read in whatever order the file has them.
 struct node {
   std::string type;
   bool add_prefix_space = false;
@@ -79,7 +79,7 @@ result<node> parse_node(value v, std::string_view where, const std::string& key)
   return n;
 }
 
-/// Flattens a pre-tokenizer tree into the spec's split list.
+// Flattens a pre-tokenizer tree into the spec's split list.
 status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level, std::string_view where) {
   if (n.type == "Sequence") {
     for (const auto& c : n.children)
@@ -134,7 +134,7 @@ status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
       for (auto entry : vocab) {
         std::string_view token;
         if (auto err = entry.unescaped_key().get(token)) return json::parse_error(where, err);
-        std::int64_t id = 0;
+        int64_t id = 0;
         if (entry.value().get_int64().get(id) || id < 0 || id > INT32_MAX)
           return json::key_error(where, key, "token '" + std::string(token) + "' has no valid id");
         spec.vocab.emplace_back(std::string(token), static_cast<token_id>(id));

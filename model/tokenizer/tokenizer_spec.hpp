@@ -13,8 +13,8 @@
 
 namespace kvactor::model {
 
-/// An entry of "added_tokens": matched in the raw text before anything else
-/// and never split.
+// An entry of "added_tokens": matched in the raw text before anything else
+// and never split.
 struct added_token {
   token_id id = 0;
   std::string content; // raw text, not byte-level symbols
@@ -33,11 +33,11 @@ struct tokenizer_spec {
   std::optional<std::string> unk_token;
 };
 
-/// Reads tokenizer.json text. Supports byte-level BPE (GPT-2, Llama 3,
-/// Qwen2/3 style); anything else is a clear error naming `source` and the key.
+// Reads tokenizer.json text. Supports byte-level BPE (GPT-2, Llama 3,
+// Qwen2/3 style); anything else is a clear error naming `source` and the key.
 result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::string_view source);
 
-/// tokenizer.json text in the format transformers writes.
+// tokenizer.json text in the format transformers writes.
 std::string write_tokenizer_json(const tokenizer_spec& spec);
 
 } // namespace kvactor::model

@@ -8,8 +8,8 @@
 
 namespace kvactor::model {
 
-bool is_letter(std::uint32_t cp);     // general category L*
-bool is_number(std::uint32_t cp);     // general category N*
-bool is_whitespace(std::uint32_t cp); // the White_Space property, as regex \s
+bool is_letter(uint32_t cp);     // general category L*
+bool is_number(uint32_t cp);     // general category N*
+bool is_whitespace(uint32_t cp); // the White_Space property, as regex \s
 
 } // namespace kvactor::model

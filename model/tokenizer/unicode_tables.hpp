@@ -8,8 +8,8 @@
 namespace kvactor::model::detail {
 
 struct code_point_range {
-  std::uint32_t first;
-  std::uint32_t last; // inclusive
+  uint32_t first;
+  uint32_t last; // inclusive
 };
 
 extern const code_point_range letter_ranges[];

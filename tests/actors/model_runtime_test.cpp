@@ -135,8 +135,8 @@ TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
 
 INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights,
                          ::testing::Values(std::nullopt, number_format::f32, number_format::bf16),
-                         [](const auto& info) {
-                           return info.param ? to_string(*info.param) : "auto";
+                         [](const auto& p) {
+                           return p.param ? to_string(*p.param) : "auto";
                          });
 
 // Each token of a greedy request that asks for 3 logprobs is the most
@@ -266,7 +266,7 @@ TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preempti
 
 INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute),
-                         [](const auto& info) { return to_string(info.param); });
+                         [](const auto& p) { return to_string(p.param); });
 
 TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
   std::map<number_format, runtime_figures> pools;

@@ -10,14 +10,14 @@ namespace {
 
 TEST(utf8, decodes_valid_sequences) {
   const std::string s = "a\u00e9\u65e5\U0001F642";
-  std::vector<std::uint32_t> cps;
+  std::vector<uint32_t> cps;
   for (std::size_t i = 0; i < s.size();) {
     const auto c = decode_utf8(s, i);
     ASSERT_TRUE(c.valid);
     cps.push_back(c.code_point);
     i += c.length;
   }
-  EXPECT_EQ(cps, (std::vector<std::uint32_t>{'a', 0xe9, 0x65e5, 0x1f642}));
+  EXPECT_EQ(cps, (std::vector<uint32_t>{'a', 0xe9, 0x65e5, 0x1f642}));
   std::string back;
   for (auto cp : cps) append_utf8(back, cp);
   EXPECT_EQ(back, s);

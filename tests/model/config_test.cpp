@@ -103,7 +103,7 @@ TEST(config, parses_llama3) {
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-5);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_EQ(c.bos_token_id, 128000);
-  EXPECT_EQ(c.eos_token_ids, (std::vector<std::int64_t>{128001, 128008, 128009}));
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{128001, 128008, 128009}));
   EXPECT_EQ(c.torch_dtype, "bfloat16");
   EXPECT_EQ(c.rope_scaling.type, rope_scaling::kind::llama3);
   EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 32.0);
@@ -121,7 +121,7 @@ TEST(config, parses_qwen3) {
   EXPECT_EQ(r->head_dim, 128); // explicit, not hidden / heads (64)
   EXPECT_EQ(r->q_size(), 2048);
   EXPECT_EQ(r->kv_size(), 1024);
-  EXPECT_EQ(r->eos_token_ids, std::vector<std::int64_t>{151645});
+  EXPECT_EQ(r->eos_token_ids, std::vector<int64_t>{151645});
   EXPECT_DOUBLE_EQ(r->rope_theta, 1e6); // an integer in the file
   EXPECT_EQ(r->rope_scaling.type, rope_scaling::kind::none);
 }

@@ -44,8 +44,8 @@ TEST(dtype, f16_known_values) {
 }
 
 TEST(dtype, every_f16_round_trips_through_f32) {
-  for (std::uint32_t h = 0; h < 0x10000; ++h) {
-    const auto x = static_cast<std::uint16_t>(h);
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const auto x = static_cast<uint16_t>(h);
     const float f = f16_to_f32(x);
     if (std::isnan(f)) continue;
     ASSERT_EQ(f32_to_f16(f), x) << "f16 bits " << h;
@@ -59,12 +59,12 @@ TEST(dtype, convert_unaligned_buffers) {
   std::vector<float> out(3);
   convert_to_f32(raw.data() + 1, dtype::f32, out);
   EXPECT_EQ(out, std::vector<float>(values, values + 3));
-  std::vector<std::uint16_t> b(3);
+  std::vector<uint16_t> b(3);
   convert_to_bf16(raw.data() + 1, dtype::f32, b);
   EXPECT_EQ(b[1], f32_to_bf16(-1.25f));
   std::vector<std::byte> halves(1 + 6);
   for (int i = 0; i < 3; ++i) {
-    const std::uint16_t h = f32_to_f16(values[i]);
+    const uint16_t h = f32_to_f16(values[i]);
     std::memcpy(halves.data() + 1 + 2 * i, &h, 2);
   }
   convert_to_f32(halves.data() + 1, dtype::f16, out);

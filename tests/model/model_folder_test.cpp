@@ -31,7 +31,7 @@ tiny::tiny_options small() {
   return o;
 }
 
-/// A good folder, then `spoil` applied to it; returns the load error.
+// A good folder, then `spoil` applied to it; returns the load error.
 template <class F>
 std::string error_after(F spoil) {
   temp_dir dir;

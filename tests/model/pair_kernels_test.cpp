@@ -21,7 +21,7 @@ namespace {
 
 bool os_granted_tile_data() {
   constexpr long arch_get_xcomp_perm = 0x1022;
-  std::uint64_t features = 0;
+  uint64_t features = 0;
   return syscall(SYS_arch_prctl, arch_get_xcomp_perm, &features) == 0 && (features >> 18 & 1) != 0;
 }
 

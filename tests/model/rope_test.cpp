@@ -8,7 +8,7 @@
 namespace kvactor::model {
 namespace {
 
-model_config with(std::int64_t head_dim, double theta) {
+model_config with(int64_t head_dim, double theta) {
   model_config c;
   c.head_dim = head_dim;
   c.rope_theta = theta;

@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using test_support::temp_dir;
 
-/// A file from a hand-written header and `num_data_bytes` zero data bytes.
+// A file from a hand-written header and `num_data_bytes` zero data bytes.
 void write_raw(const std::filesystem::path& p, std::string_view header, std::size_t num_data_bytes) {
   std::string bytes(8, '\0');
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
@@ -54,8 +54,8 @@ TEST(safetensors, writer_output_reads_back) {
     EXPECT_EQ(to_f32(*t), a) << name; // every value is exact in all three dtypes
   }
   auto t = set->get("a.bf16");
-  EXPECT_EQ(std::vector<std::int64_t>(t->shape.begin(), t->shape.end()), (std::vector<std::int64_t>{2, 3}));
-  std::uint16_t first;
+  EXPECT_EQ(std::vector<int64_t>(t->shape.begin(), t->shape.end()), (std::vector<int64_t>{2, 3}));
+  uint16_t first;
   std::memcpy(&first, t->bytes.data(), 2);
   EXPECT_EQ(first, 0x3f80); // 1.0 in bf16, stored as is
 }

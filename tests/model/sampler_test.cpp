@@ -11,17 +11,17 @@
 namespace kvactor::model {
 namespace {
 
-/// Logits whose softmax is `probs`.
+// Logits whose softmax is `probs`.
 std::vector<float> logits_of(std::initializer_list<double> probs) {
   std::vector<float> l;
   for (double p : probs) l.push_back(static_cast<float>(std::log(p)));
   return l;
 }
 
-/// Frequencies of each token over `n` draws (steps 0..n-1).
+// Frequencies of each token over `n` draws (steps 0..n-1).
 std::vector<double> frequencies(std::span<const float> logits, const sampling_params& p, int n) {
   std::vector<double> f(logits.size(), 0.0);
-  for (int s = 0; s < n; ++s) f[static_cast<std::size_t>(sample(logits, p, static_cast<std::uint64_t>(s)))] += 1.0;
+  for (int s = 0; s < n; ++s) f[static_cast<std::size_t>(sample(logits, p, static_cast<uint64_t>(s)))] += 1.0;
   for (auto& x : f) x /= n;
   return f;
 }
@@ -41,7 +41,7 @@ TEST(sampler, greedy_picks_the_argmax) {
 
 TEST(sampler, temperature_zero_and_top_k_one_are_greedy) {
   const std::vector<float> l = {0.5f, 0.7f, 0.6f, -1.0f};
-  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+  for (uint64_t seed = 0; seed < 50; ++seed) {
     EXPECT_EQ(sample(l, {0.0f, 0, 1.0f, seed}, seed), 1);
     EXPECT_EQ(sample(l, {1.5f, 1, 1.0f, seed}, seed), 1);
   }
@@ -51,7 +51,7 @@ TEST(sampler, same_seed_and_step_give_the_same_token) {
   const auto l = logits_of({0.25, 0.25, 0.25, 0.25});
   std::vector<token_id> a, b;
   std::set<token_id> seen;
-  for (std::uint64_t step = 0; step < 64; ++step) {
+  for (uint64_t step = 0; step < 64; ++step) {
     a.push_back(sample(l, {1.0f, 0, 1.0f, 1234}, step));
     b.push_back(sample(l, {1.0f, 0, 1.0f, 1234}, step));
     seen.insert(a.back());
@@ -59,7 +59,7 @@ TEST(sampler, same_seed_and_step_give_the_same_token) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(seen.size(), 4u); // the steps do draw differently
   std::vector<token_id> other;
-  for (std::uint64_t step = 0; step < 64; ++step) other.push_back(sample(l, {1.0f, 0, 1.0f, 99}, step));
+  for (uint64_t step = 0; step < 64; ++step) other.push_back(sample(l, {1.0f, 0, 1.0f, 99}, step));
   EXPECT_NE(a, other); // another seed, another run
 }
 

@@ -59,7 +59,7 @@ TEST_P(tiny_round_trip, folder_loads_with_the_generators_values) {
   EXPECT_EQ(c.max_position_embeddings, o.max_context);
   EXPECT_EQ(c.torch_dtype, "bfloat16");
   EXPECT_EQ(c.bos_token_id, bos_id(o));
-  EXPECT_EQ(c.eos_token_ids, std::vector<std::int64_t>{eos_id(o)});
+  EXPECT_EQ(c.eos_token_ids, std::vector<int64_t>{eos_id(o)});
 
   // Tokenizer: exactly vocab_size ids, specials where the config says.
   EXPECT_EQ(m->tok.vocab_size(), static_cast<std::size_t>(o.vocab_size));

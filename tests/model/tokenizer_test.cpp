@@ -23,7 +23,7 @@ tokenizer make(const tokenizer_spec& spec) {
   return std::move(*t);
 }
 
-/// tokenizer.json text written by hand, with merges in the older "a b" form.
+// tokenizer.json text written by hand, with merges in the older "a b" form.
 std::string json_with_string_merges(const tokenizer_spec& spec) {
   std::string vocab, merges;
   for (const auto& [s, id] : spec.vocab) vocab += (vocab.empty() ? "" : ",") + json::quote(s) + ":" + std::to_string(id);

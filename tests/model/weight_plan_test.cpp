@@ -67,8 +67,8 @@ TEST_P(weight_plan_test, widening_bf16_matrices_gives_the_fp32_values_exactly) {
   const weight_view& have = bf16.layers()[1].down_proj;
   std::vector<float> got(static_cast<std::size_t>(have.num_elements()));
   // In chunks of odd sizes, as an upload through a bounded staging buffer does.
-  for (std::int64_t first = 0; first < have.num_elements(); first += 997) {
-    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(997, have.num_elements() - first));
+  for (int64_t first = 0; first < have.num_elements(); first += 997) {
+    const auto n = static_cast<std::size_t>(std::min<int64_t>(997, have.num_elements() - first));
     widen_to_f32(have, first, std::span<float>(got).subspan(static_cast<std::size_t>(first), n));
   }
   EXPECT_EQ(got, std::vector<float>(want.f32(), want.f32() + want.num_elements()));
@@ -109,15 +109,15 @@ TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rou
   const model_weights& w32 = tiny_model(GetParam(), dtype::f32).weights;
   // A bf16 source is copied as it is.
   const weight_slot s16 = weight_plan::make(w16, dtype::bf16).layers[0].gate_proj;
-  std::vector<std::uint16_t> got(static_cast<std::size_t>(s16.num_elements()));
+  std::vector<uint16_t> got(static_cast<std::size_t>(s16.num_elements()));
   device_image(s16, 0, std::as_writable_bytes(std::span(got)));
-  EXPECT_EQ(got, std::vector<std::uint16_t>(s16.source.bf16(), s16.source.bf16() + s16.num_elements()));
+  EXPECT_EQ(got, std::vector<uint16_t>(s16.source.bf16(), s16.source.bf16() + s16.num_elements()));
   // An fp32 source is rounded (these values came from bf16: the same bits),
   // in chunks from an offset.
   const weight_slot s32 = weight_plan::make(w32, dtype::bf16).layers[0].gate_proj;
-  std::vector<std::uint16_t> rounded(got.size());
-  for (std::int64_t first = 0; first < s32.num_elements(); first += 997) {
-    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(997, s32.num_elements() - first));
+  std::vector<uint16_t> rounded(got.size());
+  for (int64_t first = 0; first < s32.num_elements(); first += 997) {
+    const auto n = static_cast<std::size_t>(std::min<int64_t>(997, s32.num_elements() - first));
     device_image(s32, first, std::as_writable_bytes(std::span(rounded).subspan(static_cast<std::size_t>(first), n)));
   }
   EXPECT_EQ(rounded, got);

@@ -52,7 +52,7 @@ float rounded(float x, dtype t) {
   return x;
 }
 
-/// Element i of a view as fp32.
+// Element i of a view as fp32.
 float at(const weight_view& v, std::size_t i) {
   return v.type == dtype::f32 ? v.f32()[i] : bf16_to_f32(v.bf16()[i]);
 }
@@ -147,7 +147,7 @@ TEST(weights, misaligned_tensors_are_copied_not_used_in_place) {
     std::ifstream in(dir / "model.safetensors", std::ios::binary);
     file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  std::uint64_t n = 0;
+  uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(file[i]);
   file.insert(8 + n, " ");
   ++n;
