@@ -16,7 +16,8 @@ kv_ledger::record& kv_ledger::sync(const reservation_entry& e) {
   if (i == seqs_.end()) {
     KVACTOR_ASSERT(!e.new_tokens.empty(), "first reservation of a sequence without its tokens");
     std::vector<token_id> prompt(e.new_tokens.begin(), e.new_tokens.end());
-    i = seqs_.emplace(e.id, record{kv_sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
+    i =
+      seqs_.emplace(e.id, record{kv_sequence(e.id, std::move(prompt), blocks_.block_size())}).first;
   } else {
     for (token_id t : e.new_tokens)
       i->second.seq.append_token(t);

@@ -37,22 +37,24 @@ model_runner::~model_runner() {
     dev_->synchronize();
 }
 
-kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model::model_config& config,
-                                                                  model::model_weights weights,
-                                                                  const model_runner_options& options) {
+kvactor::result<std::shared_ptr<model_runner>>
+model_runner::create(const model::model_config& config, model::model_weights weights,
+                     const model_runner_options& options) {
   std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
   if (options.block_size <= 0)
     return kvactor::make_error("engine config", "block_size must be positive");
   // Both pools hold options.kv_dtype: a bf16 block takes half the bytes of an f32 one.
   auto shape_of = [&](int64_t num_blocks) {
-    return model::transformer::cache_shape(config, num_blocks, options.block_size, options.kv_dtype);
+    return model::transformer::cache_shape(config, num_blocks, options.block_size,
+                                           options.kv_dtype);
   };
   const kernels::kv_cache_shape unit = shape_of(1);
   const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
   if (num_device_blocks <= 0)
-    return kvactor::make_error("engine config", "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
-                                                " holds no KV block (one block of all layers takes " +
-                                                std::to_string(unit.total_bytes()) + " bytes)");
+    return kvactor::make_error("engine config",
+                               "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
+                                 " holds no KV block (one block of all layers takes " +
+                                 std::to_string(unit.total_bytes()) + " bytes)");
   const int64_t num_host_blocks =
     options.swap_bytes > 0 ? kernels::num_blocks_for_budget(options.swap_bytes, unit) : 0;
 
@@ -65,7 +67,8 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   const model::forward_limits limits{options.max_num_batched_tokens, options.max_num_seqs};
   // NOTE: a CUDA forward pass stages each step's upload and logits in pinned memory.
   if (options.device != "cpu" && limits.max_num_tokens > 0 && limits.max_num_seqs > 0)
-    dev_options.pinned_bytes += model::transformer::pinned_host_bytes(config, limits, options.block_size);
+    dev_options.pinned_bytes +=
+      model::transformer::pinned_host_bytes(config, limits, options.block_size);
   auto dev = kernels::make_device(options.device, dev_options);
   if (!dev)
     return kvactor::make_error("device '" + options.device + "'", dev.error().message);
@@ -76,22 +79,24 @@ kvactor::result<std::shared_ptr<model_runner>> model_runner::create(const model:
   auto device_cache = kernels::allocate_kv_cache(
     *r->dev_, kernels::memory_kind::device, shape_of(num_device_blocks));
   if (!device_cache)
-    return kvactor::make_error("device '" + options.device + "'", "cannot allocate the KV cache of " +
-                                                                  std::to_string(num_device_blocks) + " blocks");
+    return kvactor::make_error("device '" + options.device + "'",
+                               "cannot allocate the KV cache of " +
+                                 std::to_string(num_device_blocks) + " blocks");
   r->device_cache_ = std::move(*device_cache);
   if (num_host_blocks > 0) {
     auto host_cache = kernels::allocate_kv_cache(
       *r->dev_, kernels::memory_kind::pinned_host, shape_of(num_host_blocks));
     if (!host_cache)
-      return kvactor::make_error("device '" + options.device + "'", "cannot allocate the pinned swap pool of " +
-                                                                    std::to_string(num_host_blocks) + " blocks");
+      return kvactor::make_error("device '" + options.device + "'",
+                                 "cannot allocate the pinned swap pool of " +
+                                   std::to_string(num_host_blocks) + " blocks");
     r->host_cache_ = std::move(*host_cache);
   } else {
     r->host_cache_.view.shape = shape_of(0);
   }
 
-  auto forward =
-    model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view, limits, options.activations);
+  auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view,
+                                            limits, options.activations);
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());
@@ -143,21 +148,25 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     chunks.push_back({s.start, s.tokens, table, s.sample});
   }
   // NOTE: build copies the tables; the spans into tables_ end here.
-  auto batch = std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
+  auto batch =
+    std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
   const auto vocab = static_cast<size_t>(config_.vocab_size);
-  const status enqueued = forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
-    step_output out{job->plan.step_id, {}};
-    size_t row = 0;
-    for (const scheduled_sequence& s : job->plan.seqs) {
-      if (!s.sample)
-        continue;
-      const auto r = logits.subspan(row++ * vocab, vocab);
-      const token_id t = model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens));
-      out.sampled.push_back({s.id, t, s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}});
-    }
-    out.forward_seconds = job->seconds();
-    job->done(std::move(out));
-  });
+  const status enqueued =
+    forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
+      step_output out{job->plan.step_id, {}};
+      size_t row = 0;
+      for (const scheduled_sequence& s : job->plan.seqs) {
+        if (!s.sample)
+          continue;
+        const auto r = logits.subspan(row++ * vocab, vocab);
+        const token_id t = model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens));
+        out.sampled.push_back(
+          {s.id, t,
+           s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}});
+      }
+      out.forward_seconds = job->seconds();
+      job->done(std::move(out));
+    });
   // NOTE: a step that cannot be enqueued leaves the device unusable (CUDA
   // errors are sticky) and nothing could answer it: fatal, as a failing
   // device call is in kernels/cuda_device.cpp.
@@ -177,8 +186,8 @@ status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
     auto staging = dev_->allocate(kernels::memory_kind::pinned_host, capacity);
     auto device = dev_->allocate(kernels::memory_kind::device, capacity);
     if (!staging || !device)
-      return kvactor::make_error("device", "no memory for a step's " + std::to_string(pairs.size() / 2) +
-                                           " block copies");
+      return kvactor::make_error("device", "no memory for a step's " +
+                                             std::to_string(pairs.size() / 2) + " block copies");
     copy_pairs_staging_ = std::move(*staging);
     copy_pairs_ = std::move(*device);
   }
@@ -186,13 +195,15 @@ status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
   // stream order (a completion callback, which runs before the copy after
   // it), so a step still in flight keeps the pairs it was given.
   void* staging = copy_pairs_staging_.data();
-  (void)dev_->record(kernels::streams::compute,
-                     [staging, pairs] { std::memcpy(staging, pairs.data(), pairs.size() * sizeof(int32_t)); });
+  (void)dev_->record(kernels::streams::compute, [staging, pairs] {
+    std::memcpy(staging, pairs.data(), pairs.size() * sizeof(int32_t));
+  });
   dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), staging, bytes);
   return {};
 }
 
-void model_runner::swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) {
+void model_runner::swap(swap_direction direction, std::vector<block_copy> copies,
+                        std::function<void()> done) {
   const bool out = direction == swap_direction::out;
   const kernels::stream_id stream = out ? kernels::streams::swap_out : kernels::streams::swap_in;
   // NOTE: the copy starts after the compute work enqueued so far: a

@@ -48,10 +48,15 @@ public:
   ~model_runner() override; // waits for the device's streams
 
   void run(step_plan plan, std::function<void(step_output)> done) override;
-  void swap(swap_direction direction, std::vector<block_copy> copies, std::function<void()> done) override;
+  void swap(swap_direction direction, std::vector<block_copy> copies,
+            std::function<void()> done) override;
 
-  int32_t num_device_blocks() const override { return static_cast<int32_t>(device_cache_.view.shape.num_blocks); }
-  int32_t num_host_blocks() const override { return static_cast<int32_t>(host_cache_.view.shape.num_blocks); }
+  int32_t num_device_blocks() const override {
+    return static_cast<int32_t>(device_cache_.view.shape.num_blocks);
+  }
+  int32_t num_host_blocks() const override {
+    return static_cast<int32_t>(host_cache_.view.shape.num_blocks);
+  }
   int32_t block_size() const override { return device_cache_.view.shape.block_size; }
 
   const model::model_config& config() const { return config_; }

@@ -41,7 +41,8 @@ std::vector<std::string> check_invariants(const block_pool& pool,
     if (places != 1)
       broken.push_back(line("block ", b, " is in ", places, " of used/free/cached"));
     if (pool.ref_count(b) != holders[b])
-      broken.push_back(line("block ", b, " has ref_count ", pool.ref_count(b), " but ", holders[b], " tables hold it"));
+      broken.push_back(line("block ", b, " has ref_count ", pool.ref_count(b), " but ", holders[b],
+                            " tables hold it"));
     if (pool.is_free(b) && pool.is_hashed(b))
       broken.push_back(line("free block ", b, " still has a prefix-cache entry"));
     if (pool.is_cached_free(b) && !pool.is_hashed(b))
@@ -50,9 +51,11 @@ std::vector<std::string> check_invariants(const block_pool& pool,
     num_hashed += pool.is_hashed(b);
   }
   if (num_used + pool.num_free_blocks() + pool.num_cached_free_blocks() != pool.num_blocks())
-    broken.push_back(line("used ", num_used, " + free ", pool.num_free_blocks(), " + cached ", pool.num_cached_free_blocks(), " != total ", pool.num_blocks()));
+    broken.push_back(line("used ", num_used, " + free ", pool.num_free_blocks(), " + cached ",
+                          pool.num_cached_free_blocks(), " != total ", pool.num_blocks()));
   if (num_hashed != pool.num_hashed_blocks())
-    broken.push_back(line(num_hashed, " blocks are hashed but the prefix cache has ", pool.num_hashed_blocks(), " entries"));
+    broken.push_back(line(num_hashed, " blocks are hashed but the prefix cache has ",
+                          pool.num_hashed_blocks(), " entries"));
   return broken;
 }
 

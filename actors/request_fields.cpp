@@ -23,8 +23,8 @@ std::optional<std::string> check_max_tokens(int64_t n) {
 std::optional<std::string> check_temperature(double t) {
   // NOTE: written so that NaN fails too.
   if (!(t >= 0 && t <= max_temperature))
-    return must_be("temperature",
-                   "a number in [0, " + std::to_string(static_cast<int64_t>(max_temperature)) + "]");
+    return must_be("temperature", "a number in [0, " +
+                                    std::to_string(static_cast<int64_t>(max_temperature)) + "]");
   return std::nullopt;
 }
 

@@ -54,7 +54,8 @@ request_state::request_state(request_id id, generate_request req, std::vector<to
 
 generation_params request_state::params() const {
   return {req_.max_tokens, req_.ignore_eos,
-          model::sampling_params{req_.temperature, req_.top_k, req_.top_p, req_.seed}, req_.logprobs};
+          model::sampling_params{req_.temperature, req_.top_k, req_.top_p, req_.seed},
+          req_.logprobs};
 }
 
 token_logprob request_state::logprob_of(token_id t, float logprob) const {

@@ -143,7 +143,8 @@ sequence_update scheduler::end_update(const entry& e, finish_reason why) {
 }
 
 bool scheduler::is_eos(const entry& e, token_id t) const {
-  return !e.params.ignore_eos && std::ranges::find(config_.eos_tokens, t) != config_.eos_tokens.end();
+  return !e.params.ignore_eos &&
+         std::ranges::find(config_.eos_tokens, t) != config_.eos_tokens.end();
 }
 
 sequence_update scheduler::end_in_batch(entry& e, finish_reason why) {

@@ -40,7 +40,8 @@ struct scheduled_sequence {
   bool sample = false;               // sample a token from the last position's logits
   model::sampling_params sampling;
   int32_t num_output_tokens = 0;     // tokens generated so far: the sampler's step
-  int32_t num_logprobs = -1;         // >= 0: the sampled token's logprobs and this many alternatives'
+  // >= 0: the sampled token's logprobs and this many alternatives'
+  int32_t num_logprobs = -1;
 };
 
 struct step_plan {

@@ -180,7 +180,8 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
           if (link.state == link_state::live)
             self->send(link.handle, preempt_atom::value, request_id{0}, swap);
       } else if (auto i = s.requests.find(id); i != s.requests.end() && i->second.admitted) {
-        self->send(s.links[i->second.worker].handle, preempt_atom::value, i->second.worker_id, swap);
+        self->send(s.links[i->second.worker].handle, preempt_atom::value, i->second.worker_id,
+                   swap);
       }
     },
     [=](tick_atom) {

@@ -43,8 +43,8 @@ void fail(front_self self, size_t w, link_state state, std::string message) {
   link.attempt_in_flight = false;
   link.next_attempt = std::chrono::steady_clock::now() + self->state.options.reconnect_interval;
   if (link.state != state || link.message != message)
-    log(self, "worker " + link.address.str() + (state == link_state::refused ? " refused: " : " down: ") +
-                message);
+    log(self, "worker " + link.address.str() +
+                (state == link_state::refused ? " refused: " : " down: ") + message);
   link.state = state;
   link.message = std::move(message);
 }

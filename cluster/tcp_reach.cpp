@@ -39,7 +39,8 @@ std::string reach_one(const addrinfo& a, clock::time_point deadline,
     return std::strerror(errno);
   pollfd p{s.fd, POLLOUT, 0};
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (left.count() <= 0)
       return "no answer within " + std::to_string(timeout.count()) + " ms";
     const int n = ::poll(&p, 1, static_cast<int>(left.count()));

@@ -41,9 +41,11 @@ private:
 } // namespace
 
 cpu_device::cpu_device(const device_options& options)
-    : pool_(options.num_threads > 0 ? options.num_threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
-  KVACTOR_ASSERT(options.num_streams >= 3, "a device has at least compute, swap-out and swap-in streams");
+  : pool_(options.num_threads > 0
+            ? options.num_threads
+            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+  KVACTOR_ASSERT(options.num_streams >= 3,
+                 "a device has at least compute, swap-out and swap-in streams");
   device_arena_.capacity = options.device_bytes;
   pinned_arena_.capacity = options.pinned_bytes;
   for (int32_t i = 0; i < options.num_streams; ++i) {

@@ -57,7 +57,9 @@ private:
 
   void run_stream(stream_worker& s);
   stream_worker& worker(stream_id stream);
-  arena& arena_of(memory_kind kind) { return kind == memory_kind::device ? device_arena_ : pinned_arena_; }
+  arena& arena_of(memory_kind kind) {
+    return kind == memory_kind::device ? device_arena_ : pinned_arena_;
+  }
 
   thread_pool pool_;
   std::vector<std::unique_ptr<stream_worker>> streams_;

@@ -44,31 +44,37 @@ error no_device(cudaError_t e) {
 } // namespace
 
 result<std::unique_ptr<cuda_device>> cuda_device::create(const device_options& options) {
-  KVACTOR_ASSERT(options.num_streams >= 3, "a device has at least compute, swap-out and swap-in streams");
+  KVACTOR_ASSERT(options.num_streams >= 3,
+                 "a device has at least compute, swap-out and swap-in streams");
   int count = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) return no_device(e);
   if (count == 0) return no_device(cudaErrorNoDevice);
   if (options.cuda_ordinal < 0 || options.cuda_ordinal >= count)
-    return error{"no CUDA device: ordinal " + std::to_string(options.cuda_ordinal) + " of " + std::to_string(count)};
-  if (const cudaError_t e = cudaSetDevice(options.cuda_ordinal); e != cudaSuccess) return no_device(e);
+    return error{"no CUDA device: ordinal " + std::to_string(options.cuda_ordinal) + " of " +
+                 std::to_string(count)};
+  if (const cudaError_t e = cudaSetDevice(options.cuda_ordinal); e != cudaSuccess)
+    return no_device(e);
   cudaDeviceProp prop{};
-  if (const cudaError_t e = cudaGetDeviceProperties(&prop, options.cuda_ordinal); e != cudaSuccess) return no_device(e);
-  std::unique_ptr<cuda_device> dev(new cuda_device(options.cuda_ordinal,
-                                                   "cuda:" + std::to_string(options.cuda_ordinal) + " " + prop.name,
-                                                   options.pinned_bytes));
+  if (const cudaError_t e = cudaGetDeviceProperties(&prop, options.cuda_ordinal); e != cudaSuccess)
+    return no_device(e);
+  std::unique_ptr<cuda_device> dev(new cuda_device(
+    options.cuda_ordinal, "cuda:" + std::to_string(options.cuda_ordinal) + " " + prop.name,
+    options.pinned_bytes));
   for (int32_t i = 0; i < options.num_streams; ++i) {
     cudaStream_t s = nullptr;
-    if (const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); e != cudaSuccess)
+    if (const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        e != cudaSuccess)
       return no_device(e);  // the destructor destroys the streams made so far
     dev->streams_.push_back(s);
   }
   // NOTE: the split-K scratch is small (about 1 MiB per stream on 132 SMs)
   // and allocated once here, so no step allocates device memory.
   dev->num_sms_ = prop.multiProcessorCount;
-  const auto scratch_bytes = static_cast<size_t>(max_split_scratch_floats(dev->num_sms_)) * sizeof(float) *
-                             static_cast<size_t>(options.num_streams);
+  const auto scratch_bytes = static_cast<size_t>(max_split_scratch_floats(dev->num_sms_)) *
+                             sizeof(float) * static_cast<size_t>(options.num_streams);
   void* scratch = nullptr;
-  if (const cudaError_t e = cudaMalloc(&scratch, scratch_bytes); e != cudaSuccess) return no_device(e);
+  if (const cudaError_t e = cudaMalloc(&scratch, scratch_bytes); e != cudaSuccess)
+    return no_device(e);
   dev->split_scratch_ = static_cast<float*>(scratch);
   return dev;
 }
@@ -182,7 +188,8 @@ attention_workspace cuda_device::split_workspace(stream_id stream) const {
 }
 
 void cuda_device::synchronize() {
-  for (int32_t s = 0; s < num_streams(); ++s) KVACTOR_CUDA_CHECK(cudaStreamSynchronize(native_stream(s)));
+  for (int32_t s = 0; s < num_streams(); ++s)
+    KVACTOR_CUDA_CHECK(cudaStreamSynchronize(native_stream(s)));
 }
 
 } // namespace kvactor::kernels

@@ -49,7 +49,8 @@ private:
   std::string name_;
   std::vector<cudaStream_t> streams_;
   int32_t num_sms_ = 0;
-  float* split_scratch_ = nullptr;  // [num_streams, max_split_scratch_floats(num_sms_)], device memory
+  // [num_streams, max_split_scratch_floats(num_sms_)], device memory
+  float* split_scratch_ = nullptr;
   mutable std::mutex pinned_mutex_;
   int64_t pinned_capacity_;
   int64_t pinned_used_ = 0;  // guarded by pinned_mutex_

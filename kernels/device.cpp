@@ -33,7 +33,8 @@ result<std::unique_ptr<device>> make_device(std::string_view name, const device_
     device_options o = options;
     if (name.size() > 5) {
       const auto digits = name.substr(5);
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), o.cuda_ordinal);
+      auto [end, ec] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), o.cuda_ordinal);
       if (ec != std::errc{} || end != digits.data() + digits.size())
         return error{"bad CUDA device name '" + std::string(name) + "' (expected cuda or cuda:N)"};
     }

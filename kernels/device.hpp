@@ -121,6 +121,7 @@ protected:
 
 // "cpu" or "cuda" (or "cuda:N" for ordinal N); an unknown name, a build
 // without CUDA or a host without a usable GPU is an error value.
-result<std::unique_ptr<device>> make_device(std::string_view name, const device_options& options = {});
+result<std::unique_ptr<device>> make_device(std::string_view name,
+                                            const device_options& options = {});
 
 } // namespace kvactor::kernels

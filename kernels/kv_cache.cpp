@@ -5,9 +5,11 @@
 namespace kvactor::kernels {
 
 int64_t num_blocks_for_budget(int64_t budget_bytes, const kv_cache_shape& shape) {
-  KVACTOR_ASSERT(shape.num_layers > 0 && shape.block_size > 0 && shape.num_kv_heads > 0 && shape.head_dim > 0,
+  KVACTOR_ASSERT(shape.num_layers > 0 && shape.block_size > 0 && shape.num_kv_heads > 0 &&
+                   shape.head_dim > 0,
                  "cache shape needs positive sizes");
-  const int64_t per_block = 2 * int64_t{shape.num_layers} * shape.block_bytes();  // all layers, K and V
+  // all layers, K and V
+  const int64_t per_block = 2 * int64_t{shape.num_layers} * shape.block_bytes();
   return budget_bytes <= 0 ? 0 : budget_bytes / per_block;
 }
 
@@ -16,7 +18,8 @@ int64_t budget_from_free_memory(const device& dev, memory_kind kind, double frac
   return static_cast<int64_t>(static_cast<double>(dev.memory(kind).free_bytes) * fraction);
 }
 
-std::optional<kv_cache> allocate_kv_cache(device& dev, memory_kind kind, const kv_cache_shape& shape) {
+std::optional<kv_cache> allocate_kv_cache(device& dev, memory_kind kind,
+                                          const kv_cache_shape& shape) {
   KVACTOR_ASSERT(shape.num_blocks > 0, "cache needs at least one block");
   KVACTOR_ASSERT(shape.block_bytes() % 16 == 0, "cache rows must be whole 16-byte vectors");
   auto memory = dev.allocate(kind, static_cast<size_t>(shape.total_bytes()));

@@ -41,8 +41,10 @@ struct kv_cache_view {
   void* base = nullptr;  // [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim]
   kv_cache_shape shape;
 
-  void* k(int32_t layer) const { return pool(layer, 0); }  // [num_blocks, block_size, num_kv_heads, head_dim]
-  void* v(int32_t layer) const { return pool(layer, 1); }  // [num_blocks, block_size, num_kv_heads, head_dim]
+  // [num_blocks, block_size, num_kv_heads, head_dim]
+  void* k(int32_t layer) const { return pool(layer, 0); }
+  // [num_blocks, block_size, num_kv_heads, head_dim]
+  void* v(int32_t layer) const { return pool(layer, 1); }
   // K or V (which 0 or 1) of `block` in `layer`: [block_size, num_kv_heads, head_dim].
   void* block(int32_t layer, int which, int64_t block_id) const {
     return static_cast<char*>(pool(layer, which)) + block_id * shape.block_bytes();
@@ -73,6 +75,7 @@ int64_t num_blocks_for_budget(int64_t budget_bytes, const kv_cache_shape& shape)
 int64_t budget_from_free_memory(const device& dev, memory_kind kind, double fraction);
 
 // Allocates shape.total_bytes() of `kind`; std::nullopt when it does not fit.
-std::optional<kv_cache> allocate_kv_cache(device& dev, memory_kind kind, const kv_cache_shape& shape);
+std::optional<kv_cache> allocate_kv_cache(device& dev, memory_kind kind,
+                                          const kv_cache_shape& shape);
 
 } // namespace kvactor::kernels

@@ -14,7 +14,9 @@
 namespace kvactor::kernels {
 namespace {
 
-cpu_device* as_cpu(device& dev) { return dev.kind() == device_kind::cpu ? static_cast<cpu_device*>(&dev) : nullptr; }
+cpu_device* as_cpu(device& dev) {
+  return dev.kind() == device_kind::cpu ? static_cast<cpu_device*>(&dev) : nullptr;
+}
 
 #if KVACTOR_HAVE_CUDA
 cuda_device& as_cuda(device& dev) {
@@ -22,7 +24,10 @@ cuda_device& as_cuda(device& dev) {
   return static_cast<cuda_device&>(dev);
 }
 #else
-[[noreturn]] void no_cuda() { KVACTOR_ASSERT(false, "a non-CPU device in a build without CUDA"); std::abort(); }
+[[noreturn]] void no_cuda() {
+  KVACTOR_ASSERT(false, "a non-CPU device in a build without CUDA");
+  std::abort();
+}
 #endif
 
 } // namespace
@@ -65,15 +70,20 @@ void copy_blocks(device& dev, stream_id stream, const copy_blocks_params& p) {
 
 int32_t swap_calls(device_kind kind, size_t num_pairs) {
   if (kind == device_kind::cpu || num_pairs == 0) return num_pairs == 0 ? 0 : 1;
-  return static_cast<int32_t>((num_pairs + swap_blocks_params::max_pairs - 1) / swap_blocks_params::max_pairs);
+  return static_cast<int32_t>((num_pairs + swap_blocks_params::max_pairs - 1) /
+                              swap_blocks_params::max_pairs);
 }
 
-event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, const kv_cache_view& dst,
-                      std::vector<block_pair> pairs, host_callback on_done) {
-  KVACTOR_ASSERT(src.shape.block_bytes() == dst.shape.block_bytes() && src.shape.num_layers == dst.shape.num_layers,
+event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src,
+                      const kv_cache_view& dst, std::vector<block_pair> pairs,
+                      host_callback on_done) {
+  KVACTOR_ASSERT(src.shape.block_bytes() == dst.shape.block_bytes() &&
+                   src.shape.num_layers == dst.shape.num_layers,
                  "swap between pools of different block shapes");
   if (cpu_device* cpu = as_cpu(dev)) {
-    cpu->enqueue(stream, [cpu, src, dst, pairs = std::move(pairs)] { cpu::swap_blocks(src, dst, pairs, cpu->pool()); });
+    cpu->enqueue(stream, [cpu, src, dst, pairs = std::move(pairs)] {
+      cpu::swap_blocks(src, dst, pairs, cpu->pool());
+    });
     return dev.record(stream, std::move(on_done));
   }
 #if KVACTOR_HAVE_CUDA
@@ -88,7 +98,8 @@ event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, c
   p.block_bytes = src.shape.block_bytes();
   p.num_layers = src.shape.num_layers;
   for (size_t first = 0; first < pairs.size(); first += swap_blocks_params::max_pairs) {
-    p.num_pairs = static_cast<int32_t>(std::min<size_t>(swap_blocks_params::max_pairs, pairs.size() - first));
+    p.num_pairs =
+      static_cast<int32_t>(std::min<size_t>(swap_blocks_params::max_pairs, pairs.size() - first));
     for (int32_t i = 0; i < p.num_pairs; ++i) {
       const block_pair& pair = pairs[first + static_cast<size_t>(i)];
       KVACTOR_ASSERT(pair.src >= 0 && pair.src < src.shape.num_blocks && pair.dst >= 0 &&

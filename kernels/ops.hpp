@@ -26,8 +26,9 @@ void copy_blocks(device& dev, stream_id stream, const copy_blocks_params& p);
 // src and dst are pools of the same block shape (device and pinned host).
 // CUDA: one kernel launch per swap_blocks_params::max_pairs pairs (the kernel
 // reaches pinned host memory through unified addressing); CPU: one task.
-event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src, const kv_cache_view& dst,
-                      std::vector<block_pair> pairs, host_callback on_done = {});
+event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src,
+                      const kv_cache_view& dst, std::vector<block_pair> pairs,
+                      host_callback on_done = {});
 
 // The device calls (CUDA: kernel launches) a swap of `num_pairs` blocks makes.
 int32_t swap_calls(device_kind kind, size_t num_pairs);

@@ -80,7 +80,8 @@ struct loop_state {
     }
     if (finished == 0) return;
     if (num_finished.fetch_add(finished, std::memory_order_acq_rel) + finished == n) {
-      std::lock_guard lock{mutex};  // NOTE: so that the notify cannot fall between the caller's check and its wait
+      // NOTE: so that the notify cannot fall between the caller's check and its wait
+      std::lock_guard lock{mutex};
       done.notify_all();
     }
   }

@@ -16,7 +16,9 @@ bool contains(std::string_view text, std::string_view what) {
 
 // Jinja's trim: Python's str.strip().
 std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  const auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   while (!s.empty() && space(s.front()))
     s.remove_prefix(1);
   while (!s.empty() && space(s.back()))
@@ -43,7 +45,8 @@ std::string default_system(std::string_view text) {
     if (end == std::string_view::npos)
       break;
     const std::string_view literal = text.substr(begin, end - begin);
-    if (!literal.empty() && !contains(literal, "'") && !contains(literal, "\"") && !contains(literal, "{"))
+    if (!literal.empty() && !contains(literal, "'") && !contains(literal, "\"") &&
+        !contains(literal, "{"))
       return std::string(literal);
   }
   return {};
@@ -59,7 +62,8 @@ std::string render_llama(const std::vector<chat_message>& messages, std::string_
       system = trim(messages[0].content);
       first = 1;
     }
-    out += "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: ";
+    out += "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December "
+           "2023\nToday Date: ";
     out += today;
     out += "\n\n";
     out += system;
@@ -142,7 +146,8 @@ chat_template chat_template::detect(const std::optional<std::string>& text, std:
   if (!text)
     return t;
   if (contains(*text, "<|start_header_id|>") && contains(*text, "<|eot_id|>")) {
-    t.format_ = contains(*text, "Cutting Knowledge Date") ? chat_format::llama31 : chat_format::llama3;
+    t.format_ =
+      contains(*text, "Cutting Knowledge Date") ? chat_format::llama31 : chat_format::llama3;
     t.dated_ = contains(*text, "strftime_now");
   } else if (contains(*text, "<|im_start|>") && contains(*text, "<|im_end|>")) {
     t.format_ = contains(*text, "<think>") ? chat_format::qwen3 : chat_format::chatml;

@@ -25,7 +25,8 @@ std::optional<architecture> architecture_of_class(std::string_view c) {
 result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) {
   struct rope_scaling rs;
   simdjson::ondemand::object obj;
-  if (v.get_object().get(obj)) return json::key_error(where, "rope_scaling", "expected an object or null");
+  if (v.get_object().get(obj))
+    return json::key_error(where, "rope_scaling", "expected an object or null");
   std::string type;
   bool has_factor = false;
   for (auto field : obj) {
@@ -74,7 +75,8 @@ result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) 
                              "must be greater than low_freq_factor");
   } else {
     return json::key_error(where, "rope_scaling",
-                           "unsupported rope type '" + type + "' (kvactor supports linear and llama3)");
+                           "unsupported rope type '" + type +
+                             "' (kvactor supports linear and llama3)");
   }
   if (!has_factor) return json::key_error(where, "rope_scaling.factor", "missing");
   if (!(rs.factor > 0)) return json::key_error(where, "rope_scaling.factor", "must be positive");
@@ -84,7 +86,8 @@ result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) 
 result<std::vector<int64_t>> parse_eos(value v, std::string_view where) {
   std::vector<int64_t> ids;
   json_type t;
-  if (v.type().get(t)) return json::key_error(where, "eos_token_id", "expected an integer or a list");
+  if (v.type().get(t))
+    return json::key_error(where, "eos_token_id", "expected an integer or a list");
   if (t == json_type::array) {
     simdjson::ondemand::array arr;
     if (v.get_array().get(arr)) return json::key_error(where, "eos_token_id", "expected a list");
@@ -98,7 +101,8 @@ result<std::vector<int64_t>> parse_eos(value v, std::string_view where) {
     return ids;
   }
   auto i = json::get_int(v, where, "eos_token_id");
-  if (!i) return json::key_error(where, "eos_token_id", "expected an integer or a list of integers");
+  if (!i)
+    return json::key_error(where, "eos_token_id", "expected an integer or a list of integers");
   ids.push_back(*i);
   return ids;
 }
@@ -125,7 +129,8 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
   };
   for (const auto& r : req) {
     if (!r.v) return json::key_error(where, r.key, "missing");
-    if (*r.v <= 0) return json::key_error(where, r.key, "must be positive (got " + std::to_string(*r.v) + ")");
+    if (*r.v <= 0)
+      return json::key_error(where, r.key, "must be positive (got " + std::to_string(*r.v) + ")");
     *r.out = *r.v;
   }
   c.num_key_value_heads = raw.num_key_value_heads.value_or(c.num_attention_heads);
@@ -139,18 +144,21 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
                                std::to_string(c.num_attention_heads));
   if (raw.head_dim) {
     if (*raw.head_dim <= 0)
-      return json::key_error(where, "head_dim", "must be positive (got " + std::to_string(*raw.head_dim) + ")");
+      return json::key_error(where, "head_dim",
+                             "must be positive (got " + std::to_string(*raw.head_dim) + ")");
     c.head_dim = *raw.head_dim;
   } else {
     if (c.hidden_size % c.num_attention_heads != 0)
       return json::key_error(where, "num_attention_heads",
-                             std::to_string(c.num_attention_heads) + " does not divide hidden_size " +
-                                 std::to_string(c.hidden_size) + " (and head_dim is absent)");
+                             std::to_string(c.num_attention_heads) +
+                               " does not divide hidden_size " + std::to_string(c.hidden_size) +
+                               " (and head_dim is absent)");
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
   if (c.head_dim % 2 != 0)
     return json::key_error(where, "head_dim",
-                           "must be even for rotary embeddings (got " + std::to_string(c.head_dim) + ")");
+                           "must be even for rotary embeddings (got " + std::to_string(c.head_dim) +
+                             ")");
   // NOTE: defaults follow transformers' LlamaConfig / Qwen3Config.
   const int64_t default_max = c.arch == architecture::qwen3 ? 32768 : 2048;
   c.max_position_embeddings = raw.max_position_embeddings.value_or(default_max);
@@ -161,7 +169,8 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
   if (c.bos_token_id && (*c.bos_token_id < 0 || *c.bos_token_id >= c.vocab_size))
     return json::key_error(where, "bos_token_id", "outside [0, vocab_size)");
   for (auto id : c.eos_token_ids)
-    if (id < 0 || id >= c.vocab_size) return json::key_error(where, "eos_token_id", "outside [0, vocab_size)");
+    if (id < 0 || id >= c.vocab_size)
+      return json::key_error(where, "eos_token_id", "outside [0, vocab_size)");
   return {};
 }
 
@@ -249,7 +258,8 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
     } else if (key == "hidden_act") {
       auto s = json::get_string(v, where, key);
       if (!s) return s.error();
-      if (*s != "silu") return json::key_error(where, key, "only \"silu\" is supported (got \"" + *s + "\")");
+      if (*s != "silu")
+        return json::key_error(where, key, "only \"silu\" is supported (got \"" + *s + "\")");
     }
   }
   if (auto end = json::expect_end(doc, where); !end) return end.error();
@@ -259,7 +269,8 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
     from_type = architecture_of_model_type(*raw.model_type);
     if (!from_type)
       return json::key_error(where, "model_type",
-                             "unsupported model type '" + *raw.model_type + "' (kvactor loads llama and qwen3)");
+                             "unsupported model type '" + *raw.model_type +
+                               "' (kvactor loads llama and qwen3)");
   }
   if (raw.architecture_class) {
     from_class = architecture_of_class(*raw.architecture_class);
@@ -268,9 +279,11 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
                              "unsupported architecture '" + *raw.architecture_class +
                                  "' (kvactor loads LlamaForCausalLM and Qwen3ForCausalLM)");
   }
-  if (!from_type && !from_class) return json::key_error(where, "model_type", "missing (and no 'architectures')");
+  if (!from_type && !from_class)
+    return json::key_error(where, "model_type", "missing (and no 'architectures')");
   if (from_type && from_class && *from_type != *from_class)
-    return json::key_error(where, "architectures", "disagrees with model_type '" + *raw.model_type + "'");
+    return json::key_error(where, "architectures",
+                           "disagrees with model_type '" + *raw.model_type + "'");
   c.arch = from_type ? *from_type : *from_class;
 
   if (auto ok = validate(c, raw, where); !ok) return ok.error();

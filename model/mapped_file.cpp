@@ -30,7 +30,8 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path) {
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int err = errno;
   ::close(fd); // NOTE: the mapping stays valid after the descriptor is closed.
-  if (p == MAP_FAILED) return make_error(path.string(), std::string("cannot mmap: ") + std::strerror(err));
+  if (p == MAP_FAILED)
+    return make_error(path.string(), std::string("cannot mmap: ") + std::strerror(err));
   return mapped_file{static_cast<const std::byte*>(p), size};
 }
 

@@ -24,7 +24,8 @@ struct loaded_model {
 
 // Loads `dir`; matrices come back in `matrix_dtype` (see model_weights::load).
 // Every failure is an error naming the file and the key or tensor at fault.
-result<loaded_model> load_model_folder(const std::filesystem::path& dir, dtype matrix_dtype = dtype::f32);
+result<loaded_model> load_model_folder(const std::filesystem::path& dir,
+                                       dtype matrix_dtype = dtype::f32);
 
 // The dtype the checkpoint in `dir` stores its matrices in (its embedding's).
 result<dtype> checkpoint_matrix_dtype(const std::filesystem::path& dir);

@@ -6,11 +6,13 @@
 namespace kvactor::model {
 
 std::vector<double> rope_inv_freq(const model_config& c) {
-  KVACTOR_ASSERT(c.head_dim > 0 && c.head_dim % 2 == 0, "head_dim must be even (validated by parse_config)");
+  KVACTOR_ASSERT(c.head_dim > 0 && c.head_dim % 2 == 0,
+                 "head_dim must be even (validated by parse_config)");
   const auto half = static_cast<std::size_t>(c.head_dim / 2);
   std::vector<double> f(half);
   for (std::size_t i = 0; i < half; ++i)
-    f[i] = 1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c.head_dim));
+    f[i] =
+      1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c.head_dim));
   const auto& rs = c.rope_scaling;
   switch (rs.type) {
     case rope_scaling::kind::none: break;
@@ -27,7 +29,8 @@ std::vector<double> rope_inv_freq(const model_config& c) {
         if (wavelen > low_freq_wavelen) {
           x /= rs.factor; // low frequencies scale fully
         } else {
-          const double smooth = (old_len / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
+          const double smooth =
+            (old_len / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
           x = (1 - smooth) * x / rs.factor + smooth * x;
         }
       }

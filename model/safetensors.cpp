@@ -15,7 +15,8 @@ constexpr uint64_t max_header_bytes = 100u << 20;
 
 using simdjson::ondemand::value;
 
-result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std::string_view name) {
+result<tensor_info> parse_tensor(value v, const std::filesystem::path& file,
+                                 std::string_view name) {
   tensor_info t;
   t.name = std::string(name);
   simdjson::ondemand::object obj;
@@ -33,19 +34,23 @@ result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std
       has_dtype = true;
     } else if (key == "shape" || key == "data_offsets") {
       simdjson::ondemand::array arr;
-      if (fv.get_array().get(arr)) return tensor_error(file, name, "'" + std::string(key) + "' is not a list");
+      if (fv.get_array().get(arr))
+        return tensor_error(file, name, "'" + std::string(key) + "' is not a list");
       std::vector<int64_t> nums;
       for (auto elem : arr) {
         int64_t n = 0;
         if (elem.get_int64().get(n) || n < 0)
-          return tensor_error(file, name, "'" + std::string(key) + "' holds a value that is not a non-negative integer");
+          return tensor_error(file, name,
+                              "'" + std::string(key) +
+                                "' holds a value that is not a non-negative integer");
         nums.push_back(n);
       }
       if (key == "shape") {
         t.shape = std::move(nums);
         has_shape = true;
       } else {
-        if (nums.size() != 2) return tensor_error(file, name, "'data_offsets' must hold two integers");
+        if (nums.size() != 2)
+          return tensor_error(file, name, "'data_offsets' must hold two integers");
         t.begin = static_cast<uint64_t>(nums[0]);
         t.end = static_cast<uint64_t>(nums[1]);
         has_offsets = true;
@@ -59,30 +64,34 @@ result<tensor_info> parse_tensor(value v, const std::filesystem::path& file, std
   return t;
 }
 
-status validate_extent(const tensor_info& t, const std::filesystem::path& file, uint64_t data_size) {
+status validate_extent(const tensor_info& t, const std::filesystem::path& file,
+                       uint64_t data_size) {
   const auto elem = safetensors_dtype_size(t.dtype_name);
   if (!elem) return tensor_error(file, t.name, "unknown dtype '" + t.dtype_name + "'");
   if (t.begin > t.end) return tensor_error(file, t.name, "data_offsets begin after end");
   if (t.end > data_size)
     return tensor_error(file, t.name,
-                        "data ends at byte " + std::to_string(t.end) + " of the data section but the file holds only " +
-                            std::to_string(data_size) + " (truncated file?)");
+                        "data ends at byte " + std::to_string(t.end) +
+                          " of the data section but the file holds only " +
+                          std::to_string(data_size) + " (truncated file?)");
   unsigned __int128 bytes = *elem;
   for (auto d : t.shape) {
     bytes *= static_cast<uint64_t>(d);
     if (bytes > data_size) break; // already too large; avoids overflow
   }
   if (bytes != t.end - t.begin)
-    return tensor_error(file, t.name,
-                        "shape and dtype need " + (bytes > data_size ? std::string("more") : std::to_string(
-                                                                                  static_cast<uint64_t>(bytes))) +
-                            " bytes but data_offsets span " + std::to_string(t.end - t.begin));
+    return tensor_error(
+      file, t.name,
+      "shape and dtype need " +
+        (bytes > data_size ? std::string("more") : std::to_string(static_cast<uint64_t>(bytes))) +
+        " bytes but data_offsets span " + std::to_string(t.end - t.begin));
   return {};
 }
 
 } // namespace
 
-error tensor_error(const std::filesystem::path& file, std::string_view name, std::string_view what) {
+error tensor_error(const std::filesystem::path& file, std::string_view name,
+                   std::string_view what) {
   std::string m = "tensor '";
   m += name;
   m += "': ";
@@ -113,10 +122,12 @@ result<safetensors_file> safetensors_file::open(const std::filesystem::path& pat
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[i]);
   if (header_len > max_header_bytes)
-    return make_error(where, "safetensors header length " + std::to_string(header_len) + " is not plausible");
+    return make_error(where, "safetensors header length " + std::to_string(header_len) +
+                               " is not plausible");
   if (header_len > bytes.size() - 8)
-    return make_error(where, "truncated safetensors file (header length " + std::to_string(header_len) +
-                                 " but only " + std::to_string(bytes.size() - 8) + " bytes follow)");
+    return make_error(where, "truncated safetensors file (header length " +
+                               std::to_string(header_len) + " but only " +
+                               std::to_string(bytes.size() - 8) + " bytes follow)");
   if (header_len < 2 || static_cast<char>(bytes[8]) != '{')
     return make_error(where, "bad safetensors header (does not start with '{')");
 
@@ -137,7 +148,8 @@ result<safetensors_file> safetensors_file::open(const std::filesystem::path& pat
     value v;
     if (auto err = field.value().get(v)) return json::parse_error(header_where, err);
     if (key == "__metadata__") continue;
-    if (f.by_name_.count(std::string(key)) != 0) return tensor_error(path, key, "listed twice in the header");
+    if (f.by_name_.count(std::string(key)) != 0)
+      return tensor_error(path, key, "listed twice in the header");
     auto t = parse_tensor(v, path, key);
     if (!t) return t.error();
     if (auto ok = validate_extent(*t, path, data_size); !ok) return ok.error();
@@ -179,7 +191,8 @@ status safetensors_set::add(safetensors_file file) {
   return {};
 }
 
-result<safetensors_set> safetensors_set::open_files(const std::vector<std::filesystem::path>& files) {
+result<safetensors_set>
+safetensors_set::open_files(const std::vector<std::filesystem::path>& files) {
   safetensors_set set;
   if (files.empty()) return make_error("safetensors", "no files given");
   set.where_ = files.front().string();
@@ -224,7 +237,8 @@ result<safetensors_set> safetensors_set::open_folder(const std::filesystem::path
     if (key != "weight_map") continue;
     has_map = true;
     simdjson::ondemand::object map;
-    if (field.value().get_object().get(map)) return json::key_error(where, "weight_map", "expected an object");
+    if (field.value().get_object().get(map))
+      return json::key_error(where, "weight_map", "expected an object");
     for (auto entry : map) {
       std::string_view tensor, file;
       if (auto err = entry.unescaped_key().get(tensor)) return json::parse_error(where, err);
@@ -241,7 +255,8 @@ result<safetensors_set> safetensors_set::open_folder(const std::filesystem::path
   for (const auto& [tensor, file] : weight_map) {
     const std::filesystem::path fp(file);
     if (fp.has_parent_path() || fp.is_absolute() || file == "..")
-      return json::key_error(where, "weight_map." + tensor, "file '" + file + "' is not a plain file name");
+      return json::key_error(where, "weight_map." + tensor,
+                             "file '" + file + "' is not a plain file name");
     if (seen.insert(file).second) files.push_back(dir / fp);
   }
   if (files.empty()) return json::key_error(where, "weight_map", "is empty");
@@ -251,7 +266,8 @@ result<safetensors_set> safetensors_set::open_folder(const std::filesystem::path
   for (const auto& [tensor, file] : weight_map) {
     auto it = set->index_.find(tensor);
     if (it == set->index_.end() || set->files_[it->second.first].path().filename() != file)
-      return tensor_error(dir / file, tensor, "named by model.safetensors.index.json but not in this file");
+      return tensor_error(dir / file, tensor,
+                          "named by model.safetensors.index.json but not in this file");
   }
   return set;
 }
@@ -267,7 +283,8 @@ result<tensor_ref> safetensors_set::get(std::string_view name) const {
   const auto& t = file.tensors()[it->second.second];
   if (!t.type)
     return tensor_error(file.path(), name,
-                        "unsupported dtype '" + t.dtype_name + "' (kvactor loads BF16, F16 and F32)");
+                        "unsupported dtype '" + t.dtype_name +
+                          "' (kvactor loads BF16, F16 and F32)");
   tensor_ref r;
   r.name = t.name;
   r.file = &file.path();

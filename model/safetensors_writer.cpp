@@ -76,7 +76,8 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
   out.write(reinterpret_cast<const char*>(len), 8);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   for (const auto& t : tensors_)
-    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+    out.write(reinterpret_cast<const char*>(t.bytes.data()),
+              static_cast<std::streamsize>(t.bytes.size()));
   out.close();
   if (!out) return make_error(path.string(), "write failed");
   return {};

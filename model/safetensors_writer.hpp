@@ -18,7 +18,8 @@ public:
   // Adds a tensor; `bytes` holds product(shape) elements of `type`.
   void add(std::string name, dtype type, std::vector<int64_t> shape, std::vector<std::byte> bytes);
   // Adds fp32 values stored as `type` (rounded to nearest even).
-  void add_f32(std::string name, dtype type, std::vector<int64_t> shape, std::span<const float> values);
+  void add_f32(std::string name, dtype type, std::vector<int64_t> shape,
+               std::span<const float> values);
   void set_metadata(std::string key, std::string value);
 
   // Header then data, tensors in the order added; the header is padded with

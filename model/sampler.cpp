@@ -9,9 +9,11 @@
 namespace kvactor::model {
 
 status validate(const sampling_params& p) {
-  if (std::isnan(p.temperature) || p.temperature < 0) return make_error("sampling", "temperature must be >= 0");
+  if (std::isnan(p.temperature) || p.temperature < 0)
+    return make_error("sampling", "temperature must be >= 0");
   if (p.top_k < 0) return make_error("sampling", "top_k must be >= 0");
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) return make_error("sampling", "top_p must be in (0, 1]");
+  if (!(p.top_p > 0.0f && p.top_p <= 1.0f))
+    return make_error("sampling", "top_p must be in (0, 1]");
   return {};
 }
 
@@ -42,8 +44,11 @@ token_id sample(std::span<const float> logits, const sampling_params& p, uint64_
   for (std::size_t i = 0; i < logits.size(); ++i)
     if (!std::isnan(logits[i])) c.push_back({logits[i], static_cast<token_id>(i)});
   if (c.empty()) return 0;
-  const auto better = [](const cand& a, const cand& b) { return a.logit != b.logit ? a.logit > b.logit : a.id < b.id; };
-  const std::size_t k = p.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(p.top_k), c.size()) : c.size();
+  const auto better = [](const cand& a, const cand& b) {
+    return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
+  };
+  const std::size_t k =
+    p.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(p.top_k), c.size()) : c.size();
   if (k < c.size() || p.top_p < 1.0f) {
     // NOTE: only the kept prefix needs ordering; top-p needs it sorted.
     std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(k), c.end(), better);

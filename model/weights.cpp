@@ -30,8 +30,9 @@ result<weight_view> model_weights::take(std::string_view name, std::vector<int64
   if (!t) return t.error();
   if (!std::equal(t->shape.begin(), t->shape.end(), expected.begin(), expected.end()))
     return tensor_error(*t->file, name,
-                        "shape " + shape_string(t->shape) + " disagrees with the config (expected " +
-                            shape_string(expected) + ": " + std::string(meaning) + ")");
+                        "shape " + shape_string(t->shape) +
+                          " disagrees with the config (expected " + shape_string(expected) + ": " +
+                          std::string(meaning) + ")");
   weight_view v;
   v.type = want;
   v.rank = static_cast<int>(expected.size());
@@ -44,7 +45,8 @@ result<weight_view> model_weights::take(std::string_view name, std::vector<int64
     return v;
   }
   const std::size_t bytes = n * dtype_size(want);
-  buffer buf(static_cast<std::byte*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
+  buffer buf(static_cast<std::byte*>(
+    ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
   if (want == dtype::f32) {
     convert_to_f32(src, t->type, {reinterpret_cast<float*>(buf.get()), n});
   } else {
@@ -56,7 +58,8 @@ result<weight_view> model_weights::take(std::string_view name, std::vector<int64
   return v;
 }
 
-result<model_weights> model_weights::load(const model_config& c, safetensors_set files, dtype matrix_dtype) {
+result<model_weights> model_weights::load(const model_config& c, safetensors_set files,
+                                          dtype matrix_dtype) {
   KVACTOR_ASSERT(matrix_dtype == dtype::f32 || matrix_dtype == dtype::bf16,
                  "matrix dtype must be f32 or bf16");
   model_weights w;
@@ -70,12 +73,16 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
   const std::string l0 = "model.layers.0.self_attn.";
   for (const char* bias : {"q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias"})
     if (w.files_.contains(l0 + bias))
-      return make_error(w.files_.source(), "tensor '" + l0 + bias + "': attention biases are not supported");
+      return make_error(w.files_.source(),
+                        "tensor '" + l0 + bias + "': attention biases are not supported");
   if (!c.has_qk_norm() && w.files_.contains(l0 + "q_norm.weight"))
-    return make_error(w.files_.source(), "tensor '" + l0 +
-                                        "q_norm.weight' present but config.json says llama (q/k norms are Qwen3's)");
+    return make_error(
+      w.files_.source(),
+      "tensor '" + l0 +
+        "q_norm.weight' present but config.json says llama (q/k norms are Qwen3's)");
 
-  auto embed = w.take("model.embed_tokens.weight", {c.vocab_size, hidden}, "vocab_size, hidden_size", mat);
+  auto embed =
+    w.take("model.embed_tokens.weight", {c.vocab_size, hidden}, "vocab_size, hidden_size", mat);
   if (!embed) return embed.error();
   w.embed_tokens_ = *embed;
 
@@ -90,15 +97,25 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
       dtype type;
     };
     std::vector<item> items = {
-        {&lw.input_layernorm, p + "input_layernorm.weight", {hidden}, "hidden_size", vec},
-        {&lw.q_proj, p + "self_attn.q_proj.weight", {c.q_size(), hidden}, "num_attention_heads * head_dim, hidden_size", mat},
-        {&lw.k_proj, p + "self_attn.k_proj.weight", {c.kv_size(), hidden}, "num_key_value_heads * head_dim, hidden_size", mat},
-        {&lw.v_proj, p + "self_attn.v_proj.weight", {c.kv_size(), hidden}, "num_key_value_heads * head_dim, hidden_size", mat},
-        {&lw.o_proj, p + "self_attn.o_proj.weight", {hidden, c.q_size()}, "hidden_size, num_attention_heads * head_dim", mat},
-        {&lw.post_attention_layernorm, p + "post_attention_layernorm.weight", {hidden}, "hidden_size", vec},
-        {&lw.gate_proj, p + "mlp.gate_proj.weight", {c.intermediate_size, hidden}, "intermediate_size, hidden_size", mat},
-        {&lw.up_proj, p + "mlp.up_proj.weight", {c.intermediate_size, hidden}, "intermediate_size, hidden_size", mat},
-        {&lw.down_proj, p + "mlp.down_proj.weight", {hidden, c.intermediate_size}, "hidden_size, intermediate_size", mat},
+      // clang-format off
+      {&lw.input_layernorm, p + "input_layernorm.weight", {hidden}, "hidden_size", vec},
+      {&lw.q_proj, p + "self_attn.q_proj.weight", {c.q_size(), hidden},
+       "num_attention_heads * head_dim, hidden_size", mat},
+      {&lw.k_proj, p + "self_attn.k_proj.weight", {c.kv_size(), hidden},
+       "num_key_value_heads * head_dim, hidden_size", mat},
+      {&lw.v_proj, p + "self_attn.v_proj.weight", {c.kv_size(), hidden},
+       "num_key_value_heads * head_dim, hidden_size", mat},
+      {&lw.o_proj, p + "self_attn.o_proj.weight", {hidden, c.q_size()},
+       "hidden_size, num_attention_heads * head_dim", mat},
+      {&lw.post_attention_layernorm, p + "post_attention_layernorm.weight", {hidden},
+       "hidden_size", vec},
+      {&lw.gate_proj, p + "mlp.gate_proj.weight", {c.intermediate_size, hidden},
+       "intermediate_size, hidden_size", mat},
+      {&lw.up_proj, p + "mlp.up_proj.weight", {c.intermediate_size, hidden},
+       "intermediate_size, hidden_size", mat},
+      {&lw.down_proj, p + "mlp.down_proj.weight", {hidden, c.intermediate_size},
+       "hidden_size, intermediate_size", mat},
+      // clang-format on
     };
     weight_view q_norm, k_norm;
     if (c.has_qk_norm()) {

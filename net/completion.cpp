@@ -46,16 +46,19 @@ std::string_view completion::object() const {
   return meta_.stream ? "chat.completion.chunk" : "chat.completion";
 }
 
-void completion::write_logprobs(json_writer& w, std::span<const token_event> tokens, int64_t first_offset) const {
+void completion::write_logprobs(json_writer& w, std::span<const token_event> tokens,
+                                int64_t first_offset) const {
   if (!meta_.logprobs || tokens.empty())
     w.null_field("logprobs");
   else
-    w.object("logprobs", meta_.chat ? chat_logprobs(tokens) : completion_logprobs(tokens, first_offset));
+    w.object("logprobs",
+             meta_.chat ? chat_logprobs(tokens) : completion_logprobs(tokens, first_offset));
 }
 
 std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
-                              std::span<const int32_t> token_ids, std::span<const token_event> tokens,
-                              int64_t first_offset, bool opening) const {
+                              std::span<const int32_t> token_ids,
+                              std::span<const token_event> tokens, int64_t first_offset,
+                              bool opening) const {
   json_writer c;
   c.field("index", static_cast<int64_t>(index));
   if (!meta_.chat) {
@@ -175,7 +178,8 @@ std::string completion::finish() const {
     if (meta_.return_token_ids)
       c.field("token_ids", end.tokens);
     if (meta_.logprobs)
-      c.object("logprobs", meta_.chat ? chat_logprobs(choices_[i].logprobs) : completion_logprobs(choices_[i].logprobs, 0));
+      c.object("logprobs", meta_.chat ? chat_logprobs(choices_[i].logprobs)
+                                      : completion_logprobs(choices_[i].logprobs, 0));
     else
       c.null_field("logprobs");
     c.field("finish_reason", openai_finish_reason(end.finish_reason));

@@ -55,7 +55,8 @@ private:
   // The answer's choice an event belongs to; nullopt for unknown requests.
   std::optional<size_t> choice_of(request_id id, int32_t choice) const;
   // What a chunk or a choice says of its tokens: null, or their logprobs.
-  void write_logprobs(json_writer& w, std::span<const token_event> tokens, int64_t first_offset) const;
+  void write_logprobs(json_writer& w, std::span<const token_event> tokens,
+                      int64_t first_offset) const;
   // One event of choice `index`: a piece of text (with its token, when it
   // carries logprobs), its end, or (opening) a chat's role delta; a chat's
   // first event is preceded by its opening.

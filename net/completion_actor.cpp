@@ -78,7 +78,8 @@ sink_actor::behavior_type completion_fn(completion_self self, runtime_actor runt
   st.emit = std::move(emit);
   st.stream = meta.stream;
   const size_t n = request.prompts.size();
-  st.answer.emplace(std::move(meta), n, size_t(request.prompts.front().n)); // the same for every prompt
+  // the same for every prompt
+  st.answer.emplace(std::move(meta), n, size_t(request.prompts.front().n));
   for (size_t i = 0; i < n; ++i)
     self->request(runtime, caf::infinite, generate_atom::value, std::move(request.prompts[i]),
                   sink_actor{self})

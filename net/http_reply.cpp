@@ -27,7 +27,8 @@ std::string_view reason_phrase(int status) {
 std::string wire_bytes(const reply_part& part, bool keep_alive) {
   std::string out;
   if (part.status != 0) {
-    out = "HTTP/1.1 " + std::to_string(part.status) + " " + std::string(reason_phrase(part.status)) +
+    out = "HTTP/1.1 " + std::to_string(part.status) + " " +
+          std::string(reason_phrase(part.status)) +
           "\r\nServer: kvactor\r\nContent-Type: " + part.content_type + "\r\n";
     if (part.chunked)
       out += "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n";

@@ -120,9 +120,11 @@ void http_session::on_read(boost::system::error_code ec) {
                        : ec == http::error::header_limit ? 431
                                                          : 400;
     const std::string what =
-      status == 413   ? "the body is over " + std::to_string(front_->options.max_body_bytes) + " bytes"
-      : status == 431 ? "the headers are over " + std::to_string(front_->options.max_header_bytes) + " bytes"
-                      : "malformed HTTP request: " + ec.message();
+      status == 413
+        ? "the body is over " + std::to_string(front_->options.max_body_bytes) + " bytes"
+      : status == 431
+        ? "the headers are over " + std::to_string(front_->options.max_header_bytes) + " bytes"
+        : "malformed HTTP request: " + ec.message();
     queued_.push_back({std::nullopt, error_reply({status, what})});
   } else {
     queued_.push_back({parser_->release(), std::nullopt});
@@ -176,8 +178,9 @@ void http_session::answer(const request& req) {
     });
   } else {
     reply(error_reply({404,
-                       "no route " + std::string(req.method_string().data(), req.method_string().size()) +
-                         " " + std::string(path),
+                       "no route " +
+                         std::string(req.method_string().data(), req.method_string().size()) + " " +
+                         std::string(path),
                        "invalid_request_error"}));
   }
 }
@@ -185,8 +188,9 @@ void http_session::answer(const request& req) {
 void http_session::complete(const request& req, bool chat) {
   if (front_->draining)
     return reply(error_reply(server_error(503, "the server is shutting down")));
-  auto parsed = chat ? parse_chat_request(req.body(), random_u64(), front_->chat, model::today_for_chat())
-                     : parse_completion_request(req.body(), random_u64());
+  auto parsed =
+    chat ? parse_chat_request(req.body(), random_u64(), front_->chat, model::today_for_chat())
+         : parse_completion_request(req.body(), random_u64());
   if (auto* e = std::get_if<api_error>(&parsed))
     return reply(error_reply(*e));
   auto& c = std::get<completion_request>(parsed);
@@ -211,7 +215,8 @@ void http_session::ask_figures(std::function<reply_part(const runtime_figures&)>
     self->request(runtime, std::chrono::seconds(5), figures_atom::value)
       .then([=](const runtime_figures& f) { deliver(on_figures(f)); },
             [=](const caf::error& e) {
-              deliver(error_reply(server_error(503, "the runtime did not answer: " + to_string(e))));
+              deliver(
+                error_reply(server_error(503, "the runtime did not answer: " + to_string(e))));
             });
   });
 }

@@ -46,7 +46,8 @@ struct http_front {
   runtime_actor runtime;
   std::string model_name; // what /v1/models lists and requests must name
   http_options options;
-  model::chat_template chat = model::chat_template::detect(std::nullopt); // the model's (plain: none)
+  // the model's (plain: none)
+  model::chat_template chat = model::chat_template::detect(std::nullopt);
   std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
   int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())

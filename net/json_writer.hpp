@@ -15,7 +15,9 @@ public:
   json_writer() : out_("{") {}
 
   json_writer& field(std::string_view key, std::string_view value);
-  json_writer& field(std::string_view key, const char* value) { return field(key, std::string_view(value)); }
+  json_writer& field(std::string_view key, const char* value) {
+    return field(key, std::string_view(value));
+  }
   json_writer& field(std::string_view key, int64_t value);
   json_writer& field(std::string_view key, int32_t value) { return field(key, int64_t{value}); }
   json_writer& field(std::string_view key, uint64_t value);

@@ -84,7 +84,8 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     std::string_view s;
     if (auto err = v.get_string().get(s))
       return err == simdjson::STRING_ERROR
-               ? protocol_error{"bad_json", std::nullopt, "invalid string escape in " + std::string(key)}
+               ? protocol_error{"bad_json", std::nullopt,
+                                "invalid string escape in " + std::string(key)}
                : bad("a string");
     (key == "op" ? f.op : key == "id" ? f.id : f.prompt) = std::string(s);
   } else if (key == "prompt_tokens") {
@@ -219,8 +220,10 @@ std::string format_token(std::string_view id, const token_event& ev, int32_t num
   if (ev.has_logprobs) {
     std::vector<json_writer> top;
     for (const token_logprob& t : ev.top_logprobs)
-      top.push_back(std::move(
-        json_writer().field("token", t.token).field("text", t.bytes).field("logprob", reported_logprob(t.logprob))));
+      top.push_back(std::move(json_writer()
+                                .field("token", t.token)
+                                .field("text", t.bytes)
+                                .field("logprob", reported_logprob(t.logprob))));
     w.field("logprob", reported_logprob(ev.logprob.logprob)).field("top_logprobs", top);
   }
   return w.line();

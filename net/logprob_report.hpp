@@ -7,6 +7,8 @@
 
 namespace kvactor::net {
 
-inline double reported_logprob(float logprob) { return std::isfinite(logprob) ? double(logprob) : -9999.0; }
+inline double reported_logprob(float logprob) {
+  return std::isfinite(logprob) ? double(logprob) : -9999.0;
+}
 
 } // namespace kvactor::net

@@ -18,7 +18,9 @@ std::vector<int32_t> byte_values(const std::string& bytes) {
 
 json_writer chat_entry(const token_logprob& t) {
   json_writer w;
-  w.field("token", t.bytes).field("logprob", reported_logprob(t.logprob)).field("bytes", byte_values(t.bytes));
+  w.field("token", t.bytes)
+    .field("logprob", reported_logprob(t.logprob))
+    .field("bytes", byte_values(t.bytes));
   return w;
 }
 
@@ -47,7 +49,10 @@ json_writer completion_logprobs(std::span<const token_event> tokens, int64_t fir
     offset += static_cast<int64_t>(ev.logprob.bytes.size());
   }
   json_writer w;
-  w.field("tokens", texts).field("token_logprobs", logprobs).field("top_logprobs", top).field("text_offset", offsets);
+  w.field("tokens", texts)
+    .field("token_logprobs", logprobs)
+    .field("top_logprobs", top)
+    .field("text_offset", offsets);
   return w;
 }
 

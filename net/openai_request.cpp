@@ -281,7 +281,8 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
     return api_error{400, "invalid JSON: trailing content after the object"};
   if (chat ? !f.messages : !f.prompts)
-    return invalid(chat ? "messages" : "prompt", chat ? "messages is required" : "prompt is required");
+    return invalid(chat ? "messages" : "prompt",
+                   chat ? "messages is required" : "prompt is required");
   if (f.include_usage && !f.stream)
     return invalid("stream_options", "stream_options is only allowed when stream is true");
   if (chat && f.chat_top_logprobs > 0 && !f.chat_logprobs)

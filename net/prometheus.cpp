@@ -29,9 +29,12 @@ std::string label_value(std::string_view s) {
 
 class exposition {
 public:
-  explicit exposition(std::string_view model) : labels_("model_name=\"" + label_value(model) + "\"") {}
+  explicit exposition(std::string_view model)
+    : labels_("model_name=\"" + label_value(model) + "\"") {}
 
-  void gauge(std::string_view name, std::string_view help, double v) { scalar(name, help, "gauge", v); }
+  void gauge(std::string_view name, std::string_view help, double v) {
+    scalar(name, help, "gauge", v);
+  }
   void counter(std::string_view name, std::string_view help, double v) {
     scalar(std::string(name) + "_total", help, "counter", v);
   }
@@ -73,8 +76,8 @@ std::string format_metrics(const runtime_figures& f, std::string_view model_name
   const double usage = f.device_blocks_total > 0
                          ? static_cast<double>(f.device_blocks_used) / f.device_blocks_total
                          : 0.0;
-  e.gauge("kvactor:kv_cache_usage_perc", "KV-cache usage: the fraction of device blocks held (1 = full).",
-          usage);
+  e.gauge("kvactor:kv_cache_usage_perc",
+          "KV-cache usage: the fraction of device blocks held (1 = full).", usage);
   e.gauge("kvactor:kv_cache_blocks_free", "Device KV blocks neither held nor cached.",
           f.device_blocks_free);
   e.gauge("kvactor:kv_cache_blocks_cached", "Device KV blocks kept for prefix hits.",
@@ -88,7 +91,8 @@ std::string format_metrics(const runtime_figures& f, std::string_view model_name
             static_cast<double>(f.preemptions));
   e.counter("kvactor:prompt_tokens", "Prompt tokens of admitted requests.",
             static_cast<double>(f.prompt_tokens));
-  e.counter("kvactor:generation_tokens", "Generated tokens.", static_cast<double>(f.tokens_generated));
+  e.counter("kvactor:generation_tokens", "Generated tokens.",
+            static_cast<double>(f.tokens_generated));
   e.counter("kvactor:request_success", "Requests that ended normally (eos, length, stop).",
             static_cast<double>(f.requests_finished));
   e.counter("kvactor:request_aborted", "Requests cancelled or ended by a shutdown.",

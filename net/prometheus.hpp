@@ -10,7 +10,8 @@
 
 namespace kvactor::net {
 
-inline constexpr std::string_view prometheus_content_type = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view prometheus_content_type =
+  "text/plain; version=0.0.4; charset=utf-8";
 
 std::string format_metrics(const runtime_figures& f, std::string_view model_name);
 

@@ -23,7 +23,8 @@ std::variant<uint16_t, std::string> server::listen(const std::string& host, uint
   tcp::endpoint endpoint(address, port);
   if (acceptor_.open(endpoint.protocol(), ec) ||
       acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) ||
-      acceptor_.bind(endpoint, ec) || acceptor_.listen(asio::socket_base::max_listen_connections, ec))
+      acceptor_.bind(endpoint, ec) ||
+      acceptor_.listen(asio::socket_base::max_listen_connections, ec))
     return "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message();
   const uint16_t bound = port_ = acceptor_.local_endpoint().port();
   accept();
@@ -84,7 +85,8 @@ void server::stop() {
 
 int32_t server::num_connections() {
   std::lock_guard lock(mutex_);
-  return static_cast<int32_t>(std::ranges::count_if(connections_, [](const auto& w) { return !w.expired(); }));
+  return static_cast<int32_t>(
+    std::ranges::count_if(connections_, [](const auto& w) { return !w.expired(); }));
 }
 
 } // namespace kvactor::net

@@ -25,11 +25,12 @@ struct options {
 };
 
 [[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "kvactor-client: " << problem << "\n"
-            << "usage: kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]\n"
-               "                      [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]\n"
-               "                      [--logprobs=N] [--n=N] [--json] [--cancel-after=N] \"prompt\"\n"
-               "       kvactor-client [--host=H] [--port=P] --stats\n";
+  std::cerr
+    << "kvactor-client: " << problem << "\n"
+    << "usage: kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]\n"
+       "                      [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]\n"
+       "                      [--logprobs=N] [--n=N] [--json] [--cancel-after=N] \"prompt\"\n"
+       "       kvactor-client [--host=H] [--port=P] --stats\n";
   std::exit(2);
 }
 

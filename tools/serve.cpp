@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   if (cfg.cli_helptext_printed)
     return 0;
   if (!cfg.workers.empty() && cfg.worker_port >= 0) {
-    std::cerr << "kvactor-serve: --workers (a front) and --worker-port (a worker) exclude each other\n";
+    std::cerr
+      << "kvactor-serve: --workers (a front) and --worker-port (a worker) exclude each other\n";
     return 2;
   }
   // TLS between nodes: CAF's own --openssl.certificate, --openssl.key and

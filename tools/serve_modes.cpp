@@ -20,7 +20,8 @@ namespace {
 // The default model: the tiny model, written once under ~/.cache/kvactor.
 std::string default_model() {
   const char* home = std::getenv("XDG_CACHE_HOME");
-  std::filesystem::path base = home ? home : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache";
+  std::filesystem::path base =
+    home ? home : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache";
   auto dir = base / "kvactor" / "tiny";
   if (!std::filesystem::exists(dir / "model.safetensors")) {
     std::cerr << "kvactor-serve: writing the default tiny model to " << dir << "\n";
@@ -106,7 +107,8 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
   std::variant<uint16_t, std::string> http_bound = uint16_t{0};
   if (cfg.http_port > 0 && std::holds_alternative<uint16_t>(bound))
-    http_bound = http.emplace(net::http_protocol(front)).listen(cfg.host, static_cast<uint16_t>(cfg.http_port));
+    http_bound = http.emplace(net::http_protocol(front))
+                   .listen(cfg.host, static_cast<uint16_t>(cfg.http_port));
   for (const auto* b : {&bound, &http_bound})
     if (auto* err = std::get_if<std::string>(b)) {
       std::cerr << "kvactor-serve: " << *err << "\n";
@@ -246,7 +248,9 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
   options.tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
   options.tls = cfg.tls();
   options.resubmit = cfg.resubmit_lost;
-  options.log = [](const std::string& line) { std::cerr << "kvactor-serve: " << line << std::endl; };
+  options.log = [](const std::string& line) {
+    std::cerr << "kvactor-serve: " << line << std::endl;
+  };
   std::cout << "kvactor front for " << workers->size() << " worker"
             << (workers->size() == 1 ? "" : "s") << std::endl;
   return serve_clients(sys, cfg, cluster::spawn_front(sys, std::move(options)), model_dir);

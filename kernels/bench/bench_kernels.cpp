@@ -61,8 +61,8 @@ bool on_cuda() { return bench_device().kind() == device_kind::cuda; }
 // reps back-to-back launches then one wait (on CUDA this amortises the wait
 // but includes launch overhead).
 template <class Kernel>
-void run_against_memcpy(benchmark::State& state, stream_id stream, memory_kind dst_kind, const void* src,
-                        size_t bytes, Kernel kernel) {
+void run_against_memcpy(benchmark::State& state, stream_id stream, memory_kind dst_kind,
+                        const void* src, size_t bytes, Kernel kernel) {
   device& dev = bench_device();
   auto dst = dev.allocate(dst_kind, bytes);
   if (!dst || !bench::fill_bytes(dev, dst->data(), bytes, 0)) {  // fault the pages in first
@@ -101,10 +101,15 @@ void decode_attention(benchmark::State& state) {
   const bool split = on_cuda() && state.range(3) != 0;  // the CPU rows have no split argument
   device& dev = bench_device();
   const int32_t blocks_per_seq = (context + block_size - 1) / block_size;
-  const kv_cache_shape shape{.num_layers = 1, .num_blocks = int64_t{batch} * blocks_per_seq, .block_size = block_size,
-                             .num_kv_heads = num_kv_heads, .head_dim = head_dim, .type = type};
+  const kv_cache_shape shape{.num_layers = 1,
+                             .num_blocks = int64_t{batch} * blocks_per_seq,
+                             .block_size = block_size,
+                             .num_kv_heads = num_kv_heads,
+                             .head_dim = head_dim,
+                             .type = type};
   auto cache = allocate_kv_cache(dev, memory_kind::device, shape);
-  if (!cache || !bench::fill_random(dev, cache->view.base, static_cast<size_t>(shape.total_bytes()), type)) {
+  if (!cache ||
+      !bench::fill_random(dev, cache->view.base, static_cast<size_t>(shape.total_bytes()), type)) {
     state.SkipWithError("cache does not fit");
     return;
   }
@@ -117,25 +122,38 @@ void decode_attention(benchmark::State& state) {
   auto d_lens = bench::upload(dev, std::vector<int32_t>(static_cast<size_t>(batch), context));
   auto query = dev.allocate(memory_kind::device, q_bytes);
   auto out = dev.allocate(memory_kind::device, q_bytes);
-  if (!d_tables || !d_lens || !query || !out || !bench::fill_random(dev, query->data(), q_bytes, type)) {
+  if (!d_tables || !d_lens || !query || !out ||
+      !bench::fill_random(dev, query->data(), q_bytes, type)) {
     state.SkipWithError("inputs do not fit");
     return;
   }
-  paged_attention_params p{out->data(), query->data(), cache->view.k(0), cache->view.v(0),
-                           static_cast<const int32_t*>(d_tables->data()), static_cast<const int32_t*>(d_lens->data()),
-                           nullptr, batch, batch, num_heads, num_kv_heads, head_dim, block_size, blocks_per_seq,
-                           1.0f / std::sqrt(float{head_dim}), type};
+  paged_attention_params p{out->data(),
+                           query->data(),
+                           cache->view.k(0),
+                           cache->view.v(0),
+                           static_cast<const int32_t*>(d_tables->data()),
+                           static_cast<const int32_t*>(d_lens->data()),
+                           nullptr,
+                           batch,
+                           batch,
+                           num_heads,
+                           num_kv_heads,
+                           head_dim,
+                           block_size,
+                           blocks_per_seq,
+                           1.0f / std::sqrt(float{head_dim}),
+                           type};
   if (split) p.workspace = dev.split_workspace(streams::compute);
-  const size_t kv_bytes = size_t{static_cast<uint32_t>(batch)} * static_cast<uint32_t>(context) * num_kv_heads *
-                          head_dim * 2 * dtype_size(type);
+  const size_t kv_bytes = size_t{static_cast<uint32_t>(batch)} * static_cast<uint32_t>(context) *
+                          num_kv_heads * head_dim * 2 * dtype_size(type);
   run_against_memcpy(state, streams::compute, memory_kind::device, cache->view.base, kv_bytes,
                      [&] { paged_attention(dev, streams::compute, p); });
   // The launcher's plan (kernels/cuda/kernels.cu: attention_split_of).
   state.counters["splits"] =
-      split ? plan_attention_split(batch, num_heads / head_group, int64_t{blocks_per_seq} * block_size,
-                                   p.workspace.num_sms)
-                  .num_splits
-            : 1;
+    split ? plan_attention_split(batch, num_heads / head_group,
+                                 int64_t{blocks_per_seq} * block_size, p.workspace.num_sms)
+              .num_splits
+          : 1;
 }
 
 // args: tokens, dtype
@@ -145,21 +163,31 @@ void cache_write_bench(benchmark::State& state) {
   device& dev = bench_device();
   const size_t row = size_t{num_kv_heads} * head_dim * dtype_size(type);
   const int64_t num_slots = int64_t{tokens} * 4;
-  const size_t cache_bytes = static_cast<size_t>(num_slots) * row, in_bytes = static_cast<size_t>(tokens) * row;
-  auto k_cache = dev.allocate(memory_kind::device, cache_bytes), v_cache = dev.allocate(memory_kind::device, cache_bytes);
-  auto key = dev.allocate(memory_kind::device, 2 * in_bytes);  // K rows then V rows: also the memcpy's source
+  const size_t cache_bytes = static_cast<size_t>(num_slots) * row,
+               in_bytes = static_cast<size_t>(tokens) * row;
+  auto k_cache = dev.allocate(memory_kind::device, cache_bytes),
+       v_cache = dev.allocate(memory_kind::device, cache_bytes);
+  // K rows then V rows: also the memcpy's source
+  auto key = dev.allocate(memory_kind::device, 2 * in_bytes);
   std::vector<int64_t> slots(static_cast<size_t>(num_slots));
   std::iota(slots.begin(), slots.end(), 0);
   std::shuffle(slots.begin(), slots.end(), std::mt19937(5));
   slots.resize(static_cast<size_t>(tokens));
   auto d_slots = bench::upload(dev, slots);
-  if (!k_cache || !v_cache || !key || !d_slots || !bench::fill_random(dev, key->data(), 2 * in_bytes, type)) {
+  if (!k_cache || !v_cache || !key || !d_slots ||
+      !bench::fill_random(dev, key->data(), 2 * in_bytes, type)) {
     state.SkipWithError("buffers do not fit");
     return;
   }
-  const cache_write_params p{key->data(), static_cast<char*>(key->data()) + in_bytes, k_cache->data(),
-                             v_cache->data(), static_cast<const int64_t*>(d_slots->data()), tokens, num_kv_heads,
-                             head_dim, type};
+  const cache_write_params p{key->data(),
+                             static_cast<char*>(key->data()) + in_bytes,
+                             k_cache->data(),
+                             v_cache->data(),
+                             static_cast<const int64_t*>(d_slots->data()),
+                             tokens,
+                             num_kv_heads,
+                             head_dim,
+                             type};
   run_against_memcpy(state, streams::compute, memory_kind::device, key->data(), 2 * in_bytes,
                      [&] { cache_write(dev, streams::compute, p); });
 }
@@ -169,27 +197,35 @@ void cache_write_bench(benchmark::State& state) {
 void swap_out_bench(benchmark::State& state) {
   const auto num_pairs = static_cast<int32_t>(state.range(0));
   device& dev = bench_device();
-  const kv_cache_shape device_shape{.num_layers = 4, .num_blocks = int64_t{num_pairs} * 2, .block_size = block_size,
-                                    .num_kv_heads = num_kv_heads, .head_dim = head_dim, .type = dtype::bf16};
+  const kv_cache_shape device_shape{.num_layers = 4,
+                                    .num_blocks = int64_t{num_pairs} * 2,
+                                    .block_size = block_size,
+                                    .num_kv_heads = num_kv_heads,
+                                    .head_dim = head_dim,
+                                    .type = dtype::bf16};
   kv_cache_shape host_shape = device_shape;
   host_shape.num_blocks = num_pairs;
   auto gpu = allocate_kv_cache(dev, memory_kind::device, device_shape);
   auto host = allocate_kv_cache(dev, memory_kind::pinned_host, host_shape);
-  if (!gpu || !host || !bench::fill_bytes(dev, gpu->view.base, static_cast<size_t>(device_shape.total_bytes()), 1) ||
+  if (!gpu || !host ||
+      !bench::fill_bytes(dev, gpu->view.base, static_cast<size_t>(device_shape.total_bytes()), 1) ||
       !bench::fill_bytes(dev, host->view.base, static_cast<size_t>(host_shape.total_bytes()), 0)) {
     state.SkipWithError("pools do not fit");
     return;
   }
   std::vector<block_pair> pairs;
-  for (int32_t i = 0; i < num_pairs; ++i) pairs.push_back({2 * i + 1, i});  // every other device block
-  const auto bytes = static_cast<size_t>(num_pairs * 2 * device_shape.num_layers * device_shape.block_bytes());
+  // every other device block
+  for (int32_t i = 0; i < num_pairs; ++i) pairs.push_back({2 * i + 1, i});
+  const auto bytes =
+    static_cast<size_t>(num_pairs * 2 * device_shape.num_layers * device_shape.block_bytes());
   run_against_memcpy(state, streams::swap_out, memory_kind::pinned_host, gpu->view.base, bytes,
                      [&] { swap_blocks(dev, streams::swap_out, gpu->view, host->view, pairs); });
   // Device calls one swap makes on this device (CUDA: kernel launches), and
   // on CUDA as it was with one cudaMemcpyAsync per (block, layer, K|V).
   state.counters["calls"] = swap_calls(dev.kind(), pairs.size());
   state.counters["cuda_calls"] = swap_calls(device_kind::cuda, pairs.size());
-  state.counters["cuda_calls_per_copy"] = static_cast<double>(pairs.size()) * 2 * device_shape.num_layers;
+  state.counters["cuda_calls_per_copy"] =
+    static_cast<double>(pairs.size()) * 2 * device_shape.num_layers;
 }
 
 // args: MiB read (CPU device only)
@@ -205,7 +241,8 @@ void read_bandwidth(benchmark::State& state) {
     seconds += s;
   }
   benchmark::DoNotOptimize(sink);
-  state.counters["GB/s"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["GB/s"] =
+    static_cast<double>(bytes) * static_cast<double>(state.iterations()) / seconds / 1e9;
 }
 
 void register_all() {
@@ -219,7 +256,8 @@ void register_all() {
         ->Arg(64)->Arg(512)->ArgNames({"MiB"})->UseManualTime()->Unit(benchmark::kMillisecond);
 
   auto* decode = benchmark::RegisterBenchmark("decode_attention", decode_attention);
-  const std::vector<int64_t> batches = tiny ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 4, 16, 64};
+  const std::vector<int64_t> batches =
+    tiny ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 4, 16, 64};
   const std::vector<int64_t> contexts = tiny   ? std::vector<int64_t>{1100}
                                         : cuda ? std::vector<int64_t>{512, 4096, 32768}
                                                : std::vector<int64_t>{128, 512, 1024, 4096};
@@ -235,12 +273,14 @@ void register_all() {
   common(decode);
 
   auto* write = benchmark::RegisterBenchmark("cache_write_bench", cache_write_bench);
-  write->ArgsProduct({tiny ? std::vector<int64_t>{16} : std::vector<int64_t>{16, 256, 4096}, {0, 2}})
-      ->ArgNames({"tokens", "dtype"});
+  write
+    ->ArgsProduct({tiny ? std::vector<int64_t>{16} : std::vector<int64_t>{16, 256, 4096}, {0, 2}})
+    ->ArgNames({"tokens", "dtype"});
   common(write);
 
   auto* swap = benchmark::RegisterBenchmark("swap_out_bench", swap_out_bench);
-  for (int64_t blocks : tiny ? std::vector<int64_t>{16, 300} : std::vector<int64_t>{16, 128, 1024}) swap->Arg(blocks);
+  for (int64_t blocks : tiny ? std::vector<int64_t>{16, 300} : std::vector<int64_t>{16, 128, 1024})
+    swap->Arg(blocks);
   swap->ArgNames({"blocks"});
   common(swap);
 }
@@ -256,7 +296,8 @@ bool parse(int& argc, char** argv) {
   }
   argc = kept;
   device_options options;
-  if (name == "cpu") options = device_options{.device_bytes = int64_t{8} << 30, .pinned_bytes = int64_t{4} << 30};
+  if (name == "cpu")
+    options = device_options{.device_bytes = int64_t{8} << 30, .pinned_bytes = int64_t{4} << 30};
   auto dev = make_device(name, options);
   if (!dev) {
     std::fprintf(stderr, "kvactor-bench-kernels: %s\n", dev.error().message.c_str());

@@ -43,9 +43,11 @@ inline bool fill_random(device& dev, void* dst, size_t bytes, dtype type) {
   if (!staging) return false;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (size_t i = 0; i < chunk / dtype_size(type); ++i) store_from_float(type, staging->data(), i, normal(rng));
+  for (size_t i = 0; i < chunk / dtype_size(type); ++i)
+    store_from_float(type, staging->data(), i, normal(rng));
   for (size_t at = 0; at < bytes; at += chunk)
-    dev.copy_async(streams::compute, static_cast<char*>(dst) + at, staging->data(), std::min(chunk, bytes - at));
+    dev.copy_async(streams::compute, static_cast<char*>(dst) + at, staging->data(),
+                   std::min(chunk, bytes - at));
   dev.record(streams::compute)->wait();
   return true;
 }
@@ -57,7 +59,8 @@ inline bool fill_bytes(device& dev, void* dst, size_t bytes, unsigned char value
   if (!staging) return false;
   std::memset(staging->data(), value, chunk);
   for (size_t at = 0; at < bytes; at += chunk)
-    dev.copy_async(streams::compute, static_cast<char*>(dst) + at, staging->data(), std::min(chunk, bytes - at));
+    dev.copy_async(streams::compute, static_cast<char*>(dst) + at, staging->data(),
+                   std::min(chunk, bytes - at));
   dev.record(streams::compute)->wait();
   return true;
 }

@@ -29,10 +29,13 @@ const char* isa_name(isa i) {
 }
 
 void paged_attention(const paged_attention_params& p, thread_pool& pool, isa simd) {
-  KVACTOR_ASSERT(p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
+  KVACTOR_ASSERT(p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0,
+                 "num_heads must be a multiple of num_kv_heads");
   KVACTOR_ASSERT(p.block_size > 0 && p.head_dim > 0, "positive block_size and head_dim");
-  KVACTOR_ASSERT(p.query_start_loc != nullptr || p.num_tokens == p.num_seqs, "decode has one token per sequence");
-  KVACTOR_ASSERT(static_cast<int>(simd) <= static_cast<int>(best_isa()), "instruction set not supported by this CPU");
+  KVACTOR_ASSERT(p.query_start_loc != nullptr || p.num_tokens == p.num_seqs,
+                 "decode has one token per sequence");
+  KVACTOR_ASSERT(static_cast<int>(simd) <= static_cast<int>(best_isa()),
+                 "instruction set not supported by this CPU");
   const bool use_avx512 = simd != isa::generic && detail::avx512_supports_head_dim(p.head_dim);
   const bool use_bf16_dot = use_avx512 && simd == isa::avx512_bf16 && p.type == dtype::bf16;
   const int32_t group = p.num_heads / p.num_kv_heads;
@@ -42,7 +45,8 @@ void paged_attention(const paged_attention_params& p, thread_pool& pool, isa sim
   // num_kv_heads tasks for the pool.
   pool.parallel_for(int64_t{p.num_tokens} * p.num_kv_heads, [&](int64_t i) {
     thread_local std::vector<float> scratch;
-    if (static_cast<int64_t>(scratch.size()) < scratch_floats) scratch.resize(static_cast<size_t>(scratch_floats));
+    if (static_cast<int64_t>(scratch.size()) < scratch_floats)
+      scratch.resize(static_cast<size_t>(scratch_floats));
     const int64_t token = i / p.num_kv_heads;
     const int32_t kv_head = static_cast<int32_t>(i % p.num_kv_heads);
     int32_t seq = static_cast<int32_t>(token), q_index = 0, q_len = 1;
@@ -54,8 +58,10 @@ void paged_attention(const paged_attention_params& p, thread_pool& pool, isa sim
     }
     const int32_t num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal
     KVACTOR_ASSERT(num_keys >= 1, "seq_lens must cover the sequence's query tokens");
-    if (use_bf16_dot) detail::attention_task_avx512_bf16(p, token, seq, num_keys, kv_head, scratch.data());
-    else if (use_avx512) detail::attention_task_avx512(p, token, seq, num_keys, kv_head, scratch.data());
+    if (use_bf16_dot)
+      detail::attention_task_avx512_bf16(p, token, seq, num_keys, kv_head, scratch.data());
+    else if (use_avx512)
+      detail::attention_task_avx512(p, token, seq, num_keys, kv_head, scratch.data());
     else detail::attention_task_generic(p, token, seq, num_keys, kv_head, scratch.data());
   });
 }

@@ -4,8 +4,8 @@
 
 namespace kvactor::kernels::cpu::detail {
 
-void attention_task_avx512_bf16(const paged_attention_params& p, int64_t token, int32_t seq, int32_t num_keys,
-                                int32_t kv_head, float* scratch) {
+void attention_task_avx512_bf16(const paged_attention_params& p, int64_t token, int32_t seq,
+                                int32_t num_keys, int32_t kv_head, float* scratch) {
   dispatch_head_dim<dtype::bf16, true>(p, token, seq, num_keys, kv_head, scratch);
 }
 

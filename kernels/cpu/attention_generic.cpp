@@ -34,8 +34,8 @@ struct generic_ops {
 
 } // namespace
 
-void attention_task_generic(const paged_attention_params& p, int64_t token, int32_t seq, int32_t num_keys,
-                            int32_t kv_head, float* scratch) {
+void attention_task_generic(const paged_attention_params& p, int64_t token, int32_t seq,
+                            int32_t num_keys, int32_t kv_head, float* scratch) {
   attention_task<generic_ops>(p, token, seq, num_keys, kv_head, scratch);
 }
 

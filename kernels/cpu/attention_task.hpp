@@ -19,8 +19,8 @@ namespace kvactor::kernels::cpu::detail {
 
 // Floats of scratch the attention loops need (either ISA).
 inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim, int32_t block_size) {
-  return 2 * int64_t{group} * head_dim + int64_t{group} * block_size + 2 * int64_t{head_dim} + 2 * group + 16 +
-         32 * int64_t{head_dim};
+  return 2 * int64_t{group} * head_dim + int64_t{group} * block_size + 2 * int64_t{head_dim} +
+         2 * group + 16 + 32 * int64_t{head_dim};
 }
 
 // Ops: load_row(dtype, src, float* dst, n), dot(a, b, n), axpy(a, x, y, n)
@@ -43,8 +43,10 @@ void attention_task(const paged_attention_params& p, int64_t token, int32_t seq,
   float* l = m + group;            // [group] running sum
 
   const int32_t head0 = kv_head * group;
-  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : int64_t{p.num_heads} * d;  // elements
-  const char* query = static_cast<const char*>(p.query) + (token * q_stride + int64_t{head0} * d) * elem;
+  // elements
+  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : int64_t{p.num_heads} * d;
+  const char* query =
+    static_cast<const char*>(p.query) + (token * q_stride + int64_t{head0} * d) * elem;
   for (int32_t g = 0; g < group; ++g) {
     Ops::load_row(p.type, query + g * d * elem, q + g * d, d);
     Ops::scale(p.scale, q + g * d, d);
@@ -106,7 +108,8 @@ void attention_task(const paged_attention_params& p, int64_t token, int32_t seq,
   }
 
   char* out = static_cast<char*>(p.out) + (token * p.num_heads + head0) * d * elem;
-  for (int32_t g = 0; g < group; ++g) Ops::store_row(p.type, acc + g * d, 1.0f / l[g], out + g * d * elem, d);
+  for (int32_t g = 0; g < group; ++g)
+    Ops::store_row(p.type, acc + g * d, 1.0f / l[g], out + g * d * elem, d);
 }
 
 } // namespace kvactor::kernels::cpu::detail

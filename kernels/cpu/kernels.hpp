@@ -26,7 +26,7 @@ void copy_blocks(const copy_blocks_params& p, thread_pool& pool);
 
 // Copies blocks between two pools of the same shape but num_blocks (device
 // to host for swap-out, host to device for swap-in), every layer, K and V.
-void swap_blocks(const kv_cache_view& src, const kv_cache_view& dst, std::span<const block_pair> pairs,
-                 thread_pool& pool);
+void swap_blocks(const kv_cache_view& src, const kv_cache_view& dst,
+                 std::span<const block_pair> pairs, thread_pool& pool);
 
 } // namespace kvactor::kernels::cpu

@@ -24,7 +24,8 @@ struct split_plan {
   int32_t chunk = 0;       // keys per split, a multiple of split_tile
 };
 
-constexpr int32_t split_tile = 128;          // keys per tile of the attention kernel (its thread count)
+// keys per tile of the attention kernel (its thread count)
+constexpr int32_t split_tile = 128;
 constexpr int32_t split_min_chunk = 512;     // below this the merge costs more than the split gains
 constexpr int32_t split_blocks_per_sm = 2;   // the split grid aims at this many blocks per SM
 constexpr int32_t split_max_head_dim = 128;  // the CUDA kernels' largest head_dim
@@ -34,22 +35,26 @@ constexpr int32_t split_max_group = 8;       // and largest query heads per bloc
 // blocks) leaves SMs idle and the context holds at least two minimal chunks;
 // then into as many chunks as bring the grid to split_blocks_per_sm blocks
 // per SM, each at least split_min_chunk keys.
-constexpr split_plan plan_attention_split(int32_t num_seqs, int32_t num_head_groups, int64_t max_context,
-                                          int32_t num_sms) {
+constexpr split_plan plan_attention_split(int32_t num_seqs, int32_t num_head_groups,
+                                          int64_t max_context, int32_t num_sms) {
   const int64_t blocks = static_cast<int64_t>(num_seqs) * num_head_groups;
-  if (num_sms <= 0 || blocks <= 0 || blocks >= num_sms || max_context < 2 * split_min_chunk) return {};
+  if (num_sms <= 0 || blocks <= 0 || blocks >= num_sms || max_context < 2 * split_min_chunk)
+    return {};
   const int64_t by_context = max_context / split_min_chunk;
   const int64_t by_device = static_cast<int64_t>(split_blocks_per_sm) * num_sms / blocks;
   const int64_t n = by_context < by_device ? by_context : by_device;
   if (n < 2) return {};
   const int64_t per_split = (max_context + n - 1) / n;
   const int64_t chunk = (per_split + split_tile - 1) / split_tile * split_tile;
-  return split_plan{static_cast<int32_t>((max_context + chunk - 1) / chunk), static_cast<int32_t>(chunk)};
+  return split_plan{static_cast<int32_t>((max_context + chunk - 1) / chunk),
+                    static_cast<int32_t>(chunk)};
 }
 
 // Scratch of a split launch, in floats:
-//   out: [num_seqs * num_heads, num_splits, head_dim], then m and l: [num_seqs * num_heads, num_splits] each.
-constexpr int64_t split_scratch_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim, int32_t num_splits) {
+//   out: [num_seqs * num_heads, num_splits, head_dim], then m and l: [num_seqs * num_heads,
+//   num_splits] each.
+constexpr int64_t split_scratch_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
+                                       int32_t num_splits) {
   return static_cast<int64_t>(num_seqs) * num_heads * num_splits * (head_dim + 2);
 }
 
@@ -57,7 +62,8 @@ constexpr int64_t split_scratch_floats(int32_t num_seqs, int32_t num_heads, int3
 // groups <= 8): a plan keeps num_seqs * head_groups * num_splits within
 // split_blocks_per_sm * num_sms blocks.
 constexpr int64_t max_split_scratch_floats(int32_t num_sms) {
-  return static_cast<int64_t>(split_blocks_per_sm) * num_sms * split_max_group * (split_max_head_dim + 2);
+  return static_cast<int64_t>(split_blocks_per_sm) * num_sms * split_max_group *
+         (split_max_head_dim + 2);
 }
 
 } // namespace kvactor::kernels

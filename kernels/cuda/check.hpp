@@ -10,8 +10,8 @@
 namespace kvactor::kernels::detail {
 
 [[noreturn]] inline void cuda_failed(cudaError_t e, const char* call, const char* file, int line) {
-  std::fprintf(stderr, "kvactor: CUDA error %d (%s: %s) in %s at %s:%d\n", static_cast<int>(e), cudaGetErrorName(e),
-               cudaGetErrorString(e), call, file, line);
+  std::fprintf(stderr, "kvactor: CUDA error %d (%s: %s) in %s at %s:%d\n", static_cast<int>(e),
+               cudaGetErrorName(e), cudaGetErrorString(e), call, file, line);
   std::abort();
 }
 

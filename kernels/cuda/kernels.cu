@@ -12,7 +12,8 @@
 namespace kvactor::kernels::cuda_launch {
 namespace {
 
-static_assert(split_tile == gpu::attention_threads, "a split chunk is whole tiles of the attention kernel");
+static_assert(split_tile == gpu::attention_threads,
+              "a split chunk is whole tiles of the attention kernel");
 
 template <class T, int HEAD_DIM, int G>
 void launch_attention_group(const paged_attention_params& p, split_plan plan, cudaStream_t stream) {
@@ -26,8 +27,8 @@ void launch_attention_group(const paged_attention_params& p, split_plan plan, cu
   gpu::launch_kernel(gpu::paged_attention_split_kernel<T, HEAD_DIM, G>,
                      dim3(blocks * static_cast<unsigned>(plan.num_splits)), block, stream, p, plan);
   gpu::launch_kernel(gpu::attention_merge_kernel<T, HEAD_DIM>,
-                     dim3(static_cast<unsigned>(p.num_seqs) * static_cast<unsigned>(p.num_heads)), dim3(HEAD_DIM),
-                     stream, p, plan);
+                     dim3(static_cast<unsigned>(p.num_seqs) * static_cast<unsigned>(p.num_heads)),
+                     dim3(HEAD_DIM), stream, p, plan);
 }
 
 template <class T, int HEAD_DIM>
@@ -55,31 +56,35 @@ cudaError_t launch_attention(const paged_attention_params& p, cudaStream_t strea
 } // namespace
 
 split_plan attention_split_of(const paged_attention_params& p) {
-  if (p.query_start_loc != nullptr || p.workspace.data == nullptr || p.num_kv_heads <= 0 || p.num_heads <= 0)
+  if (p.query_start_loc != nullptr || p.workspace.data == nullptr || p.num_kv_heads <= 0 ||
+      p.num_heads <= 0)
     return {};
   const int group = gpu::attention_group_size(p.num_heads / p.num_kv_heads);
-  const split_plan plan = plan_attention_split(p.num_seqs, p.num_heads / group,
-                                               static_cast<int64_t>(p.max_blocks_per_seq) * p.block_size,
-                                               p.workspace.num_sms);
-  if (plan.num_splits == 1 ||
-      split_scratch_floats(p.num_seqs, p.num_heads, p.head_dim, plan.num_splits) > p.workspace.num_floats)
+  const split_plan plan = plan_attention_split(
+    p.num_seqs, p.num_heads / group, static_cast<int64_t>(p.max_blocks_per_seq) * p.block_size,
+    p.workspace.num_sms);
+  if (plan.num_splits == 1 || split_scratch_floats(p.num_seqs, p.num_heads, p.head_dim,
+                                                   plan.num_splits) > p.workspace.num_floats)
     return {};
   return plan;
 }
 
 cudaError_t cache_write(const cache_write_params& p, cudaStream_t stream) {
-  const long long row_bytes = static_cast<long long>(p.num_kv_heads) * p.head_dim * static_cast<long long>(dtype_size(p.type));
+  const long long row_bytes = static_cast<long long>(p.num_kv_heads) * p.head_dim *
+                              static_cast<long long>(dtype_size(p.type));
   const long long elem = static_cast<long long>(dtype_size(p.type));
   if (row_bytes % 16 != 0 || p.num_tokens < 0) return cudaErrorInvalidValue;
-  if ((p.key_stride * elem) % 16 != 0 || (p.value_stride * elem) % 16 != 0) return cudaErrorInvalidValue;
+  if ((p.key_stride * elem) % 16 != 0 || (p.value_stride * elem) % 16 != 0)
+    return cudaErrorInvalidValue;
   if (p.num_tokens == 0) return cudaSuccess;
-  gpu::launch_kernel(gpu::cache_write_kernel, dim3(static_cast<unsigned>(p.num_tokens)), dim3(gpu::cache_write_threads),
-                     stream, p);
+  gpu::launch_kernel(gpu::cache_write_kernel, dim3(static_cast<unsigned>(p.num_tokens)),
+                     dim3(gpu::cache_write_threads), stream, p);
   return cudaGetLastError();
 }
 
 cudaError_t paged_attention(const paged_attention_params& p, cudaStream_t stream) {
-  if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.block_size <= 0) return cudaErrorInvalidValue;
+  if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.block_size <= 0)
+    return cudaErrorInvalidValue;
   if (p.query_start_loc == nullptr && p.num_tokens != p.num_seqs) return cudaErrorInvalidValue;
   if (p.num_tokens == 0) return cudaSuccess;
   switch (p.type) {

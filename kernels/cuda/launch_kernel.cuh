@@ -11,7 +11,8 @@
 namespace kvactor::kernels::gpu {
 
 template <class... Params, class... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, const Args&... args) {
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                   const Args&... args) {
   kernel<<<grid, block, 0, stream>>>(args...);
 }
 

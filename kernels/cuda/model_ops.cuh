@@ -21,7 +21,8 @@ constexpr int model_ops_warps = model_ops_threads / 32;
 // grid: (num_tokens), block: (model_ops_threads).
 // table: [vocab, hidden]; ids: [num_tokens]; out: [num_tokens, hidden]
 template <class TABLE>
-__global__ void embedding_kernel(const TABLE* table, const int32_t* ids, float* out, int32_t hidden) {
+__global__ void embedding_kernel(const TABLE* table, const int32_t* ids, float* out,
+                                 int32_t hidden) {
   const int64_t t = blockIdx.x;
   const TABLE* src = table + static_cast<int64_t>(ids[t]) * hidden;
   for (int i = static_cast<int>(threadIdx.x); i < hidden; i += model_ops_threads)
@@ -47,8 +48,8 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 // per-head q/k norm). out may be x.
 // grid: (num_tokens * heads_per_row), block: (model_ops_threads).
 // x: [T, heads_per_row, n] rows ldx apart; out: rows ldo apart; weight: [n]
-__global__ void rms_norm_kernel(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t heads_per_row,
-                                int32_t n, const float* weight, float eps) {
+__global__ void rms_norm_kernel(const float* x, int64_t ldx, float* out, int64_t ldo,
+                                int32_t heads_per_row, int32_t n, const float* weight, float eps) {
   __shared__ float scratch[model_ops_warps];
   const int64_t token = blockIdx.x / heads_per_row;
   const int64_t head = blockIdx.x % heads_per_row;
@@ -57,14 +58,15 @@ __global__ void rms_norm_kernel(const float* x, int64_t ldx, float* out, int64_t
   float sum = 0.0f;
   for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads) sum += xv[i] * xv[i];
   const float inv = 1.0f / sqrtf(block_sum(sum, scratch) / static_cast<float>(n) + eps);
-  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads) ov[i] = weight[i] * (xv[i] * inv);
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
+    ov[i] = weight[i] * (xv[i] * inv);
 }
 
 // Rotate-half RoPE in place on num_heads heads of each token row.
 // grid: (num_tokens), block: (model_ops_threads).
 // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
-__global__ void rope_kernel(float* x, int64_t ldx, int32_t num_heads, int32_t head_dim, const float* cos_t,
-                            const float* sin_t) {
+__global__ void rope_kernel(float* x, int64_t ldx, int32_t num_heads, int32_t head_dim,
+                            const float* cos_t, const float* sin_t) {
   const int64_t t = blockIdx.x;
   const int half = head_dim / 2;
   for (int j = static_cast<int>(threadIdx.x); j < num_heads * half; j += model_ops_threads) {
@@ -81,7 +83,8 @@ __global__ void rope_kernel(float* x, int64_t ldx, int32_t num_heads, int32_t he
 // grid: (any), block: (model_ops_threads); grid-stride loop.
 __global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t num) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * model_ops_threads;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num;
+       i += stride) {
     const float g = gate[i];
     out[i] = g / (1.0f + expf(-g)) * up[i];
   }
@@ -93,13 +96,15 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
 __global__ void gather_rows_kernel(const float* x, const int32_t* rows, float* out, int32_t n) {
   const int64_t r = blockIdx.x;
   const float* src = x + static_cast<int64_t>(rows[r]) * n;
-  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads) out[r * n + i] = src[i];
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
+    out[r * n + i] = src[i];
 }
 
 // out = x rounded to bf16 (nearest even, as model::f32_to_bf16), row by row.
 // grid: (num_rows), block: (model_ops_threads).
 // x: [num_rows, n] rows ldx apart; out: [num_rows, n] rows ldo apart
-__global__ void round_to_bf16_kernel(const float* x, int64_t ldx, bf16* out, int64_t ldo, int32_t n) {
+__global__ void round_to_bf16_kernel(const float* x, int64_t ldx, bf16* out, int64_t ldo,
+                                     int32_t n) {
   const int64_t r = blockIdx.x;
   for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
     out[r * ldo + i] = from_float<bf16>(x[r * ldx + i]);
@@ -110,7 +115,8 @@ __global__ void round_to_bf16_kernel(const float* x, int64_t ldx, bf16* out, int
 // x, out: [num] contiguous
 __global__ void widen_bf16_kernel(const bf16* x, float* out, int64_t num) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * model_ops_threads;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num; i += stride)
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num;
+       i += stride)
     out[i] = to_float(x[i]);
 }
 

@@ -107,12 +107,14 @@ __device__ __forceinline__ int find_sequence(const int32_t* qsl, int num_seqs, i
 // e^(s_gj - m_g) (-inf and 0 for an empty range). Every thread of the block
 // must call it (barriers).
 template <class T, int HEAD_DIM, int G, class Finish>
-__device__ __forceinline__ void attend(const paged_attention_params& p, int token, int seq, int head0,
-                                       int key_begin, int key_end, Finish finish) {
+__device__ __forceinline__ void attend(const paged_attention_params& p, int token, int seq,
+                                       int head0, int key_begin, int key_end, Finish finish) {
   constexpr int threads = attention_threads;
   constexpr int num_warps = threads / warp_size;
-  constexpr int splits = HEAD_DIM >= threads ? 1 : threads / HEAD_DIM;  // keys split across thread groups
-  constexpr int dims = HEAD_DIM >= threads ? HEAD_DIM / threads : 1;    // output dims per thread and head
+  // keys split across thread groups
+  constexpr int splits = HEAD_DIM >= threads ? 1 : threads / HEAD_DIM;
+  // output dims per thread and head
+  constexpr int dims = HEAD_DIM >= threads ? HEAD_DIM / threads : 1;
   static_assert(HEAD_DIM % threads == 0 || threads % HEAD_DIM == 0, "head_dim vs block size");
   static_assert(HEAD_DIM * sizeof(T) % 16 == 0, "rows must be whole 16-byte vectors");
 
@@ -124,13 +126,16 @@ __device__ __forceinline__ void attend(const paged_attention_params& p, int toke
   const int tid = static_cast<int>(threadIdx.x);
   const int kv_head = head0 / (p.num_heads / p.num_kv_heads);   // G divides the ratio
   const int64_t row_stride = static_cast<int64_t>(p.num_kv_heads) * HEAD_DIM;  // between slots
-  const int64_t q_stride = p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
-  const T* q = static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head0 * HEAD_DIM;
+  const int64_t q_stride =
+    p.query_stride > 0 ? p.query_stride : static_cast<int64_t>(p.num_heads) * HEAD_DIM;
+  const T* q =
+    static_cast<const T*>(p.query) + static_cast<int64_t>(token) * q_stride + head0 * HEAD_DIM;
   const T* k_base = static_cast<const T*>(p.k_cache) + kv_head * HEAD_DIM;
   const T* v_base = static_cast<const T*>(p.v_cache) + kv_head * HEAD_DIM;
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
 
-  for (int i = tid; i < G * HEAD_DIM; i += threads) q_s[i / HEAD_DIM][i % HEAD_DIM] = to_float(q[i]) * p.scale;
+  for (int i = tid; i < G * HEAD_DIM; i += threads)
+    q_s[i / HEAD_DIM][i % HEAD_DIM] = to_float(q[i]) * p.scale;
   __syncthreads();
 
   const int split = splits > 1 ? tid / HEAD_DIM : 0;
@@ -148,7 +153,8 @@ __device__ __forceinline__ void attend(const paged_attention_params& p, int toke
     const int j = tile + tid;
     float s[G];
     if (j < key_end) {
-      const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
+      const int64_t slot =
+        static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
       dot_rows<T, HEAD_DIM, G>(q_s, k_base + slot * row_stride, s);
     } else {
       KVACTOR_UNROLL
@@ -178,7 +184,8 @@ __device__ __forceinline__ void attend(const paged_attention_params& p, int toke
     const int tile_len = key_end - tile < threads ? key_end - tile : threads;
     for (int t = split; t < tile_len; t += splits) {
       const int jj = tile + t;
-      const int64_t slot = static_cast<int64_t>(table[jj / p.block_size]) * p.block_size + jj % p.block_size;
+      const int64_t slot =
+        static_cast<int64_t>(table[jj / p.block_size]) * p.block_size + jj % p.block_size;
       const T* v = v_base + slot * row_stride;
       KVACTOR_UNROLL
       for (int i = 0; i < dims; ++i) {
@@ -229,9 +236,10 @@ __global__ void paged_attention_kernel(const paged_attention_params p) {
   }
   const int num_keys = p.seq_lens[seq] - q_len + q_index + 1;  // causal: keys 0 ..= position
   T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(token) * p.num_heads + head0) * HEAD_DIM;
-  attend<T, HEAD_DIM, G>(p, token, seq, head0, 0, num_keys, [out](int g, int d, float acc, float, float l) {
-    out[g * HEAD_DIM + d] = from_float<T>(acc / l);
-  });
+  attend<T, HEAD_DIM, G>(p, token, seq, head0, 0, num_keys,
+                         [out](int g, int d, float acc, float, float l) {
+                           out[g * HEAD_DIM + d] = from_float<T>(acc / l);
+                         });
 }
 
 } // namespace kvactor::kernels::gpu

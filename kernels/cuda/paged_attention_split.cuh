@@ -28,7 +28,8 @@ struct split_scratch {
   float* l;    // [rows, num_splits]
 };
 
-__host__ __device__ inline split_scratch split_scratch_of(const paged_attention_params& p, int num_splits) {
+__host__ __device__ inline split_scratch split_scratch_of(const paged_attention_params& p,
+                                                          int num_splits) {
   const int64_t rows = static_cast<int64_t>(p.num_seqs) * p.num_heads;
   float* out = p.workspace.data;
   float* m = out + rows * num_splits * p.head_dim;
@@ -39,18 +40,21 @@ __host__ __device__ inline split_scratch split_scratch_of(const paged_attention_
 // blockIdx.x = (seq * (num_heads / G) + head group) * num_splits + split.
 // Decode only (one query token per sequence: token = seq).
 template <class T, int HEAD_DIM, int G>
-__global__ void paged_attention_split_kernel(const paged_attention_params p, const split_plan plan) {
+__global__ void paged_attention_split_kernel(const paged_attention_params p,
+                                             const split_plan plan) {
   const int num_groups = p.num_heads / G;
   const int split = static_cast<int>(blockIdx.x) % plan.num_splits;
   const int pair = static_cast<int>(blockIdx.x) / plan.num_splits;
   const int seq = pair / num_groups;
   const int head0 = pair % num_groups * G;
   const split_scratch scratch = split_scratch_of(p, plan.num_splits);
-  const int64_t row0 = static_cast<int64_t>(seq) * p.num_heads + head0;  // scratch row of the group's head 0
+  // scratch row of the group's head 0
+  const int64_t row0 = static_cast<int64_t>(seq) * p.num_heads + head0;
 
   const int num_keys = p.seq_lens[seq];
   const int64_t begin = static_cast<int64_t>(split) * plan.chunk;
-  if (begin >= num_keys) {  // the whole block takes this branch: no barrier is skipped by part of it
+  // the whole block takes this branch: no barrier is skipped by part of it
+  if (begin >= num_keys) {
     const int g = static_cast<int>(threadIdx.x);
     if (g < G) {
       const int64_t at = (row0 + g) * plan.num_splits + split;
@@ -61,15 +65,16 @@ __global__ void paged_attention_split_kernel(const paged_attention_params p, con
   }
   const int end = begin + plan.chunk < num_keys ? static_cast<int>(begin + plan.chunk) : num_keys;
   const int num_splits = plan.num_splits;
-  attend<T, HEAD_DIM, G>(p, seq, seq, head0, static_cast<int>(begin), end,
-                         [scratch, row0, split, num_splits](int g, int d, float acc, float m, float l) {
-                           const int64_t at = (row0 + g) * num_splits + split;
-                           scratch.out[at * HEAD_DIM + d] = acc;
-                           if (d == 0) {
-                             scratch.m[at] = m;
-                             scratch.l[at] = l;
-                           }
-                         });
+  attend<T, HEAD_DIM, G>(
+    p, seq, seq, head0, static_cast<int>(begin), end,
+    [scratch, row0, split, num_splits](int g, int d, float acc, float m, float l) {
+      const int64_t at = (row0 + g) * num_splits + split;
+      scratch.out[at * HEAD_DIM + d] = acc;
+      if (d == 0) {
+        scratch.m[at] = m;
+        scratch.l[at] = l;
+      }
+    });
 }
 
 // grid: (num_seqs * num_heads), block: (HEAD_DIM); blockIdx.x = scratch row

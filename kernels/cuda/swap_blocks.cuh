@@ -18,7 +18,8 @@ __global__ void swap_blocks_kernel(const swap_blocks_params p) {
   const int64_t pool = static_cast<int64_t>(blockIdx.y);  // layer * 2 + (0: K, 1: V)
   const int64_t src = p.pairs[2 * pair];
   const int64_t dst = p.pairs[2 * pair + 1];
-  const char* from = static_cast<const char*>(p.src) + (pool * p.src_num_blocks + src) * p.block_bytes;
+  const char* from =
+    static_cast<const char*>(p.src) + (pool * p.src_num_blocks + src) * p.block_bytes;
   char* to = static_cast<char*>(p.dst) + (pool * p.dst_num_blocks + dst) * p.block_bytes;
   for (int64_t i = threadIdx.x * 16; i < p.block_bytes; i += swap_blocks_threads * 16)
     copy16(to + i, from + i);

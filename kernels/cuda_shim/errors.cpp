@@ -50,11 +50,13 @@ cudaError_t set_error(cudaError_t e) {
 
 cudaError_t enter(const char* call) {
   if (in_host_function) {
-    violation(std::string(call) + " called from a host function (cudaLaunchHostFunc): a host function must not "
-                                  "call the CUDA API");
+    violation(std::string(call) +
+              " called from a host function (cudaLaunchHostFunc): a host function must not "
+              "call the CUDA API");
     return detail::fail(cudaErrorNotPermitted);
   }
-  if (const auto s = static_cast<cudaError_t>(sticky.load()); s != cudaSuccess) return detail::fail(s);
+  if (const auto s = static_cast<cudaError_t>(sticky.load()); s != cudaSuccess)
+    return detail::fail(s);
   return cudaSuccess;
 }
 
@@ -82,17 +84,18 @@ struct error_text {
 
 // NOTE: the texts are the real runtime's.
 constexpr error_text error_texts[] = {
-    {cudaSuccess, "cudaSuccess", "no error"},
-    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
-    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
-    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
-    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
-    {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
-    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+  {cudaSuccess, "cudaSuccess", "no error"},
+  {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+  {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+  {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+   "invalid configuration argument"},
+  {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+  {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+  {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+  {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+  {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+  {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
+  {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
 };
 
 const error_text* find_text(cudaError_t e) {
@@ -106,14 +109,18 @@ const error_text* find_text(cudaError_t e) {
 extern "C" {
 
 cudaError_t cudaGetLastError() {
-  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaGetLastError"); // reports the violation
-  if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess) return s;
+  // reports the violation
+  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaGetLastError");
+  if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess)
+    return s;
   return std::exchange(kvactor::cuda_shim::last_error, cudaSuccess);
 }
 
 cudaError_t cudaPeekAtLastError() {
-  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaPeekAtLastError"); // reports the violation
-  if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess) return s;
+  // reports the violation
+  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaPeekAtLastError");
+  if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess)
+    return s;
   return kvactor::cuda_shim::last_error;
 }
 

@@ -22,7 +22,8 @@
 namespace kvactor::cuda_shim {
 
 // cudaSuccess, or the launch error (also this thread's last error).
-cudaError_t check_launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream, const char* kernel);
+cudaError_t check_launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+                         const char* kernel);
 
 // A pointer a kernel dereferences must be device memory or pinned host
 // memory (mapped, as with unified addressing); pageable host memory is a
@@ -39,7 +40,8 @@ void kernel_pointers(const T& arg, F&& f) {
 }
 
 template <class... Params, class... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, const Args&... args) {
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                   const Args&... args) {
   const char* name = __PRETTY_FUNCTION__; // names the kernel's parameter types
   if (check_launch(grid, block, 0, stream, name) != cudaSuccess) return;
   std::tuple<std::decay_t<Params>...> copied(args...);

@@ -6,7 +6,8 @@
 // copies and kernels can tell it from pageable memory.
 //
 //  region: [base, base + reserved)   reserved = 80 GiB of address space, never backed until touched
-//          [base, base + used)       handed out (page-aligned, first fit; freed ranges are reused and their pages returned)
+//          [base, base + used)       handed out (page-aligned, first fit; freed ranges are reused
+//          and their pages returned)
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -51,7 +52,9 @@ void protect(memory_state& m, std::size_t from, std::size_t to, int prot) {
   }
 }
 
-std::size_t rounded_size(std::size_t bytes) { return (std::max<std::size_t>(bytes, 1) + page - 1) / page * page; }
+std::size_t rounded_size(std::size_t bytes) {
+  return (std::max<std::size_t>(bytes, 1) + page - 1) / page * page;
+}
 
 // First fit among the freed ranges, else the end of the region; SIZE_MAX when full.
 std::size_t take_range(memory_state& m, std::size_t bytes) {
@@ -93,10 +96,12 @@ struct sigaction previous_action;
 memory_state& state() {
   static memory_state* s = [] {
     auto* m = new memory_state;  // never destroyed: stream threads may outlive static destruction
-    void* p = mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p =
+      mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-      std::fprintf(stderr, "kvactor CUDA shim: cannot reserve %zu bytes of address space for device memory\n",
-                   reserved);
+      std::fprintf(
+        stderr, "kvactor CUDA shim: cannot reserve %zu bytes of address space for device memory\n",
+        reserved);
       std::abort();
     }
     m->base = static_cast<char*>(p);
@@ -118,8 +123,8 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
         "kvactor CUDA shim: host code touched device memory (cudaMalloc) outside stream work; "
         "copy it to pinned host memory with cudaMemcpyAsync first\n";
     static const char stream_msg[] =
-        "kvactor CUDA shim: a kernel, copy or product touched device memory outside every allocation "
-        "(out of bounds, or freed)\n";
+      "kvactor CUDA shim: a kernel, copy or product touched device memory outside every allocation "
+      "(out of bounds, or freed)\n";
     if (on_stream_thread)
       (void)!write(STDERR_FILENO, stream_msg, sizeof stream_msg - 1);
     else
@@ -129,7 +134,8 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   }
   // Not ours: let the previous handler (or the default action) have it.
   if (previous_action.sa_flags & SA_SIGINFO) {
-    if (previous_action.sa_sigaction != nullptr) return previous_action.sa_sigaction(sig, info, ctx);
+    if (previous_action.sa_sigaction != nullptr)
+      return previous_action.sa_sigaction(sig, info, ctx);
   } else if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != SIG_IGN) {
     return previous_action.sa_handler(sig);
   }
@@ -141,7 +147,8 @@ const std::pair<const char* const, allocation>* find(memory_state& m, const void
   auto it = m.allocations.upper_bound(c);
   if (it == m.allocations.begin()) return nullptr;
   --it;
-  if (c >= it->first + it->second.bytes && !(it->second.bytes == 0 && c == it->first)) return nullptr;
+  if (c >= it->first + it->second.bytes && !(it->second.bytes == 0 && c == it->first))
+    return nullptr;
   return &*it;
 }
 
@@ -238,7 +245,8 @@ std::string describe(const void* p) {
   char buf[160];
   const char* c = static_cast<const char*>(p);
   if (a == nullptr && c >= m.base && c < m.base + reserved) {
-    std::snprintf(buf, sizeof buf, "%p (device memory that is not allocated: freed, or never handed out)", p);
+    std::snprintf(buf, sizeof buf,
+                  "%p (device memory that is not allocated: freed, or never handed out)", p);
   } else if (a == nullptr) {
     std::snprintf(buf, sizeof buf, "%p (pageable host memory)", p);
   } else {

@@ -58,11 +58,11 @@ const char* kind_name(pointer_kind k) {
 }
 
 // The checks of a copy; cudaSuccess or the error to return.
-cudaError_t check_copy(const char* call, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                       bool async) {
+cudaError_t check_copy(const char* call, void* dst, const void* src, std::size_t bytes,
+                       cudaMemcpyKind kind, bool async) {
   if (detail::in_unallocated_device_memory(dst) || detail::in_unallocated_device_memory(src)) {
-    violation(std::string(call) + " with device memory that is not allocated: destination " + detail::describe(dst) +
-              ", source " + detail::describe(src));
+    violation(std::string(call) + " with device memory that is not allocated: destination " +
+              detail::describe(dst) + ", source " + detail::describe(src));
     return detail::fail(cudaErrorInvalidValue);
   }
   const pointer_kind d = kind_of(dst), s = kind_of(src);
@@ -77,18 +77,20 @@ cudaError_t check_copy(const char* call, void* dst, const void* src, std::size_t
   default: return detail::fail(cudaErrorInvalidValue);
   }
   if (!ok) {
-    violation(std::string(call) + ": the direction does not match the pointers: destination " + detail::describe(dst) +
-              ", source " + detail::describe(src));
+    violation(std::string(call) + ": the direction does not match the pointers: destination " +
+              detail::describe(dst) + ", source " + detail::describe(src));
     return detail::fail(cudaErrorInvalidValue);
   }
   if (!detail::in_one_allocation(dst, bytes) || !detail::in_one_allocation(src, bytes)) {
-    violation(std::string(call) + " of " + std::to_string(bytes) + " bytes runs past the end of an allocation: " +
-              "destination " + detail::describe(dst) + ", source " + detail::describe(src));
+    violation(std::string(call) + " of " + std::to_string(bytes) +
+              " bytes runs past the end of an allocation: " + "destination " +
+              detail::describe(dst) + ", source " + detail::describe(src));
     return detail::fail(cudaErrorInvalidValue);
   }
   // NOTE: on hardware an async copy with a pageable side is staged and
   // blocks the calling thread; kvactor's device calls must return at once.
-  if (async && (d == pointer_kind::pageable || s == pointer_kind::pageable) && (dst_device || src_device)) {
+  if (async && (d == pointer_kind::pageable || s == pointer_kind::pageable) &&
+      (dst_device || src_device)) {
     violation(std::string(call) + " with " + kind_name(pointer_kind::pageable) + " (" +
               detail::describe(d == pointer_kind::pageable ? dst : static_cast<const void*>(src)) +
               "): an async copy needs pinned host memory (cudaHostAlloc)");
@@ -153,7 +155,8 @@ cudaError_t cudaFree(void* p) {
   if (const cudaError_t e = shim::enter("cudaFree"); e != cudaSuccess) return e;
   if (p == nullptr) return cudaSuccess;
   if (!detail::device_free(p)) {
-    shim::violation("cudaFree of " + detail::describe(p) + ", not the start of a live cudaMalloc allocation");
+    shim::violation("cudaFree of " + detail::describe(p) +
+                    ", not the start of a live cudaMalloc allocation");
     return detail::fail(cudaErrorInvalidValue);
   }
   return cudaSuccess;
@@ -166,23 +169,28 @@ cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int flags) {
   return *p != nullptr ? cudaSuccess : detail::fail(cudaErrorMemoryAllocation);
 }
 
-cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+cudaError_t cudaMallocHost(void** p, size_t bytes) {
+  return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+}
 
 cudaError_t cudaFreeHost(void* p) {
   if (const cudaError_t e = shim::enter("cudaFreeHost"); e != cudaSuccess) return e;
   if (p == nullptr) return cudaSuccess;
   if (!detail::pinned_free(p)) {
-    shim::violation("cudaFreeHost of " + detail::describe(p) + ", not the start of a live cudaHostAlloc allocation");
+    shim::violation("cudaFreeHost of " + detail::describe(p) +
+                    ", not the start of a live cudaHostAlloc allocation");
     return detail::fail(cudaErrorInvalidValue);
   }
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
   if (const cudaError_t e = shim::enter("cudaMemcpyAsync"); e != cudaSuccess) return e;
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
-  if (const cudaError_t e = shim::check_copy("cudaMemcpyAsync", dst, src, bytes, kind, true); e != cudaSuccess)
+  if (const cudaError_t e = shim::check_copy("cudaMemcpyAsync", dst, src, bytes, kind, true);
+      e != cudaSuccess)
     return e;
   if (bytes > 0)
     s->push(detail::stream_impl::task_kind::device, "cudaMemcpyAsync",
@@ -192,10 +200,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   if (const cudaError_t e = shim::enter("cudaMemcpy"); e != cudaSuccess) return e;
-  if (const cudaError_t e = shim::check_copy("cudaMemcpy", dst, src, bytes, kind, false); e != cudaSuccess) return e;
+  if (const cudaError_t e = shim::check_copy("cudaMemcpy", dst, src, bytes, kind, false);
+      e != cudaSuccess)
+    return e;
   detail::stream_impl* s = detail::stream_of(nullptr);
   if (bytes > 0) {
-    s->push(detail::stream_impl::task_kind::device, "cudaMemcpy", [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+    s->push(detail::stream_impl::task_kind::device, "cudaMemcpy",
+            [dst, src, bytes] { std::memcpy(dst, src, bytes); });
     s->synchronize();
   }
   return shim::enter("cudaMemcpy");

@@ -102,7 +102,8 @@ void stream_impl::drain() {
     // that runs ahead of another only because the host enqueued it first is
     // not ordered after it.
     if (max_delay_us_ > 0 && (rng_() & 1) != 0)
-      std::this_thread::sleep_for(std::chrono::microseconds(rng_() % static_cast<uint64_t>(max_delay_us_ + 1)));
+      std::this_thread::sleep_for(
+        std::chrono::microseconds(rng_() % static_cast<uint64_t>(max_delay_us_ + 1)));
     // NOTE: device memory opens for the first device task of a busy spell
     // and closes when the queue runs dry or a host function comes: closing
     // after every task would cost two mprotect calls per task.
@@ -171,14 +172,17 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (const cudaError_t e = shim::enter("cudaStreamDestroy"); e != cudaSuccess) return e;
   shim::registry& r = shim::reg();
   {
     std::lock_guard lock{r.mutex};
-    if (stream == nullptr || r.streams.erase(stream) == 0) return detail::fail(cudaErrorInvalidResourceHandle);
+    if (stream == nullptr || r.streams.erase(stream) == 0)
+      return detail::fail(cudaErrorInvalidResourceHandle);
   }
   delete stream; // NOTE: as CUDA, work already enqueued still runs (the destructor drains it)
   return cudaSuccess;
@@ -204,7 +208,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   return cudaSuccess;
 }
 
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   if (const cudaError_t e = shim::enter("cudaEventDestroy"); e != cudaSuccess) return e;
@@ -279,7 +285,8 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
   if (fn == nullptr) return detail::fail(cudaErrorInvalidValue);
-  s->push(detail::stream_impl::task_kind::host_function, "cudaLaunchHostFunc", [fn, user_data] { fn(user_data); });
+  s->push(detail::stream_impl::task_kind::host_function, "cudaLaunchHostFunc",
+          [fn, user_data] { fn(user_data); });
   return cudaSuccess;
 }
 

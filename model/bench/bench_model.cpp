@@ -7,7 +7,8 @@
 // weights (matrix bytes x steps/s) and its ratio to a plain read of as many
 // bytes over as many threads, run alternately with the steps.
 //
-//   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5] [--threads=0]
+//   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5]
+//   [--threads=0]
 //                       [--weights=f32|bf16] [--activations=f32|bf16] [--kv-dtype=f32|bf16]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16.)
@@ -77,7 +78,8 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
     tf.set_profiling(true);
     const auto t0 = std::chrono::steady_clock::now();
     for (int s = 0; s < num_steps; ++s) run_step(tf, batch);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tf.set_profiling(false);
     const model::forward_profile& p = tf.profile();
     tps.push_back(batch.num_tokens() * double(num_steps) / wall);
@@ -87,17 +89,20 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
     attention.push_back(p.attention_seconds / p.total_seconds);
     reads.push_back(read ? read() : 0.0);
   }
-  return {median(tps), median(outside), median(linear), median(attention), median(sps), median(reads)};
+  return {median(tps),       median(outside), median(linear),
+          median(attention), median(sps),     median(reads)};
 }
 
 // Bytes of the matrices one decode step reads whole: every projection and
 // the LM head (the embedding only gives rows).
 int64_t matrix_bytes(const model::model_weights& w) {
-  auto bytes = [](const model::weight_view& v) { return v.num_elements() * (v.type == model::dtype::bf16 ? 2 : 4); };
+  auto bytes = [](const model::weight_view& v) {
+    return v.num_elements() * (v.type == model::dtype::bf16 ? 2 : 4);
+  };
   int64_t total = bytes(w.lm_head());
   for (const model::layer_weights& l : w.layers())
-    for (const model::weight_view* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj,
-                                        &l.down_proj})
+    for (const model::weight_view* v :
+         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
       total += bytes(*v);
   return total;
 }
@@ -121,9 +126,11 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
     else if (a == "--kv-dtype=f32") o.kv = kernels::dtype::f32;
     else {
-      std::fprintf(stderr, "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-                           "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16] "
-                           "[--kv-dtype=f32|bf16]\n");
+      std::fprintf(
+        stderr,
+        "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
+        "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16] "
+        "[--kv-dtype=f32|bf16]\n");
       return false;
     }
   }
@@ -146,7 +153,8 @@ int main(int argc, char** argv) {
   const int max_batch = batches.back();
   const int blocks_per_seq = std::max(o.context + 1, o.prefill) / bs + 1;
   const int64_t num_blocks = int64_t{max_batch} * blocks_per_seq;
-  const kernels::kv_cache_shape shape = model::transformer::cache_shape(m->config, num_blocks, bs, o.kv);
+  const kernels::kv_cache_shape shape =
+    model::transformer::cache_shape(m->config, num_blocks, bs, o.kv);
   kernels::device_options dopt;
   dopt.num_threads = o.threads;
   dopt.device_bytes = shape.total_bytes() + (int64_t{1} << 20);
@@ -157,11 +165,14 @@ int main(int argc, char** argv) {
   }
   auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device, shape);
   if (!cache) {
-    std::fprintf(stderr, "cannot allocate %lld bytes of KV cache\n", static_cast<long long>(shape.total_bytes()));
+    std::fprintf(stderr, "cannot allocate %lld bytes of KV cache\n",
+                 static_cast<long long>(shape.total_bytes()));
     return 1;
   }
-  const int64_t num_elements = shape.total_bytes() / static_cast<int64_t>(kernels::dtype_size(o.kv));
-  for (int64_t i = 0; i < num_elements; ++i) kernels::store_from_float(o.kv, cache->view.base, size_t(i), 0.01f);
+  const int64_t num_elements =
+    shape.total_bytes() / static_cast<int64_t>(kernels::dtype_size(o.kv));
+  for (int64_t i = 0; i < num_elements; ++i)
+    kernels::store_from_float(o.kv, cache->view.base, size_t(i), 0.01f);
   auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view,
                                        {std::max(o.prefill, max_batch), max_batch}, o.activations);
   if (!tf) {
@@ -171,26 +182,33 @@ int main(int argc, char** argv) {
 
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(max_batch));
   for (int s = 0; s < max_batch; ++s)
-    for (int b = 0; b < blocks_per_seq; ++b) tables[size_t(s)].push_back(b * max_batch + s); // interleaved
+    // interleaved
+    for (int b = 0; b < blocks_per_seq; ++b) tables[size_t(s)].push_back(b * max_batch + s);
   std::vector<int32_t> tokens(size_t(o.prefill));
-  for (int i = 0; i < o.prefill; ++i) tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
+  for (int i = 0; i < o.prefill; ++i)
+    tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
-  std::printf("model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
-              "%s matrices, %s KV; %d device threads (0: all cores); products: %s\n",
-              o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
-              (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
-              (long long)m->config.head_dim, (long long)m->config.intermediate_size, (long long)m->config.vocab_size,
-              o.weights == model::dtype::bf16 ? "bf16" : "fp32", kernels::dtype_name(o.kv), o.threads,
-              model::layers::products_name(o.activations == model::dtype::bf16 ? model::packed_matrix::layout::pairs
-                                                                              : model::packed_matrix::layout::columns)
-                .c_str());
+  std::printf(
+    "model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
+    "%s matrices, %s KV; %d device threads (0: all cores); products: %s\n",
+    o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
+    (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
+    (long long)m->config.head_dim, (long long)m->config.intermediate_size,
+    (long long)m->config.vocab_size, o.weights == model::dtype::bf16 ? "bf16" : "fp32",
+    kernels::dtype_name(o.kv), o.threads,
+    model::layers::products_name(o.activations == model::dtype::bf16
+                                   ? model::packed_matrix::layout::pairs
+                                   : model::packed_matrix::layout::columns)
+      .c_str());
   const int64_t weight_bytes = matrix_bytes(m->weights);
-  std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of read' = its ratio "
+  std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of "
+              "read' = its ratio "
               "to a plain read of as many bytes over as many threads\n",
               double(weight_bytes) / 1e6);
-  std::printf("%-28s %12s %9s %9s %9s %11s %9s\n", "step", "tokens/s", "linear", "attention", "outside",
-              "weights GB/s", "of read");
-  kernels::thread_pool read_pool(o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+  std::printf("%-28s %12s %9s %9s %9s %11s %9s\n", "step", "tokens/s", "linear", "attention",
+              "outside", "weights GB/s", "of read");
+  kernels::thread_pool read_pool(
+    o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency())));
   const std::vector<uint64_t> read_buffer = kernels::bench::read_buffer(weight_bytes);
   uint64_t read_sink = 0;
   const std::function<double()> read = [&] {
@@ -201,23 +219,25 @@ int main(int argc, char** argv) {
     const model::sequence_chunk c{0, tokens, tables[0], true};
     const auto batch = model::forward_batch::build(std::span(&c, 1), bs);
     const figures f = measure(**tf, batch, 1, o.reps);
-    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n", ("prefill " + std::to_string(o.prefill)).c_str(),
-                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share);
+    std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%%\n",
+                ("prefill " + std::to_string(o.prefill)).c_str(), f.tokens_per_second,
+                100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share);
   }
   for (int b : batches) {
     // NOTE: every timed step decodes at position `context` of each sequence
     // (rewriting the same slot), so the context stays fixed across steps.
     std::vector<model::sequence_chunk> chunks;
     for (int s = 0; s < b; ++s)
-      chunks.push_back({o.context, std::span<const int32_t>(tokens).subspan(size_t(s % 16), 1), tables[size_t(s)], true});
+      chunks.push_back({o.context, std::span<const int32_t>(tokens).subspan(size_t(s % 16), 1),
+                        tables[size_t(s)], true});
     const auto batch = model::forward_batch::build(chunks, bs);
     const figures f = measure(**tf, batch, o.steps, o.reps, read);
     const double weights_gbps = double(weight_bytes) * f.steps_per_second / 1e9;
     const double read_gbps = double(weight_bytes) / f.read_seconds / 1e9;
     std::printf("%-28s %12.0f %8.1f%% %8.1f%% %8.1f%% %11.1f %9.2f\n",
                 ("decode batch " + std::to_string(b) + " ctx " + std::to_string(o.context)).c_str(),
-                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share, 100 * f.outside_share,
-                weights_gbps, weights_gbps / read_gbps);
+                f.tokens_per_second, 100 * f.linear_share, 100 * f.attention_share,
+                100 * f.outside_share, weights_gbps, weights_gbps / read_gbps);
   }
   return 0;
 }

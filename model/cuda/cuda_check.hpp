@@ -22,10 +22,10 @@ status check(cublasStatus_t s, const char* call, const char* file, int line);
 
 } // namespace kvactor::model::cuda_check
 
-#define KVACTOR_CUDA_TRY(call)                                                                                \
-  do {                                                                                                        \
-    if (const ::kvactor::status kvactor_try_ = ::kvactor::model::cuda_check::check((call), #call, __FILE__, \
-                                                                                    __LINE__);                \
-        !kvactor_try_)                                                                                        \
-      return kvactor_try_.error();                                                                            \
+#define KVACTOR_CUDA_TRY(call)                                                                     \
+  do {                                                                                             \
+    if (const ::kvactor::status kvactor_try_ =                                                     \
+          ::kvactor::model::cuda_check::check((call), #call, __FILE__, __LINE__);                  \
+        !kvactor_try_)                                                                             \
+      return kvactor_try_.error();                                                                 \
   } while (false)

@@ -8,15 +8,17 @@ namespace kvactor::model {
 
 status cuda_ops::embedding(const void* table, kernels::dtype table_type, const int32_t* ids,
                            int32_t num_tokens, int32_t hidden, float* out) {
-  KVACTOR_ASSERT(table_type == kernels::dtype::f32 || table_type == kernels::dtype::bf16, "an f32 or bf16 table");
-  KVACTOR_CUDA_TRY(cuda_launch::embedding(table, table_type == kernels::dtype::bf16, ids, num_tokens, hidden, out,
-                                          stream_));
+  KVACTOR_ASSERT(table_type == kernels::dtype::f32 || table_type == kernels::dtype::bf16,
+                 "an f32 or bf16 table");
+  KVACTOR_CUDA_TRY(cuda_launch::embedding(table, table_type == kernels::dtype::bf16, ids,
+                                          num_tokens, hidden, out, stream_));
   return {};
 }
 
 status cuda_ops::rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
                           int32_t heads_per_row, int32_t n, const float* weight, float eps) {
-  KVACTOR_CUDA_TRY(cuda_launch::rms_norm(x, ldx, out, ldo, num_tokens, heads_per_row, n, weight, eps, stream_));
+  KVACTOR_CUDA_TRY(
+    cuda_launch::rms_norm(x, ldx, out, ldo, num_tokens, heads_per_row, n, weight, eps, stream_));
   return {};
 }
 
@@ -65,7 +67,8 @@ status cuda_ops::cache_write(const kernels::cache_write_params& p) {
 
 status cuda_ops::paged_attention(const kernels::paged_attention_params& p) {
   kernels::paged_attention_params with_split = p;
-  with_split.workspace = split_;  // decode at small batch and long context splits (kernels/cuda/attention_split.hpp)
+  // decode at small batch and long context splits (kernels/cuda/attention_split.hpp)
+  with_split.workspace = split_;
   KVACTOR_CUDA_TRY(kernels::cuda_launch::paged_attention(with_split, stream_));
   return {};
 }

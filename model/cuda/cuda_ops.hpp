@@ -18,8 +18,8 @@ public:
   cuda_ops(cudaStream_t stream, const cublas_gemm& gemm, kernels::attention_workspace split = {})
       : stream_(stream), gemm_(gemm), split_(split) {}
 
-  status embedding(const void* table, kernels::dtype table_type, const int32_t* ids, int32_t num_tokens,
-                   int32_t hidden, float* out) override;
+  status embedding(const void* table, kernels::dtype table_type, const int32_t* ids,
+                   int32_t num_tokens, int32_t hidden, float* out) override;
   status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
                   int32_t heads_per_row, int32_t n, const float* weight, float eps) override;
   status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,

@@ -31,11 +31,10 @@ status take(kernels::device& dev, kernels::buffer& b, kernels::memory_kind kind,
 
 } // namespace
 
-result<std::unique_ptr<cuda_transformer>> cuda_transformer::create(const model_config& config,
-                                                                   const model_weights& weights,
-                                                                   kernels::device& dev,
-                                                                   const kernels::kv_cache_view& cache,
-                                                                   forward_limits limits, dtype activations) {
+result<std::unique_ptr<cuda_transformer>>
+cuda_transformer::create(const model_config& config, const model_weights& weights,
+                         kernels::device& dev, const kernels::kv_cache_view& cache,
+                         forward_limits limits, dtype activations) {
   KVACTOR_ASSERT(dev.kind() == kernels::device_kind::cuda, "not a CUDA device");
   if (config.head_dim != 64 && config.head_dim != 128)
     return make_error(where, "the CUDA attention kernels take head_dim 64 or 128; the model has " +
@@ -43,18 +42,25 @@ result<std::unique_ptr<cuda_transformer>> cuda_transformer::create(const model_c
   auto& cuda = static_cast<kernels::cuda_device&>(dev);
   // NOTE: bf16 matrices on the device only with bf16 activations: cuBLAS
   // multiplies bf16 by bf16 only, and fp32 activations are never rounded.
-  auto uploaded = device_weights::upload(weights, activations, dev, cuda.native_stream(kernels::streams::compute));
+  auto uploaded = device_weights::upload(weights, activations, dev,
+                                         cuda.native_stream(kernels::streams::compute));
   if (!uploaded) return uploaded.error();
-  std::unique_ptr<cuda_transformer> t(new cuda_transformer(config, cuda, cache, limits, std::move(*uploaded)));
+  std::unique_ptr<cuda_transformer> t(
+    new cuda_transformer(config, cuda, cache, limits, std::move(*uploaded)));
   if (const status s = t->allocate(); !s) return s.error();
   return t;
 }
 
 cuda_transformer::cuda_transformer(const model_config& config, kernels::cuda_device& dev,
-                                   const kernels::kv_cache_view& cache, forward_limits limits, device_weights weights)
-    : transformer(config, dev, cache, limits), cuda_(dev),
-      max_blocks_per_seq_(max_blocks_per_seq(config, cache.shape.block_size)), inv_freq_(rope_inv_freq(config)),
-      qkv_stride_(config.q_size() + 2 * config.kv_size()), weights_(std::move(weights)) {}
+                                   const kernels::kv_cache_view& cache, forward_limits limits,
+                                   device_weights weights)
+  : transformer(config, dev, cache, limits),
+    cuda_(dev),
+    max_blocks_per_seq_(max_blocks_per_seq(config, cache.shape.block_size)),
+    inv_freq_(rope_inv_freq(config)),
+    qkv_stride_(config.q_size() + 2 * config.kv_size()),
+    weights_(std::move(weights)) {
+}
 
 cuda_transformer::~cuda_transformer() {
   // NOTE: the buffers below are in use until the stream has run past the
@@ -68,10 +74,10 @@ status cuda_transformer::allocate() {
   const auto h = static_cast<std::size_t>(config_.hidden_size);
   const auto inter = static_cast<std::size_t>(config_.intermediate_size);
   const auto vocab = static_cast<std::size_t>(config_.vocab_size);
-  const std::size_t upload = batch_upload_layout::capacity(limits_.max_num_tokens, limits_.max_num_seqs,
-                                                           max_blocks_per_seq_,
-                                                           static_cast<int32_t>(inv_freq_.size()))
-                                 .total_bytes;
+  const std::size_t upload =
+    batch_upload_layout::capacity(limits_.max_num_tokens, limits_.max_num_seqs, max_blocks_per_seq_,
+                                  static_cast<int32_t>(inv_freq_.size()))
+      .total_bytes;
   const std::size_t bf16_rows = std::max(t, s);
   const std::size_t bf16_products = weights_.plan().matrices == dtype::bf16 ? 1 : 0;
   const std::size_t bf16_cache = cache_.shape.type == kernels::dtype::bf16 ? 1 : 0;
@@ -82,30 +88,32 @@ status cuda_transformer::allocate() {
     std::size_t bytes;
     const char* what;
   } wanted[] = {
-      {hidden_, memory_kind::device, t * h * 4, "the hidden states"},
-      {normed_, memory_kind::device, t * h * 4, "the normed hidden states"},
-      {qkv_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 4, "q|k|v"},
-      {attn_, memory_kind::device, t * static_cast<std::size_t>(config_.q_size()) * 4, "the attention output"},
-      {gate_, memory_kind::device, t * inter * 4, "the MLP gate"},
-      {up_, memory_kind::device, t * inter * 4, "the MLP up projection"},
-      {last_, memory_kind::device, s * h * 4, "the sampled rows"},
-      {logits_, memory_kind::device, s * vocab * 4, "the logits"},
-      {upload_, memory_kind::device, upload, "the step upload"},
-      {x_bf16_, memory_kind::device,
-       bf16_rows * static_cast<std::size_t>(bf16_input_width(config_)) * 2 * bf16_products,
-       "the products' bf16 input rows"},
-      {qkv_bf16_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 2 * bf16_cache, "bf16 q|k|v"},
-      {attn_bf16_, memory_kind::device, t * static_cast<std::size_t>(config_.q_size()) * 2 * bf16_cache,
-       "the bf16 attention output"},
-      {upload_staging_, memory_kind::pinned_host, upload, "the step upload"},
-      {logits_host_, memory_kind::pinned_host, s * vocab * 4, "the logits"},
-      {gemm_workspace_, memory_kind::device, gemm_workspace_bytes, "the cuBLAS workspace"},
+    {hidden_, memory_kind::device, t * h * 4, "the hidden states"},
+    {normed_, memory_kind::device, t * h * 4, "the normed hidden states"},
+    {qkv_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 4, "q|k|v"},
+    {attn_, memory_kind::device, t * static_cast<std::size_t>(config_.q_size()) * 4,
+     "the attention output"},
+    {gate_, memory_kind::device, t * inter * 4, "the MLP gate"},
+    {up_, memory_kind::device, t * inter * 4, "the MLP up projection"},
+    {last_, memory_kind::device, s * h * 4, "the sampled rows"},
+    {logits_, memory_kind::device, s * vocab * 4, "the logits"},
+    {upload_, memory_kind::device, upload, "the step upload"},
+    {x_bf16_, memory_kind::device,
+     bf16_rows * static_cast<std::size_t>(bf16_input_width(config_)) * 2 * bf16_products,
+     "the products' bf16 input rows"},
+    {qkv_bf16_, memory_kind::device, t * static_cast<std::size_t>(qkv_stride_) * 2 * bf16_cache,
+     "bf16 q|k|v"},
+    {attn_bf16_, memory_kind::device,
+     t * static_cast<std::size_t>(config_.q_size()) * 2 * bf16_cache, "the bf16 attention output"},
+    {upload_staging_, memory_kind::pinned_host, upload, "the step upload"},
+    {logits_host_, memory_kind::pinned_host, s * vocab * 4, "the logits"},
+    {gemm_workspace_, memory_kind::device, gemm_workspace_bytes, "the cuBLAS workspace"},
   };
   for (const auto& w : wanted)
     if (w.bytes > 0)
       if (const status ok = take(dev_, w.b, w.kind, w.bytes, w.what); !ok) return ok;
-  auto gemm = cublas_gemm::create(cuda_.native_stream(kernels::streams::compute), gemm_workspace_.data(),
-                                  gemm_workspace_bytes);
+  auto gemm = cublas_gemm::create(cuda_.native_stream(kernels::streams::compute),
+                                  gemm_workspace_.data(), gemm_workspace_bytes);
   if (!gemm) return gemm.error();
   gemm_ = std::move(*gemm);
   ops_ = std::make_unique<cuda_ops>(cuda_.native_stream(kernels::streams::compute), *gemm_,
@@ -118,17 +126,21 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
   check_batch(b);
   if (b.max_blocks_per_seq > max_blocks_per_seq_)
     return make_error(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
-                                 " blocks is longer than the model's context of " +
-                                 std::to_string(config_.max_position_embeddings) + " tokens allows");
+                               " blocks is longer than the model's context of " +
+                               std::to_string(config_.max_position_embeddings) + " tokens allows");
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
   const auto layout = batch_upload_layout::of(b, static_cast<int32_t>(inv_freq_.size()));
   if (const status s = stage_upload(b, layout, stream); !s) return s;
-  if (const status s = enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers()); !s) return s;
+  if (const status s =
+        enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers());
+      !s)
+    return s;
 
-  const auto num_logits = static_cast<std::size_t>(b.num_sample_rows()) * static_cast<std::size_t>(config_.vocab_size);
+  const auto num_logits =
+    static_cast<std::size_t>(b.num_sample_rows()) * static_cast<std::size_t>(config_.vocab_size);
   if (num_logits > 0)
-    KVACTOR_CUDA_TRY(cudaMemcpyAsync(logits_host_.data(), logits_.data(), num_logits * sizeof(float),
-                                     cudaMemcpyDeviceToHost, stream));
+    KVACTOR_CUDA_TRY(cudaMemcpyAsync(logits_host_.data(), logits_.data(),
+                                     num_logits * sizeof(float), cudaMemcpyDeviceToHost, stream));
   // NOTE: a host function runs once the stream has run everything before it
   // (the logits copy included), which is what device::record's event +
   // callback gives; the next step's copy into logits_host_ waits for it.
@@ -151,7 +163,8 @@ status cuda_transformer::stage_upload(const forward_batch& b, const batch_upload
       });
       !s)
     return s;
-  KVACTOR_CUDA_TRY(cudaMemcpyAsync(upload_.data(), staging, layout.total_bytes, cudaMemcpyHostToDevice, stream));
+  KVACTOR_CUDA_TRY(
+    cudaMemcpyAsync(upload_.data(), staging, layout.total_bytes, cudaMemcpyHostToDevice, stream));
   return {};
 }
 

@@ -45,9 +45,9 @@ public:
   // matrices in bf16 on the device). Fails for a head_dim the CUDA
   // attention lacks (64 and 128 only), out of device or pinned memory, or
   // a CUDA / cuBLAS error.
-  static result<std::unique_ptr<cuda_transformer>> create(const model_config& config, const model_weights& weights,
-                                                          kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                          forward_limits limits, dtype activations);
+  static result<std::unique_ptr<cuda_transformer>>
+  create(const model_config& config, const model_weights& weights, kernels::device& dev,
+         const kernels::kv_cache_view& cache, forward_limits limits, dtype activations);
 
   // Device bytes of the weights (device_weights::num_bytes).
   std::size_t weight_bytes() const { return weights_.num_bytes(); }
@@ -56,10 +56,12 @@ public:
   status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
 
 private:
-  cuda_transformer(const model_config& config, kernels::cuda_device& dev, const kernels::kv_cache_view& cache,
-                   forward_limits limits, device_weights weights);
+  cuda_transformer(const model_config& config, kernels::cuda_device& dev,
+                   const kernels::kv_cache_view& cache, forward_limits limits,
+                   device_weights weights);
   status allocate();
-  status stage_upload(const forward_batch& b, const batch_upload_layout& layout, cudaStream_t stream);
+  status stage_upload(const forward_batch& b, const batch_upload_layout& layout,
+                      cudaStream_t stream);
   forward_buffers buffers() const;
 
   kernels::cuda_device& cuda_;
@@ -78,7 +80,8 @@ private:
   kernels::buffer last_;   // [max_num_seqs, hidden]: rows that sample
   kernels::buffer logits_; // [max_num_seqs, vocab]
   kernels::buffer upload_; // [batch_upload capacity] bytes
-  kernels::buffer x_bf16_;    // bf16 matrices: [max(max_num_tokens, max_num_seqs), bf16_input_width] bf16
+  // bf16 matrices: [max(max_num_tokens, max_num_seqs), bf16_input_width] bf16
+  kernels::buffer x_bf16_;
   kernels::buffer qkv_bf16_;  // bf16 cache: [max_num_tokens, q_size + 2 kv_size] bf16
   kernels::buffer attn_bf16_; // bf16 cache: [max_num_tokens, num_heads, head_dim] bf16
   // Pinned host memory.

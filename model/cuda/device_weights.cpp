@@ -41,15 +41,16 @@ private:
 // from pageable memory (the mapped checkpoint) would block and stage
 // internally, and a synchronous cudaMemcpy runs on the legacy stream, which
 // the non-blocking compute stream does not wait for.
-status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& staging, cudaStream_t stream) {
+status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& staging,
+                 cudaStream_t stream) {
   std::byte* dst = base + s.offset;
   const std::size_t size = dtype_size(s.type);
   const auto chunk = static_cast<int64_t>(staging.bytes() / size);
   for (int64_t first = 0; first < s.num_elements(); first += chunk) {
     const auto bytes = static_cast<std::size_t>(std::min(chunk, s.num_elements() - first)) * size;
     device_image(s, first, std::span<std::byte>(staging.data(), bytes));
-    KVACTOR_CUDA_TRY(cudaMemcpyAsync(dst + static_cast<std::size_t>(first) * size, staging.data(), bytes,
-                                     cudaMemcpyHostToDevice, stream));
+    KVACTOR_CUDA_TRY(cudaMemcpyAsync(dst + static_cast<std::size_t>(first) * size, staging.data(),
+                                     bytes, cudaMemcpyHostToDevice, stream));
     KVACTOR_CUDA_TRY(cudaStreamSynchronize(stream)); // the staging buffer is reused next
   }
   return {};
@@ -57,8 +58,8 @@ status copy_slot(const weight_slot& s, std::byte* base, const pinned_staging& st
 
 } // namespace
 
-result<device_weights> device_weights::upload(const model_weights& weights, dtype matrices, kernels::device& dev,
-                                              cudaStream_t stream) {
+result<device_weights> device_weights::upload(const model_weights& weights, dtype matrices,
+                                              kernels::device& dev, cudaStream_t stream) {
   device_weights w;
   w.plan_ = weight_plan::make(weights, matrices);
   auto memory = dev.allocate(kernels::memory_kind::device, w.plan_.total_bytes);
@@ -72,7 +73,8 @@ result<device_weights> device_weights::upload(const model_weights& weights, dtyp
   pinned_staging staging;
   if (const status ok = staging.allocate(std::min(staging_bytes, largest)); !ok) return ok.error();
   for (const weight_slot& s : w.plan_.uploads()) {
-    if (const status ok = copy_slot(s, static_cast<std::byte*>(w.memory_.data()), staging, stream); !ok)
+    if (const status ok = copy_slot(s, static_cast<std::byte*>(w.memory_.data()), staging, stream);
+        !ok)
       return ok.error();
   }
   return w;

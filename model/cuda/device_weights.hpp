@@ -23,8 +23,8 @@ public:
   // Allocates device memory of `dev` (a CUDA device) and copies every
   // weight on `stream`, its matrices in `matrices` (f32 or bf16), waiting
   // for the copies (load time, not a step).
-  static result<device_weights> upload(const model_weights& weights, dtype matrices, kernels::device& dev,
-                                       cudaStream_t stream);
+  static result<device_weights> upload(const model_weights& weights, dtype matrices,
+                                       kernels::device& dev, cudaStream_t stream);
 
   // The allocation; slot s of plan() is at data() + s.offset.
   const std::byte* data() const { return static_cast<const std::byte*>(memory_.data()); }

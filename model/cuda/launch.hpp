@@ -11,23 +11,25 @@
 namespace kvactor::model::cuda_launch {
 
 // out: [T, hidden]; table: [vocab, hidden] of f32 (bf16_table false) or bf16 bits.
-cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, int32_t num_tokens, int32_t hidden,
-                      float* out, cudaStream_t stream);
+cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, int32_t num_tokens,
+                      int32_t hidden, float* out, cudaStream_t stream);
 // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart; weight: [n]
-cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens, int32_t heads_per_row,
-                     int32_t n, const float* weight, float eps, cudaStream_t stream);
+cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                     int32_t heads_per_row, int32_t n, const float* weight, float eps,
+                     cudaStream_t stream);
 // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
-cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim, const float* cos,
-                 const float* sin, cudaStream_t stream);
+cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
+                 const float* cos, const float* sin, cudaStream_t stream);
 // gate, up, out: [num] contiguous
-cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num, cudaStream_t stream);
+cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
+                   cudaStream_t stream);
 // x: [T, n]; rows: [num_rows]; out: [num_rows, n]
-cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n, float* out,
-                        cudaStream_t stream);
+cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
+                        float* out, cudaStream_t stream);
 
 // x: [num_rows, n] fp32 rows ldx apart; out: [num_rows, n] bf16 bits, rows ldo apart
-cudaError_t round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, void* out, int64_t ldo,
-                          cudaStream_t stream);
+cudaError_t round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, void* out,
+                          int64_t ldo, cudaStream_t stream);
 // x: [num] bf16 bits; out: [num] fp32
 cudaError_t widen_bf16(const void* x, float* out, int64_t num, cudaStream_t stream);
 

@@ -15,8 +15,10 @@ forward_batch forward_batch::build(std::span<const sequence_chunk> seqs, int32_t
     KVACTOR_ASSERT(!s.tokens.empty(), "a sequence in a step computes at least one token");
     KVACTOR_ASSERT(s.start >= 0, "negative start");
     num_tokens += s.tokens.size();
-    const auto needed = (s.start + static_cast<int64_t>(s.tokens.size()) + block_size - 1) / block_size;
-    KVACTOR_ASSERT(static_cast<int64_t>(s.block_table.size()) >= needed, "block table too short for the step");
+    const auto needed =
+      (s.start + static_cast<int64_t>(s.tokens.size()) + block_size - 1) / block_size;
+    KVACTOR_ASSERT(static_cast<int64_t>(s.block_table.size()) >= needed,
+                   "block table too short for the step");
     b.max_blocks_per_seq = std::max(b.max_blocks_per_seq, static_cast<int32_t>(needed));
   }
   b.token_ids.reserve(num_tokens);
@@ -36,7 +38,8 @@ forward_batch forward_batch::build(std::span<const sequence_chunk> seqs, int32_t
       b.slot_mapping.push_back(int64_t{block} * block_size + pos % block_size);
     }
     const auto num_blocks = static_cast<std::size_t>((s.start + n + block_size - 1) / block_size);
-    std::copy_n(s.block_table.begin(), num_blocks, b.block_tables.begin() + static_cast<std::ptrdiff_t>(i * b.max_blocks_per_seq));
+    std::copy_n(s.block_table.begin(), num_blocks,
+                b.block_tables.begin() + static_cast<std::ptrdiff_t>(i * b.max_blocks_per_seq));
     b.seq_lens.push_back(s.start + n);
     b.query_start_loc.push_back(b.query_start_loc.back() + n);
     if (s.sample) b.sample_rows.push_back(b.query_start_loc.back() - 1);

@@ -11,7 +11,9 @@ namespace {
 
 constexpr std::size_t section_alignment = 16;
 
-std::size_t align_up(std::size_t n) { return (n + section_alignment - 1) / section_alignment * section_alignment; }
+std::size_t align_up(std::size_t n) {
+  return (n + section_alignment - 1) / section_alignment * section_alignment;
+}
 
 template <class T>
 void put(std::span<std::byte> out, std::size_t offset, const std::vector<T>& v) {
@@ -21,9 +23,10 @@ void put(std::span<std::byte> out, std::size_t offset, const std::vector<T>& v) 
 } // namespace
 
 batch_upload_layout batch_upload_layout::for_counts(int32_t num_tokens, int32_t num_seqs,
-                                                    int32_t num_sample_rows, int32_t max_blocks_per_seq,
-                                                    int32_t rope_half) {
-  KVACTOR_ASSERT(num_tokens >= 0 && num_seqs >= 0 && num_sample_rows >= 0 && max_blocks_per_seq >= 0 && rope_half >= 0,
+                                                    int32_t num_sample_rows,
+                                                    int32_t max_blocks_per_seq, int32_t rope_half) {
+  KVACTOR_ASSERT(num_tokens >= 0 && num_seqs >= 0 && num_sample_rows >= 0 &&
+                   max_blocks_per_seq >= 0 && rope_half >= 0,
                  "negative count");
   const auto t = static_cast<std::size_t>(num_tokens);
   const auto s = static_cast<std::size_t>(num_seqs);
@@ -47,7 +50,8 @@ batch_upload_layout batch_upload_layout::for_counts(int32_t num_tokens, int32_t 
 }
 
 batch_upload_layout batch_upload_layout::of(const forward_batch& b, int32_t rope_half) {
-  return for_counts(b.num_tokens(), b.num_seqs(), b.num_sample_rows(), b.max_blocks_per_seq, rope_half);
+  return for_counts(b.num_tokens(), b.num_seqs(), b.num_sample_rows(), b.max_blocks_per_seq,
+                    rope_half);
 }
 
 batch_upload_layout batch_upload_layout::capacity(int32_t max_num_tokens, int32_t max_num_seqs,
@@ -62,13 +66,14 @@ int32_t max_blocks_per_seq(const model_config& config, int32_t block_size) {
   return static_cast<int32_t>(n);
 }
 
-void pack_batch(const forward_batch& b, std::span<const double> inv_freq, const batch_upload_layout& layout,
-                std::span<std::byte> out) {
+void pack_batch(const forward_batch& b, std::span<const double> inv_freq,
+                const batch_upload_layout& layout, std::span<std::byte> out) {
   KVACTOR_ASSERT(out.size() >= layout.total_bytes, "upload buffer smaller than the layout");
   KVACTOR_ASSERT(reinterpret_cast<std::uintptr_t>(out.data()) % section_alignment == 0,
                  "upload buffer not 16-byte aligned");
-  KVACTOR_ASSERT(b.block_tables.size() == static_cast<std::size_t>(b.num_seqs()) * std::size_t(b.max_blocks_per_seq) &&
-                     b.query_start_loc.size() == static_cast<std::size_t>(b.num_seqs()) + 1,
+  KVACTOR_ASSERT(b.block_tables.size() ==
+                     static_cast<std::size_t>(b.num_seqs()) * std::size_t(b.max_blocks_per_seq) &&
+                   b.query_start_loc.size() == static_cast<std::size_t>(b.num_seqs()) + 1,
                  "malformed batch");
   KVACTOR_ASSERT(layout.total_bytes ==
                      batch_upload_layout::of(b, static_cast<int32_t>(inv_freq.size())).total_bytes,

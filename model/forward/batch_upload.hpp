@@ -39,8 +39,9 @@ struct batch_upload_layout {
   // The layout for these counts; rope_half = head_dim / 2. Every offset
   // and the total grow with every count, so the layout of the largest
   // counts sizes a buffer for any smaller step.
-  static batch_upload_layout for_counts(int32_t num_tokens, int32_t num_seqs, int32_t num_sample_rows,
-                                        int32_t max_blocks_per_seq, int32_t rope_half);
+  static batch_upload_layout for_counts(int32_t num_tokens, int32_t num_seqs,
+                                        int32_t num_sample_rows, int32_t max_blocks_per_seq,
+                                        int32_t rope_half);
   // The layout of `b`.
   static batch_upload_layout of(const forward_batch& b, int32_t rope_half);
   // The layout of the largest step: every row of every sequence sampled.
@@ -54,7 +55,7 @@ int32_t max_blocks_per_seq(const model_config& config, int32_t block_size);
 
 // Writes `b` into `out` at `layout` (= batch_upload_layout::of(b, inv_freq.size())).
 // inv_freq: [rope_half]; out: [layout.total_bytes] or more, 16-byte aligned
-void pack_batch(const forward_batch& b, std::span<const double> inv_freq, const batch_upload_layout& layout,
-                std::span<std::byte> out);
+void pack_batch(const forward_batch& b, std::span<const double> inv_freq,
+                const batch_upload_layout& layout, std::span<std::byte> out);
 
 } // namespace kvactor::model

@@ -16,7 +16,9 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-kernels::thread_pool& pool_of(kernels::device& dev) { return static_cast<kernels::cpu_device&>(dev).pool(); }
+kernels::thread_pool& pool_of(kernels::device& dev) {
+  return static_cast<kernels::cpu_device&>(dev).pool();
+}
 
 // The matrices' packing for products taking `activations`: as the weights
 // are (columns), or bf16 pairs.
@@ -24,8 +26,9 @@ struct packing {
   dtype type;
   packed_matrix::layout layout;
   packing(dtype weights, dtype activations)
-      : type(activations == dtype::bf16 ? dtype::bf16 : weights),
-        layout(activations == dtype::bf16 ? packed_matrix::layout::pairs : packed_matrix::layout::columns) {}
+    : type(activations == dtype::bf16 ? dtype::bf16 : weights),
+      layout(activations == dtype::bf16 ? packed_matrix::layout::pairs
+                                        : packed_matrix::layout::columns) {}
 };
 
 packed_matrix pack(std::initializer_list<weight_view> parts, packing p) {
@@ -34,11 +37,14 @@ packed_matrix pack(std::initializer_list<weight_view> parts, packing p) {
 
 } // namespace
 
-cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
-                                 const kernels::kv_cache_view& cache, forward_limits limits, dtype activations)
-    : transformer(config, dev, cache, limits), weights_(weights),
-      lm_head_(pack({weights.lm_head()}, packing(weights.matrix_dtype(), activations))),
-      inv_freq_(rope_inv_freq(config)), qkv_stride_(config.q_size() + 2 * config.kv_size()) {
+cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights,
+                                 kernels::device& dev, const kernels::kv_cache_view& cache,
+                                 forward_limits limits, dtype activations)
+  : transformer(config, dev, cache, limits),
+    weights_(weights),
+    lm_head_(pack({weights.lm_head()}, packing(weights.matrix_dtype(), activations))),
+    inv_freq_(rope_inv_freq(config)),
+    qkv_stride_(config.q_size() + 2 * config.kv_size()) {
   const packing type(weights.matrix_dtype(), activations);
   for (const layer_weights& w : weights.layers())
     layers_.push_back({pack({w.q_proj, w.k_proj, w.v_proj}, type), pack({w.o_proj}, type),
@@ -65,8 +71,8 @@ void cpu_transformer::host_task(std::function<void()> task) {
   static_cast<kernels::cpu_device&>(dev_).enqueue(kernels::streams::compute, std::move(task));
 }
 
-void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w, float* y,
-                                   int64_t ldy, bool accumulate) {
+void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
+                                   float* y, int64_t ldy, bool accumulate) {
   const double t0 = profiling_ ? now_seconds() : 0.0;
   layers::linear(pool_of(dev_), x, ldx, m, w, y, ldy, accumulate);
   if (profiling_) profile_.blas_seconds += now_seconds() - t0;
@@ -98,8 +104,8 @@ status cpu_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logi
       profile_.total_seconds += now_seconds() - step_started_;
       ++profile_.num_steps;
     }
-    done(std::span<const float>(logits_.data(),
-                                static_cast<std::size_t>(batch->num_sample_rows() * config_.vocab_size)));
+    done(std::span<const float>(
+      logits_.data(), static_cast<std::size_t>(batch->num_sample_rows() * config_.vocab_size)));
   });
   return {};
 }
@@ -113,10 +119,13 @@ void cpu_transformer::enqueue_attention(const forward_batch& b, int32_t layer) {
   const auto head_dim = static_cast<int32_t>(config_.head_dim);
   const std::size_t elem = kernels::dtype_size(type);
   // [T, q_size + 2 kv_size] of `type`: q | k | v, rows qkv_stride_ apart
-  const char* qkv = bf16 ? reinterpret_cast<const char*>(qkv16_.data()) : reinterpret_cast<const char*>(qkv_.data());
+  const char* qkv = bf16 ? reinterpret_cast<const char*>(qkv16_.data())
+                         : reinterpret_cast<const char*>(qkv_.data());
   kernels::cache_write_params w{};
-  w.key = qkv + static_cast<std::size_t>(config_.q_size()) * elem;                       // [T, kv_heads, D]
-  w.value = qkv + static_cast<std::size_t>(config_.q_size() + config_.kv_size()) * elem; // [T, kv_heads, D]
+  // [T, kv_heads, D]
+  w.key = qkv + static_cast<std::size_t>(config_.q_size()) * elem;
+  // [T, kv_heads, D]
+  w.value = qkv + static_cast<std::size_t>(config_.q_size() + config_.kv_size()) * elem;
   w.k_cache = cache_.k(layer);
   w.v_cache = cache_.v(layer);
   w.slot_mapping = b.slot_mapping.data();
@@ -129,8 +138,10 @@ void cpu_transformer::enqueue_attention(const forward_batch& b, int32_t layer) {
   kernels::cache_write(dev_, kernels::streams::compute, w);
 
   kernels::paged_attention_params a{};
-  a.out = bf16 ? static_cast<void*>(attn16_.data()) : static_cast<void*>(attn_.data()); // [T, heads, D]
-  a.query = qkv;                                                                        // [T, heads, D]
+  // [T, heads, D]
+  a.out = bf16 ? static_cast<void*>(attn16_.data()) : static_cast<void*>(attn_.data());
+  // [T, heads, D]
+  a.query = qkv;
   a.k_cache = cache_.k(layer);
   a.v_cache = cache_.v(layer);
   a.block_tables = b.block_tables.data();
@@ -163,15 +174,21 @@ void cpu_transformer::attention_input(const forward_batch& b, int32_t layer) {
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.input_layernorm.f32(), eps);
   float* q = qkv_.data();                        // [T, heads, D], rows qkv_stride_ apart
   float* k = q + config_.q_size();               // [T, kv_heads, D]; v follows
-  timed_linear(normed_.data(), h, t, layers_[static_cast<std::size_t>(layer)].qkv, q, qkv_stride_, false);
+  timed_linear(normed_.data(), h, t, layers_[static_cast<std::size_t>(layer)].qkv, q, qkv_stride_,
+               false);
   if (config_.has_qk_norm()) {
-    layers::rms_norm_heads(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, w.q_norm->f32(), eps);
-    layers::rms_norm_heads(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, w.k_norm->f32(), eps);
+    layers::rms_norm_heads(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim,
+                           w.q_norm->f32(), eps);
+    layers::rms_norm_heads(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim,
+                           w.k_norm->f32(), eps);
   }
-  layers::rope(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, cos_.data(), sin_.data());
-  layers::rope(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, cos_.data(), sin_.data());
+  layers::rope(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim, cos_.data(),
+               sin_.data());
+  layers::rope(pool, k, qkv_stride_, t, config_.num_key_value_heads, config_.head_dim, cos_.data(),
+               sin_.data());
   // bf16 cache: whole q | k | v rows rounded (the attention reads q, the cache write k and v).
-  if (!qkv16_.empty()) layers::to_bf16(pool, q, qkv_stride_, qkv16_.data(), qkv_stride_, t, qkv_stride_);
+  if (!qkv16_.empty())
+    layers::to_bf16(pool, q, qkv_stride_, qkv16_.data(), qkv_stride_, t, qkv_stride_);
 }
 
 void cpu_transformer::attention_output_and_mlp(const forward_batch& b, int32_t layer) {
@@ -184,9 +201,11 @@ void cpu_transformer::attention_output_and_mlp(const forward_batch& b, int32_t l
   // NOTE: beta = 1 in the product adds the residual for free.
   const packed_layer& p = layers_[static_cast<std::size_t>(layer)];
   if (!attn16_.empty())
-    layers::from_bf16(pool, attn16_.data(), config_.q_size(), attn_.data(), config_.q_size(), t, config_.q_size());
+    layers::from_bf16(pool, attn16_.data(), config_.q_size(), attn_.data(), config_.q_size(), t,
+                      config_.q_size());
   timed_linear(attn_.data(), config_.q_size(), t, p.o, hidden_.data(), h, true);
-  layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.post_attention_layernorm.f32(), eps);
+  layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h,
+                   w.post_attention_layernorm.f32(), eps);
   float* gate = gate_up_.data();
   timed_linear(normed_.data(), h, t, p.gate_up, gate, 2 * inter, false);
   layers::swiglu(pool, gate, gate + inter, 2 * inter, gate, 2 * inter, t, inter);
@@ -198,7 +217,8 @@ void cpu_transformer::lm_head(const forward_batch& b) {
   const int64_t n = b.num_sample_rows();
   if (n == 0) return;
   for (int64_t i = 0; i < n; ++i)
-    std::copy_n(hidden_.data() + b.sample_rows[static_cast<std::size_t>(i)] * h, h, last_.data() + i * h);
+    std::copy_n(hidden_.data() + b.sample_rows[static_cast<std::size_t>(i)] * h, h,
+                last_.data() + i * h);
   layers::rms_norm(pool_of(dev_), last_.data(), h, last_.data(), h, n, h, weights_.norm().f32(),
                    static_cast<float>(config_.rms_norm_eps));
   timed_linear(last_.data(), h, n, lm_head_, logits_.data(), config_.vocab_size, false);

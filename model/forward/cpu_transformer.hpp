@@ -68,7 +68,8 @@ private:
   // bf16 cache only (empty otherwise): the attention's input and output.
   std::vector<uint16_t> qkv16_;  // [max_num_tokens, q_size + 2 kv_size]: q | k | v in bf16
   std::vector<uint16_t> attn16_; // [max_num_tokens, num_heads, head_dim] in bf16
-  std::vector<float> gate_up_;   // [max_num_tokens, 2 intermediate]: gate | up, then silu(gate) * up | up
+  // [max_num_tokens, 2 intermediate]: gate | up, then silu(gate) * up | up
+  std::vector<float> gate_up_;
   std::vector<float> cos_, sin_; // [max_num_tokens, head_dim / 2]
   std::vector<float> last_;      // [max_num_seqs, hidden]: rows that sample
   std::vector<float> logits_;    // [max_num_seqs, vocab]

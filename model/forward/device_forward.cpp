@@ -38,16 +38,27 @@ step_arrays arrays(const std::byte* base, const batch_upload_layout& l) {
 
 class step {
 public:
-  step(forward_ops& ops, const model_config& c, const weight_plan& plan, const kernels::kv_cache_view& cache,
-       const forward_batch& b, const step_arrays& a, const forward_buffers& buf)
-      : ops_(ops), c_(c), plan_(plan), cache_(cache), b_(b), a_(a), buf_(buf), t_(b.num_tokens()),
-        h_(static_cast<int32_t>(c.hidden_size)), heads_(static_cast<int32_t>(c.num_attention_heads)),
-        kv_heads_(static_cast<int32_t>(c.num_key_value_heads)), head_dim_(static_cast<int32_t>(c.head_dim)),
-        qkv_stride_(c.q_size() + 2 * c.kv_size()), eps_(static_cast<float>(c.rms_norm_eps)) {}
+  step(forward_ops& ops, const model_config& c, const weight_plan& plan,
+       const kernels::kv_cache_view& cache, const forward_batch& b, const step_arrays& a,
+       const forward_buffers& buf)
+    : ops_(ops),
+      c_(c),
+      plan_(plan),
+      cache_(cache),
+      b_(b),
+      a_(a),
+      buf_(buf),
+      t_(b.num_tokens()),
+      h_(static_cast<int32_t>(c.hidden_size)),
+      heads_(static_cast<int32_t>(c.num_attention_heads)),
+      kv_heads_(static_cast<int32_t>(c.num_key_value_heads)),
+      head_dim_(static_cast<int32_t>(c.head_dim)),
+      qkv_stride_(c.q_size() + 2 * c.kv_size()),
+      eps_(static_cast<float>(c.rms_norm_eps)) {}
 
   status run() {
-    KVACTOR_FORWARD_TRY(ops_.embedding(buf_.weights + plan_.embed_tokens.offset, plan_.embed_tokens.type,
-                                       a_.token_ids, t_, h_, buf_.hidden));
+    KVACTOR_FORWARD_TRY(ops_.embedding(buf_.weights + plan_.embed_tokens.offset,
+                                       plan_.embed_tokens.type, a_.token_ids, t_, h_, buf_.hidden));
     for (std::size_t l = 0; l < plan_.layers.size(); ++l) {
       KVACTOR_FORWARD_TRY(attention(plan_.layers[l], static_cast<int32_t>(l)));
       KVACTOR_FORWARD_TRY(mlp(plan_.layers[l]));
@@ -88,7 +99,8 @@ private:
   // y = x W^T, or y += x W^T; x: [m, k]; W: [n, k]; y: [m, n] rows ldy apart
   status product(const rows& x, int32_t m, const weight_slot& s, int64_t n, int64_t k, float* y,
                  int64_t ldy, bool accumulate) {
-    if (x.bf16 != nullptr) return ops_.linear_bf16(x.bf16, x.ld, m, w_bf16(s), n, k, y, ldy, accumulate);
+    if (x.bf16 != nullptr)
+      return ops_.linear_bf16(x.bf16, x.ld, m, w_bf16(s), n, k, y, ldy, accumulate);
     return ops_.linear(x.f32, x.ld, m, w(s), n, k, y, ldy, accumulate);
   }
 
@@ -96,29 +108,33 @@ private:
     float* q = buf_.qkv;         // [T, heads, D], rows qkv_stride_ apart
     float* k = q + c_.q_size();  // [T, kv_heads, D]
     float* v = k + c_.kv_size(); // [T, kv_heads, D]
-    KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.input_layernorm), eps_));
+    KVACTOR_FORWARD_TRY(
+      ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.input_layernorm), eps_));
     // NOTE: q_proj, k_proj and v_proj lie back to back (weight_plan): one
     // product writes the whole fused row.
     rows normed;
     KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.q_proj, qkv_stride_, h_, q, qkv_stride_, false));
     if (lw.q_norm) {
-      KVACTOR_FORWARD_TRY(ops_.rms_norm(q, qkv_stride_, q, qkv_stride_, t_, heads_, head_dim_, w(*lw.q_norm), eps_));
       KVACTOR_FORWARD_TRY(
-          ops_.rms_norm(k, qkv_stride_, k, qkv_stride_, t_, kv_heads_, head_dim_, w(*lw.k_norm), eps_));
+        ops_.rms_norm(q, qkv_stride_, q, qkv_stride_, t_, heads_, head_dim_, w(*lw.q_norm), eps_));
+      KVACTOR_FORWARD_TRY(ops_.rms_norm(k, qkv_stride_, k, qkv_stride_, t_, kv_heads_, head_dim_,
+                                        w(*lw.k_norm), eps_));
     }
     KVACTOR_FORWARD_TRY(ops_.rope(q, qkv_stride_, t_, heads_, head_dim_, a_.rope_cos, a_.rope_sin));
-    KVACTOR_FORWARD_TRY(ops_.rope(k, qkv_stride_, t_, kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
+    KVACTOR_FORWARD_TRY(
+      ops_.rope(k, qkv_stride_, t_, kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
 
     // A bf16 cache: q|k|v rounded to bf16 (nearest even), as the CPU pass does.
     const kernels::dtype kv_type = cache_.shape.type;
     const bool bf16_cache = kv_type == kernels::dtype::bf16;
     if (bf16_cache)
-      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(buf_.qkv, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_),
-                                             buf_.qkv_bf16, qkv_stride_));
+      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(
+        buf_.qkv, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_), buf_.qkv_bf16, qkv_stride_));
     const void* q_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16) : q;
     const void* k_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size()) : k;
-    const void* v_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size() + c_.kv_size()) : v;
+    const void* v_in =
+      bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size() + c_.kv_size()) : v;
 
     kernels::cache_write_params cw{};
     cw.key = k_in;   // [T, kv_heads, D], rows qkv_stride_ apart
@@ -136,7 +152,8 @@ private:
 
     kernels::paged_attention_params pa{};
     pa.out = bf16_cache ? static_cast<void*>(buf_.attn_bf16) : buf_.attn; // [T, heads, D]
-    pa.query = q_in;                                                       // [T, heads, D], rows qkv_stride_ apart
+    // [T, heads, D], rows qkv_stride_ apart
+    pa.query = q_in;
     pa.k_cache = cache_.k(layer);
     pa.v_cache = cache_.v(layer);
     pa.block_tables = a_.block_tables;
@@ -160,7 +177,8 @@ private:
     if (bf16_cache && bf16_matrices()) {
       attn = rows{nullptr, buf_.attn_bf16, c_.q_size()};
     } else {
-      if (bf16_cache) KVACTOR_FORWARD_TRY(ops_.widen_bf16(buf_.attn_bf16, buf_.attn, int64_t{t_} * c_.q_size()));
+      if (bf16_cache)
+        KVACTOR_FORWARD_TRY(ops_.widen_bf16(buf_.attn_bf16, buf_.attn, int64_t{t_} * c_.q_size()));
       KVACTOR_FORWARD_TRY(input(buf_.attn, c_.q_size(), t_, c_.q_size(), attn));
     }
     // NOTE: beta = 1 in the product adds the residual, as on the CPU.
@@ -169,8 +187,8 @@ private:
 
   status mlp(const layer_slots& lw) {
     const int64_t inter = c_.intermediate_size;
-    KVACTOR_FORWARD_TRY(
-        ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.post_attention_layernorm), eps_));
+    KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_,
+                                      w(lw.post_attention_layernorm), eps_));
     rows normed;
     KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.gate_proj, inter, h_, buf_.gate, inter, false));
@@ -210,10 +228,12 @@ int64_t bf16_input_width(const model_config& c) {
 }
 
 status enqueue_forward(forward_ops& ops, const model_config& config, const weight_plan& plan,
-                       const kernels::kv_cache_view& cache, const forward_batch& b, const batch_upload_layout& layout,
-                       const forward_buffers& buffers) {
-  KVACTOR_ASSERT(plan.layers.size() == static_cast<std::size_t>(config.num_hidden_layers), "plan of another model");
-  KVACTOR_ASSERT(plan.matrices == kernels::dtype::f32 || buffers.x_bf16 != nullptr, "bf16 matrices without x_bf16");
+                       const kernels::kv_cache_view& cache, const forward_batch& b,
+                       const batch_upload_layout& layout, const forward_buffers& buffers) {
+  KVACTOR_ASSERT(plan.layers.size() == static_cast<std::size_t>(config.num_hidden_layers),
+                 "plan of another model");
+  KVACTOR_ASSERT(plan.matrices == kernels::dtype::f32 || buffers.x_bf16 != nullptr,
+                 "bf16 matrices without x_bf16");
   KVACTOR_ASSERT(cache.shape.type == kernels::dtype::f32 ||
                      (cache.shape.type == kernels::dtype::bf16 && buffers.qkv_bf16 != nullptr &&
                       buffers.attn_bf16 != nullptr),

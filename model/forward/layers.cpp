@@ -37,18 +37,21 @@ void for_rows(kernels::thread_pool& pool, int64_t num_rows, int64_t row_cost,
     fn(0, num_rows);
     return;
   }
-  const split s(num_rows, static_cast<int>(std::min<int64_t>(num_tasks, 4 * pool.num_threads())), 1);
+  const split s(num_rows, static_cast<int>(std::min<int64_t>(num_tasks, 4 * pool.num_threads())),
+                1);
   pool.parallel_for(s.num_parts(), [&](int64_t i) { fn(s.begin(i), s.end(i)); });
 }
 
 } // namespace
 
 std::string products_name(packed_matrix::layout packing) {
-  if (packing == packed_matrix::layout::pairs) return std::string("bf16 pairs ") + isa_name(pair_product_isas().front());
+  if (packing == packed_matrix::layout::pairs)
+    return std::string("bf16 pairs ") + isa_name(pair_product_isas().front());
   return std::string("fixed-order ") + isa_name(fixed_order_isas().front());
 }
 
-void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const int32_t> ids, float* out) {
+void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const int32_t> ids,
+               float* out) {
   const int64_t h = table.cols();
   for_rows(pool, static_cast<int64_t>(ids.size()), h, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
@@ -111,8 +114,8 @@ void round_rows_to_bf16(kernels::thread_pool& pool, const float* x, int64_t ldx,
 
 } // namespace
 
-void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
-            float* y, int64_t ldy, bool accumulate) {
+void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
+            const packed_matrix& w, float* y, int64_t ldy, bool accumulate) {
   // NOTE: a part per pool thread, in whole blocks, keeps each thread
   // streaming its own slice of W once per call. Every output is computed
   // whole by one thread, so the split changes no sum.
@@ -127,7 +130,8 @@ void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m, 
     const uint16_t* xb = x_bf16.data();
     const pair_isa isa = pair_product_isas().front();
     part = [&, xb](int64_t i) {
-      pair_product(isa, xb, w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
+      pair_product(isa, xb, w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy,
+                   accumulate);
     };
   } else {
     const product_isa isa = fixed_order_isas().front();
@@ -158,7 +162,8 @@ void rope(kernels::thread_pool& pool, float* x, int64_t ldx, int64_t num_tokens,
   });
 }
 
-void rope_angles(std::span<const int32_t> positions, std::span<const double> inv_freq, float* cos, float* sin) {
+void rope_angles(std::span<const int32_t> positions, std::span<const double> inv_freq, float* cos,
+                 float* sin) {
   const std::size_t half = inv_freq.size();
   for (std::size_t t = 0; t < positions.size(); ++t)
     for (std::size_t i = 0; i < half; ++i) {

@@ -39,8 +39,8 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, int64_t ldx, int64_t n
 // W in the pair layout: bf16 activations (pair_kernels.hpp): x is rounded
 // to bf16 (nearest even) first; lossy, about 3 significant digits.
 // x: [m, w.cols()] rows ldx apart; y: [m, w.rows()] rows ldy apart
-void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
-            float* y, int64_t ldy, bool accumulate);
+void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
+            const packed_matrix& w, float* y, int64_t ldy, bool accumulate);
 
 // The kernel linear() runs on this CPU for W in `packing`: "fixed-order
 // avx512|avx2|generic", or (pairs) "bf16 pairs amx|avx512_bf16|generic".
@@ -56,7 +56,8 @@ void rope(kernels::thread_pool& pool, float* x, int64_t ldx, int64_t num_tokens,
 
 // cos, sin of position[t] * inv_freq[i] (angles in double).
 // cos, sin: [T, D/2]
-void rope_angles(std::span<const int32_t> positions, std::span<const double> inv_freq, float* cos, float* sin);
+void rope_angles(std::span<const int32_t> positions, std::span<const double> inv_freq, float* cos,
+                 float* sin);
 
 // out = silu(gate) * up, in place allowed (out = gate).
 // gate, up: [T, n] rows ld apart; out: [T, n] rows ldo apart

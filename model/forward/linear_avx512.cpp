@@ -30,7 +30,8 @@ struct vec {
   }
   template <class T>
   static void store_row(const reg (&r)[1], float* y, int64_t n, bool accumulate) {
-    const __mmask16 mask = n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
+    const __mmask16 mask =
+      n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
     __m512 s = r[0];
     if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, y));
     _mm512_mask_storeu_ps(y, mask, s);

@@ -8,11 +8,11 @@
 
 namespace kvactor::model::layers {
 
-#define KVACTOR_FIXED_ORDER_PRODUCTS                                                                                  \
-  void product(const float* x, int64_t ldx, int64_t m, const float* w, int64_t k, int64_t n,    \
-               float* y, int64_t ldy, bool accumulate);                                                         \
-  void product(const float* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k,            \
-               int64_t n, float* y, int64_t ldy, bool accumulate);
+#define KVACTOR_FIXED_ORDER_PRODUCTS                                                               \
+  void product(const float* x, int64_t ldx, int64_t m, const float* w, int64_t k, int64_t n,       \
+               float* y, int64_t ldy, bool accumulate);                                            \
+  void product(const float* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k, int64_t n,    \
+               float* y, int64_t ldy, bool accumulate);
 
 // Requires AVX-512 F, BW and VL.
 namespace avx512 {

@@ -20,7 +20,8 @@ std::span<const product_isa> fixed_order_isas() {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl"))
       f.isa[f.size++] = product_isa::avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f.isa[f.size++] = product_isa::avx2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      f.isa[f.size++] = product_isa::avx2;
     f.isa[f.size++] = product_isa::generic;
     return f;
   }();
@@ -52,9 +53,9 @@ void dispatch(product_isa isa, const float* x, int64_t ldx, int64_t m, const T* 
 
 } // namespace
 
-void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
-                         int64_t first_block, int64_t num_blocks, float* y, int64_t ldy,
-                         bool accumulate) {
+void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m,
+                         const packed_matrix& w, int64_t first_block, int64_t num_blocks, float* y,
+                         int64_t ldy, bool accumulate) {
   const std::span<const product_isa> isas = fixed_order_isas();
   KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(),
                  "fixed-order kernel not supported by this CPU");
@@ -64,7 +65,8 @@ void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m
   const int64_t n = std::min(w.rows(), (first_block + num_blocks) * rows) - first_block * rows;
   if (m <= 0 || n <= 0) return;
   float* yb = y + first_block * rows;
-  if (w.type() == dtype::f32) dispatch(isa, x, ldx, m, w.f32_blocks(first_block), w.cols(), n, yb, ldy, accumulate);
+  if (w.type() == dtype::f32)
+    dispatch(isa, x, ldx, m, w.f32_blocks(first_block), w.cols(), n, yb, ldy, accumulate);
   else dispatch(isa, x, ldx, m, w.bf16_blocks(first_block), w.cols(), n, yb, ldy, accumulate);
 }
 

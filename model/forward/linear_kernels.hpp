@@ -40,8 +40,8 @@ bool fuses(product_isa isa);
 // first_block + num_blocks); other columns of y are left alone.
 // isa: one of fixed_order_isas(); x: [m, w.cols()] rows ldx apart;
 // y: [m, w.rows()] rows ldy apart
-void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
-                         int64_t first_block, int64_t num_blocks, float* y, int64_t ldy,
-                         bool accumulate);
+void fixed_order_product(product_isa isa, const float* x, int64_t ldx, int64_t m,
+                         const packed_matrix& w, int64_t first_block, int64_t num_blocks, float* y,
+                         int64_t ldy, bool accumulate);
 
 } // namespace kvactor::model::layers

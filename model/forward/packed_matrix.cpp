@@ -12,9 +12,13 @@ namespace kvactor::model {
 void packed_matrix::aligned_free::operator()(std::byte* p) const { std::free(p); }
 
 packed_matrix::packed_matrix(int64_t rows, int64_t cols, dtype type, layout l)
-    : rows_(rows), cols_(cols),
-      stored_cols_(l == layout::pairs ? (cols + pair_cols_multiple - 1) / pair_cols_multiple * pair_cols_multiple : cols),
-      type_(type), layout_(l) {
+  : rows_(rows),
+    cols_(cols),
+    stored_cols_(l == layout::pairs
+                   ? (cols + pair_cols_multiple - 1) / pair_cols_multiple * pair_cols_multiple
+                   : cols),
+    type_(type),
+    layout_(l) {
   // NOTE: 64-byte aligned (a cache line, an AVX-512 vector), zero-filled:
   // the padding rows of the last block and the padding columns stay zero.
   const std::size_t bytes = (num_bytes() + 63) / 64 * 64;
@@ -24,7 +28,8 @@ packed_matrix::packed_matrix(int64_t rows, int64_t cols, dtype type, layout l)
 }
 
 std::size_t packed_matrix::num_bytes() const {
-  return static_cast<std::size_t>(num_blocks() * block_rows * stored_cols_) * (type_ == dtype::bf16 ? 2 : 4);
+  return static_cast<std::size_t>(num_blocks() * block_rows * stored_cols_) *
+         (type_ == dtype::bf16 ? 2 : 4);
 }
 
 int64_t packed_matrix::index(int64_t b, int64_t c, int64_t l) const {

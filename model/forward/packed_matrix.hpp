@@ -40,7 +40,8 @@ public:
   // bf16 to f32 widens exactly, f32 to bf16 rounds to nearest even. The
   // pair layout takes bf16 only.
   // parts: rank-2 f32 or bf16 views, all with the same number of columns
-  static packed_matrix pack(std::span<const weight_view> parts, dtype type, layout l = layout::columns);
+  static packed_matrix pack(std::span<const weight_view> parts, dtype type,
+                            layout l = layout::columns);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }

@@ -155,8 +155,10 @@ void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64
   // while every row tile passes over them.
   const int blocks_per_pass = row_tiles == 1 ? 4 : 2;
   for (int64_t b = 0; b < num_blocks; b += blocks_per_pass) {
-    const int nb = static_cast<int>(num_blocks - b < blocks_per_pass ? num_blocks - b : blocks_per_pass);
-    args a{x, ldx, m, w + b * block_rows * k, k, n - b * block_rows, y + b * block_rows, ldy, accumulate};
+    const int nb =
+      static_cast<int>(num_blocks - b < blocks_per_pass ? num_blocks - b : blocks_per_pass);
+    args a{x,   ldx,       m, w + b * block_rows * k, k, n - b * block_rows, y + b * block_rows,
+           ldy, accumulate};
     int64_t t = 0;
     for (; t + 2 <= row_tiles; t += 2) {
       a.x = x + t * 16 * ldx;

@@ -33,7 +33,8 @@ void tile(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t k, int64_t 
   for (int64_t p = 0; p < k / 2; ++p) {
     __m512bh wv[NB];
 #pragma GCC unroll 8
-    for (int j = 0; j < NB; ++j) wv[j] = (__m512bh)_mm512_loadu_si512(w + (j * k + 2 * p) * block_rows);
+    for (int j = 0; j < NB; ++j)
+      wv[j] = (__m512bh)_mm512_loadu_si512(w + (j * k + 2 * p) * block_rows);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m512bh xb = broadcast_pair(x + i * ldx + 2 * p);
@@ -47,7 +48,8 @@ void tile(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t k, int64_t 
     for (int j = 0; j < NB; ++j) {
       if (n <= block_rows * j) break;
       const int64_t left = n - block_rows * j;
-      const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+      const __mmask16 mask =
+        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
       float* out = y + i * ldy + block_rows * j;
       __m512 s = acc[i][j];
       if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, out));
@@ -84,8 +86,8 @@ void sweep(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t
     group<R, NB>(x, ldx, m, w + b * block_rows * k, k, at_most(block_rows * NB, n - block_rows * b),
                  y + block_rows * b, ldy, accumulate);
   for (; b < num_blocks; ++b)
-    group<R, 1>(x, ldx, m, w + b * block_rows * k, k, at_most(block_rows, n - block_rows * b), y + block_rows * b,
-                ldy, accumulate);
+    group<R, 1>(x, ldx, m, w + b * block_rows * k, k, at_most(block_rows, n - block_rows * b),
+                y + block_rows * b, ldy, accumulate);
 }
 
 } // namespace

@@ -55,7 +55,8 @@ void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64
   for (int64_t b = 0; b * block_rows < n; ++b) {
     const int64_t nb = n - b * block_rows < block_rows ? n - b * block_rows : block_rows;
     for (int64_t i = 0; i < m; ++i)
-      row_block(x + i * ldx, w + b * block_rows * k, k, nb, y + i * ldy + b * block_rows, accumulate);
+      row_block(x + i * ldx, w + b * block_rows * k, k, nb, y + i * ldy + b * block_rows,
+                accumulate);
   }
 }
 

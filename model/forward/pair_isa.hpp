@@ -9,9 +9,9 @@
 
 namespace kvactor::model::layers {
 
-#define KVACTOR_PAIR_PRODUCT                                                                                          \
-  void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k,    \
-               int64_t n, float* y, int64_t ldy, bool accumulate);
+#define KVACTOR_PAIR_PRODUCT                                                                       \
+  void product(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t k, int64_t n, \
+               float* y, int64_t ldy, bool accumulate);
 
 // Requires AMX-TILE and AMX-BF16, and the OS's permission for tile data.
 namespace amx {

@@ -33,7 +33,8 @@ std::span<const pair_isa> pair_product_isas() {
   static const found isas = [] {
     found f;
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && os_grants_tile_data())
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+        os_grants_tile_data())
       f.isa[f.size++] = pair_isa::amx;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16"))
@@ -58,7 +59,8 @@ int64_t pair_rows(int64_t m) { return (m + 15) / 16 * 16; }
 void pair_product(pair_isa isa, const uint16_t* x, int64_t ldx, int64_t m, const packed_matrix& w,
                   int64_t first_block, int64_t num_blocks, float* y, int64_t ldy, bool accumulate) {
   const std::span<const pair_isa> isas = pair_product_isas();
-  KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(), "pair kernel not supported by this CPU");
+  KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(),
+                 "pair kernel not supported by this CPU");
   KVACTOR_ASSERT(w.packing() == packed_matrix::layout::pairs, "pair products need the pair layout");
   KVACTOR_ASSERT(first_block >= 0 && num_blocks >= 0 && first_block + num_blocks <= w.num_blocks(),
                  "blocks outside the packed matrix");
@@ -71,7 +73,9 @@ void pair_product(pair_isa isa, const uint16_t* x, int64_t ldx, int64_t m, const
   const int64_t k = w.stored_cols();
   switch (isa) {
   case pair_isa::amx: amx::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
-  case pair_isa::avx512_bf16: avx512_bf16::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
+  case pair_isa::avx512_bf16:
+    avx512_bf16::product(x, ldx, m, wb, k, n, yb, ldy, accumulate);
+    return;
   case pair_isa::generic: pair_generic::product(x, ldx, m, wb, k, n, yb, ldy, accumulate); return;
   }
 }

@@ -27,8 +27,9 @@ kernels::kv_cache_shape transformer::cache_shape(const model_config& c, int64_t 
 status transformer::check_cache_dtype(kernels::device_kind kind, kernels::dtype type) {
   const std::string name = kernels::dtype_name(type);
   if (type != kernels::dtype::f32 && type != kernels::dtype::bf16)
-    return make_error("forward pass", std::string("the ") + (kind == kernels::device_kind::cuda ? "CUDA" : "CPU") +
-                                          " forward pass takes an f32 or bf16 KV cache, not " + name);
+    return make_error("forward pass", std::string("the ") +
+                                        (kind == kernels::device_kind::cuda ? "CUDA" : "CPU") +
+                                        " forward pass takes an f32 or bf16 KV cache, not " + name);
   return {};
 }
 
@@ -37,29 +38,33 @@ int64_t transformer::pinned_host_bytes(const model_config& config, forward_limit
   const auto upload = batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
                                                     max_blocks_per_seq(config, block_size),
                                                     static_cast<int32_t>(config.head_dim / 2));
-  return static_cast<int64_t>(upload.total_bytes) + int64_t{limits.max_num_seqs} * config.vocab_size * 4;
+  return static_cast<int64_t>(upload.total_bytes) +
+         int64_t{limits.max_num_seqs} * config.vocab_size * 4;
 }
 
-result<std::unique_ptr<transformer>> transformer::create(const model_config& config, const model_weights& weights,
-                                                         kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                         forward_limits limits, dtype activations) {
+result<std::unique_ptr<transformer>>
+transformer::create(const model_config& config, const model_weights& weights, kernels::device& dev,
+                    const kernels::kv_cache_view& cache, forward_limits limits, dtype activations) {
   const kernels::kv_cache_shape& got = cache.shape;
-  const kernels::kv_cache_shape want = cache_shape(config, got.num_blocks, got.block_size, got.type);
-  if (got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads || got.head_dim != want.head_dim ||
-      got.block_size <= 0 || cache.base == nullptr)
+  const kernels::kv_cache_shape want =
+    cache_shape(config, got.num_blocks, got.block_size, got.type);
+  if (got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||
+      got.head_dim != want.head_dim || got.block_size <= 0 || cache.base == nullptr)
     return make_error("forward pass", "the KV cache shape disagrees with the model (want " +
-                                          std::to_string(want.num_layers) + " layers, " +
-                                          std::to_string(want.num_kv_heads) + " KV heads of " +
-                                          std::to_string(want.head_dim) + ", a positive block size)");
+                                        std::to_string(want.num_layers) + " layers, " +
+                                        std::to_string(want.num_kv_heads) + " KV heads of " +
+                                        std::to_string(want.head_dim) + ", a positive block size)");
   if (const status s = check_cache_dtype(dev.kind(), got.type); !s) return s.error();
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
     return make_error("forward pass", "forward limits must be positive");
   if (activations != dtype::f32 && activations != dtype::bf16)
-    return make_error("forward pass", std::string("activations in ") + kernels::dtype_name(activations) +
-                                          " are not built (f32 or bf16)");
+    return make_error("forward pass", std::string("activations in ") +
+                                        kernels::dtype_name(activations) +
+                                        " are not built (f32 or bf16)");
   switch (dev.kind()) {
   case kernels::device_kind::cpu:
-    return std::unique_ptr<transformer>(new cpu_transformer(config, weights, dev, cache, limits, activations));
+    return std::unique_ptr<transformer>(
+      new cpu_transformer(config, weights, dev, cache, limits, activations));
   case kernels::device_kind::cuda:
 #if KVACTOR_HAVE_CUDA
   {
@@ -71,11 +76,13 @@ result<std::unique_ptr<transformer>> transformer::create(const model_config& con
     break;
 #endif
   }
-  return make_error("forward pass", "no forward pass for the device " + dev.name() + " in this build");
+  return make_error("forward pass",
+                    "no forward pass for the device " + dev.name() + " in this build");
 }
 
 void transformer::check_batch(const forward_batch& b) const {
-  KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens, "step larger than the forward limits");
+  KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens,
+                 "step larger than the forward limits");
   KVACTOR_ASSERT(b.num_seqs() <= limits_.max_num_seqs, "more sequences than the forward limits");
   KVACTOR_ASSERT(b.block_size == cache_.shape.block_size, "batch built for another block size");
   const int64_t num_slots = cache_.shape.num_blocks * cache_.shape.block_size;
@@ -88,9 +95,10 @@ void transformer::check_batch(const forward_batch& b) const {
 result<std::vector<float>> transformer::run(const forward_batch& batch) {
   std::promise<std::vector<float>> p;
   auto f = p.get_future();
-  const status s = enqueue(std::make_shared<const forward_batch>(batch), [&p](std::span<const float> logits) {
-    p.set_value(std::vector<float>(logits.begin(), logits.end()));
-  });
+  const status s =
+    enqueue(std::make_shared<const forward_batch>(batch), [&p](std::span<const float> logits) {
+      p.set_value(std::vector<float>(logits.begin(), logits.end()));
+    });
   if (!s) return s.error();
   return f.get();
 }

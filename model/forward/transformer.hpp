@@ -73,14 +73,16 @@ public:
   // config, a cache dtype other than f32 or bf16, non-positive limits, or
   // what the device's implementation cannot do (CUDA: head_dim other than
   // 64 or 128, out of device memory, a CUDA or cuBLAS error).
-  static result<std::unique_ptr<transformer>> create(const model_config& config, const model_weights& weights,
-                                                     kernels::device& dev, const kernels::kv_cache_view& cache,
-                                                     forward_limits limits, dtype activations = dtype::f32);
+  static result<std::unique_ptr<transformer>>
+  create(const model_config& config, const model_weights& weights, kernels::device& dev,
+         const kernels::kv_cache_view& cache, forward_limits limits,
+         dtype activations = dtype::f32);
 
   // The cache shape this model needs for `num_blocks` blocks of `kv_type`
   // elements (f32, or bf16: half the bytes per block).
   static kernels::kv_cache_shape cache_shape(const model_config& config, int64_t num_blocks,
-                                             int32_t block_size, kernels::dtype kv_type = kernels::dtype::f32);
+                                             int32_t block_size,
+                                             kernels::dtype kv_type = kernels::dtype::f32);
 
   // Whether the pass of a device of `kind` takes a KV cache of `type`: f32
   // or bf16 on both devices; the error names the dtype.

@@ -40,7 +40,8 @@ private:
 } // namespace
 
 weight_plan weight_plan::make(const model_weights& weights, dtype matrices) {
-  KVACTOR_ASSERT(matrices == dtype::f32 || matrices == dtype::bf16, "device matrices are f32 or bf16");
+  KVACTOR_ASSERT(matrices == dtype::f32 || matrices == dtype::bf16,
+                 "device matrices are f32 or bf16");
   weight_plan p;
   p.matrices = matrices;
   planner at(matrices);
@@ -64,7 +65,8 @@ weight_plan weight_plan::make(const model_weights& weights, dtype matrices) {
   }
   p.norm = at.place(weights.norm());
   // NOTE: tied embeddings are one tensor in memory (weights.hpp): one slot.
-  p.lm_head = weights.lm_head().data == weights.embed_tokens().data ? p.embed_tokens : at.place(weights.lm_head());
+  p.lm_head = weights.lm_head().data == weights.embed_tokens().data ? p.embed_tokens
+                                                                    : at.place(weights.lm_head());
   p.total_bytes = at.total();
   return p;
 }
@@ -72,22 +74,26 @@ weight_plan weight_plan::make(const model_weights& weights, dtype matrices) {
 std::vector<weight_slot> weight_plan::uploads() const {
   std::vector<weight_slot> all{embed_tokens};
   for (const layer_slots& l : layers) {
-    for (const weight_slot* s : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj}) all.push_back(*s);
+    for (const weight_slot* s : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj})
+      all.push_back(*s);
     if (l.q_norm) all.push_back(*l.q_norm);
     if (l.k_norm) all.push_back(*l.k_norm);
-    for (const weight_slot* s : {&l.o_proj, &l.post_attention_layernorm, &l.gate_proj, &l.up_proj, &l.down_proj})
+    for (const weight_slot* s :
+         {&l.o_proj, &l.post_attention_layernorm, &l.gate_proj, &l.up_proj, &l.down_proj})
       all.push_back(*s);
   }
   all.push_back(norm);
   if (lm_head.offset != embed_tokens.offset) all.push_back(lm_head);
-  std::sort(all.begin(), all.end(), [](const weight_slot& a, const weight_slot& b) { return a.offset < b.offset; });
+  std::sort(all.begin(), all.end(),
+            [](const weight_slot& a, const weight_slot& b) { return a.offset < b.offset; });
   return all;
 }
 
 void widen_to_f32(const weight_view& w, int64_t first, std::span<float> out) {
   KVACTOR_ASSERT(first >= 0 && first + static_cast<int64_t>(out.size()) <= w.num_elements(),
                  "elements outside the weight");
-  const auto* src = static_cast<const std::byte*>(w.data) + static_cast<std::size_t>(first) * dtype_size(w.type);
+  const auto* src =
+    static_cast<const std::byte*>(w.data) + static_cast<std::size_t>(first) * dtype_size(w.type);
   convert_to_f32(src, w.type, out);
 }
 
@@ -96,13 +102,14 @@ void device_image(const weight_slot& s, int64_t first, std::span<std::byte> out)
   KVACTOR_ASSERT(out.size() % size == 0, "a partial element");
   const auto num = static_cast<int64_t>(out.size() / size);
   KVACTOR_ASSERT(first >= 0 && first + num <= s.num_elements(), "elements outside the weight");
-  const auto* src =
-      static_cast<const std::byte*>(s.source.data) + static_cast<std::size_t>(first) * dtype_size(s.source.type);
+  const auto* src = static_cast<const std::byte*>(s.source.data) +
+                    static_cast<std::size_t>(first) * dtype_size(s.source.type);
   const auto n = static_cast<std::size_t>(num);
   if (s.type == dtype::f32)
     convert_to_f32(src, s.source.type, std::span<float>(reinterpret_cast<float*>(out.data()), n));
   else
-    convert_to_bf16(src, s.source.type, std::span<uint16_t>(reinterpret_cast<uint16_t*>(out.data()), n));
+    convert_to_bf16(src, s.source.type,
+                    std::span<uint16_t>(reinterpret_cast<uint16_t*>(out.data()), n));
 }
 
 } // namespace kvactor::model

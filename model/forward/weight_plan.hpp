@@ -48,7 +48,8 @@ struct weight_slot {
 
 struct layer_slots {
   weight_slot input_layernorm;
-  weight_slot q_proj, k_proj, v_proj; // contiguous: q_proj.offset starts the fused [q + 2 kv, hidden]
+  // contiguous: q_proj.offset starts the fused [q + 2 kv, hidden]
+  weight_slot q_proj, k_proj, v_proj;
   std::optional<weight_slot> q_norm, k_norm;
   weight_slot o_proj;
   weight_slot post_attention_layernorm;

@@ -60,7 +60,8 @@ tokenizer_spec train_bpe(std::string_view text, split_pattern pattern, std::size
     // NOTE: a pair seen once is noise, not a pattern; stop there.
     if (best_count < 2) break;
     const auto a = static_cast<token_id>(best >> 32), b = static_cast<token_id>(best & 0xffffffffu);
-    const std::string merged = token_bytes[static_cast<std::size_t>(a)] + token_bytes[static_cast<std::size_t>(b)];
+    const std::string merged =
+      token_bytes[static_cast<std::size_t>(a)] + token_bytes[static_cast<std::size_t>(b)];
     token_id id;
     if (auto it = id_of.find(merged); it != id_of.end()) {
       id = it->second; // the same bytes reached by another pair: same token

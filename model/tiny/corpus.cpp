@@ -10,7 +10,8 @@ namespace {
 
 // NOTE: written for this project; any English would do. It only has to be
 // varied enough that training yields a few thousand plausible merges.
-constexpr const char* prose = R"(The harbour town woke slowly on the first cold morning of the year. Fishing boats
+constexpr const char* prose =
+  R"(The harbour town woke slowly on the first cold morning of the year. Fishing boats
 rocked against the stone wall, and the gulls argued over the scraps that the night had left behind.
 Anna opened the bakery at six, as she had done every day for twenty years. She lit the ovens, weighed
 the flour, and set the first loaves to rise while the kettle began to sing. "It's going to be a long
@@ -72,7 +73,6 @@ laugh. There are worse places to be locked out than a sunny street on a Saturday
 café on the corner and nowhere in particular to go.
 )";
 
-
 // Words of the prose (letters only, lower case), in first-seen order.
 std::vector<std::string> prose_words() {
   std::vector<std::string> words;
@@ -93,8 +93,9 @@ std::vector<std::string> prose_words() {
 // Invented words from a small syllable inventory: they give the trainer
 // many recurring sub-word pieces, as a large real corpus would.
 std::string invented_word(rng& r) {
-  static constexpr const char* onsets[] = {"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t",
-                                           "v", "w", "z", "st", "tr", "ch", "sh", "th", "br", "pl", "gr"};
+  static constexpr const char* onsets[] = {"b",  "d",  "f",  "g",  "k",  "l",  "m", "n",
+                                           "p",  "r",  "s",  "t",  "v",  "w",  "z", "st",
+                                           "tr", "ch", "sh", "th", "br", "pl", "gr"};
   static constexpr const char* vowels[] = {"a", "e", "i", "o", "u", "ai", "ou", "ea", "io"};
   static constexpr const char* codas[] = {"", "", "", "n", "r", "s", "l", "t", "nd", "st", "ng"};
   std::string w;
@@ -125,13 +126,15 @@ std::string training_corpus() {
   for (int i = 0; i < 3000; ++i) lexicon.push_back(invented_word(r));
   std::vector<double> cumulative;
   double total = 0;
-  for (std::size_t i = 0; i < lexicon.size(); ++i) cumulative.push_back(total += 1.0 / static_cast<double>(i + 1));
+  for (std::size_t i = 0; i < lexicon.size(); ++i)
+    cumulative.push_back(total += 1.0 / static_cast<double>(i + 1));
   bool sentence_start = true;
   for (int i = 0; i < 40000; ++i) {
     const double u = r.uniform() * total;
     const auto k = std::min<std::size_t>(
-        static_cast<std::size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin()),
-        lexicon.size() - 1);
+      static_cast<std::size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), u) -
+                               cumulative.begin()),
+      lexicon.size() - 1);
     std::string w = lexicon[k];
     if (sentence_start) w[0] = static_cast<char>(w[0] - 32);
     text += sentence_start ? "" : " ";

@@ -84,21 +84,24 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
     } else if (key == "seed") {
       uint64_t s = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), s);
-      if (ec != std::errc() || p != value.data() + value.size()) return make_error("--seed", "expected an integer");
+      if (ec != std::errc() || p != value.data() + value.size())
+        return make_error("--seed", "expected an integer");
       o.seed = s;
     } else if (key == "rope-theta") {
       std::string v(value);
       char* end = nullptr;
       o.rope_theta = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(o.rope_theta > 0)) return make_error("--rope-theta", "expected a positive number");
+      if (v.empty() || *end != '\0' || !(o.rope_theta > 0))
+        return make_error("--rope-theta", "expected a positive number");
     } else {
       return make_error(arg, "unknown option (see --help)");
     }
   }
   if (a.help) return a;
   if (a.out.empty()) return make_error("--out", "missing (the folder to write)");
-  if (auto ok = validate(o); !ok) return make_error("--" + ok.error().message.substr(0, ok.error().message.find(':')),
-                                                    ok.error().message.substr(ok.error().message.find(':') + 2));
+  if (auto ok = validate(o); !ok)
+    return make_error("--" + ok.error().message.substr(0, ok.error().message.find(':')),
+                      ok.error().message.substr(ok.error().message.find(':') + 2));
   return a;
 }
 

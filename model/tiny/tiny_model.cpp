@@ -12,9 +12,9 @@ namespace kvactor::model::tiny {
 
 status validate(const tiny_options& o) {
   const std::pair<const char*, int64_t> sizes[] = {
-      {"hidden", o.hidden_size},         {"layers", o.num_layers},     {"heads", o.num_heads},
-      {"kv-heads", o.num_kv_heads},      {"head-dim", o.head_dim},     {"intermediate", o.intermediate_size},
-      {"vocab", o.vocab_size},           {"context", o.max_context}};
+    {"hidden", o.hidden_size},    {"layers", o.num_layers},  {"heads", o.num_heads},
+    {"kv-heads", o.num_kv_heads}, {"head-dim", o.head_dim},  {"intermediate", o.intermediate_size},
+    {"vocab", o.vocab_size},      {"context", o.max_context}};
   for (const auto& [name, v] : sizes)
     if (v <= 0) return make_error(name, "must be positive");
   if (o.num_shards <= 0) return make_error("shards", "must be positive");
@@ -31,11 +31,14 @@ std::string config_json(const tiny_options& o) {
   // NOTE: classic Llama configs omit head_dim when it is hidden / heads; the
   // loader must derive it, so the tiny model does the same.
   const bool write_head_dim = !llama || o.head_dim * o.num_heads != o.hidden_size;
-  std::string dt = o.on_disk == dtype::bf16 ? "bfloat16" : o.on_disk == dtype::f16 ? "float16" : "float32";
+  std::string dt = o.on_disk == dtype::bf16  ? "bfloat16"
+                   : o.on_disk == dtype::f16 ? "float16"
+                                             : "float32";
   char theta[64];
   std::snprintf(theta, sizeof theta, "%.1f", o.rope_theta);
   std::string s = "{\n";
-  s += std::string("  \"architectures\": [\"") + (llama ? "LlamaForCausalLM" : "Qwen3ForCausalLM") + "\"],\n";
+  s += std::string("  \"architectures\": [\"") + (llama ? "LlamaForCausalLM" : "Qwen3ForCausalLM") +
+       "\"],\n";
   s += "  \"attention_bias\": false,\n";
   s += "  \"attention_dropout\": 0.0,\n";
   s += "  \"bos_token_id\": " + std::to_string(bos_id(o)) + ",\n";
@@ -66,7 +69,8 @@ std::string config_json(const tiny_options& o) {
 
 std::string generation_config_json(const tiny_options& o) {
   return "{\n  \"_from_model_config\": true,\n  \"bos_token_id\": " + std::to_string(bos_id(o)) +
-         ",\n  \"eos_token_id\": " + std::to_string(eos_id(o)) + ",\n  \"transformers_version\": \"4.51.0\"\n}\n";
+         ",\n  \"eos_token_id\": " + std::to_string(eos_id(o)) +
+         ",\n  \"transformers_version\": \"4.51.0\"\n}\n";
 }
 
 std::string tokenizer_config_json(const tiny_options& o) {
@@ -148,11 +152,15 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   }
   if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
   for (const auto& p : stale)
-    if (!std::filesystem::remove(p, ec) && ec) return make_error(p.string(), "cannot remove: " + ec.message());
+    if (!std::filesystem::remove(p, ec) && ec)
+      return make_error(p.string(), "cannot remove: " + ec.message());
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
-  if (auto ok = write_text(dir / "generation_config.json", generation_config_json(o)); !ok) return ok;
+  if (auto ok = write_text(dir / "generation_config.json", generation_config_json(o)); !ok)
+    return ok;
   if (auto ok = write_text(dir / "tokenizer_config.json", tokenizer_config_json(o)); !ok) return ok;
-  if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o))); !ok) return ok;
+  if (auto ok = write_text(dir / "tokenizer.json", write_tokenizer_json(make_tokenizer_spec(o)));
+      !ok)
+    return ok;
   if (o.num_shards > 1) return write_sharded_weights(dir, o);
   return write_weights(dir / "model.safetensors", o);
 }

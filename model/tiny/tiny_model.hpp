@@ -66,7 +66,8 @@ status write_sharded_weights(const std::filesystem::path& dir, const tiny_option
 // Special tokens of the tiny tokenizer, at the top of the vocabulary.
 inline constexpr const char* bos_token = "<|begin_of_text|>";
 inline constexpr const char* eos_token = "<|endoftext|>";
-inline constexpr const char* special_tokens[] = {bos_token, eos_token, "<|im_start|>", "<|im_end|>"};
+inline constexpr const char* special_tokens[] = {bos_token, eos_token, "<|im_start|>",
+                                                 "<|im_end|>"};
 inline constexpr int64_t num_special_tokens = 4;
 // Special token i has id vocab_size - num_special_tokens + i.
 inline int64_t bos_id(const tiny_options& o) { return o.vocab_size - num_special_tokens; }

@@ -12,8 +12,8 @@ namespace {
 
 std::string shard_name(int64_t i, int64_t n) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "model-%05lld-of-%05lld.safetensors", static_cast<long long>(i + 1),
-                static_cast<long long>(n));
+  std::snprintf(buf, sizeof buf, "model-%05lld-of-%05lld.safetensors",
+                static_cast<long long>(i + 1), static_cast<long long>(n));
   return buf;
 }
 

@@ -20,7 +20,9 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
       return make_error(source, "key 'model.vocab': token '" + symbols + "' appears twice");
   if (unk_token) {
     auto it = m.vocab_.find(*unk_token);
-    if (it == m.vocab_.end()) return make_error(source, "key 'model.unk_token': '" + *unk_token + "' is not in the vocabulary");
+    if (it == m.vocab_.end())
+      return make_error(source,
+                        "key 'model.unk_token': '" + *unk_token + "' is not in the vocabulary");
     m.unk_id_ = it->second;
   }
   for (int b = 0; b < 256; ++b) {
@@ -30,7 +32,8 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
     m.byte_ids_[b] = it == m.vocab_.end() ? -1 : it->second;
     if (it == m.vocab_.end() && !m.unk_id_) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "key 'model.vocab': no token for byte 0x%02X ('%s') and no unk_token", b,
+      std::snprintf(buf, sizeof buf,
+                    "key 'model.vocab': no token for byte 0x%02X ('%s') and no unk_token", b,
                     sym.c_str());
       return make_error(source, buf);
     }
@@ -40,10 +43,11 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
     const auto& [a, b] = merges[rank];
     auto ia = m.vocab_.find(a), ib = m.vocab_.find(b), ir = m.vocab_.find(a + b);
     if (ia == m.vocab_.end() || ib == m.vocab_.end() || ir == m.vocab_.end())
-      return make_error(source, "key 'model.merges[" + std::to_string(rank) + "]': merge '" + a + " " + b +
-                                    "' uses a token that is not in the vocabulary");
+      return make_error(source, "key 'model.merges[" + std::to_string(rank) + "]': merge '" + a +
+                                  " " + b + "' uses a token that is not in the vocabulary");
     // NOTE: a repeated pair keeps its first (best) rank, as in HF tokenizers.
-    m.merges_.emplace(pair_key(ia->second, ib->second), merge{static_cast<uint32_t>(rank), ir->second});
+    m.merges_.emplace(pair_key(ia->second, ib->second),
+                      merge{static_cast<uint32_t>(rank), ir->second});
   }
   return m;
 }
@@ -78,7 +82,9 @@ void bpe_model::encode_piece(std::string_view bytes, std::vector<token_id>& out)
     uint32_t rank;
     int left;
     token_id left_id, right_id;
-    bool operator>(const candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+    bool operator>(const candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
   };
   std::priority_queue<candidate, std::vector<candidate>, std::greater<>> heap;
   auto push = [&](int left) {

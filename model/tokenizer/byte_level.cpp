@@ -15,7 +15,8 @@ struct tables {
     to_byte.fill(-1);
     uint32_t next = 256;
     for (uint32_t b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+      const bool printable =
+        (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
       to_symbol[b] = printable ? b : next++;
       to_byte[to_symbol[b]] = static_cast<int16_t>(b);
     }

@@ -10,9 +10,9 @@ namespace {
 constexpr std::string_view gpt2_regex =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 constexpr std::string_view llama3_regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view qwen2_regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 enum class cls : uint8_t { letter, number, space, other };
 
@@ -83,7 +83,8 @@ std::size_t next_llama3(const chars& t, std::size_t i, std::size_t max_digits) {
   if (std::size_t e = match_contraction(t, i, true); e != i) return e;
   // [^\r\n\p{L}\p{N}]?\p{L}+
   if (t.is(i, cls::letter)) return run(t, i, cls::letter);
-  if (!t.is(i, cls::number) && !t.is_newline(i) && t.is(i + 1, cls::letter)) return run(t, i + 1, cls::letter);
+  if (!t.is(i, cls::number) && !t.is_newline(i) && t.is(i + 1, cls::letter))
+    return run(t, i + 1, cls::letter);
   // \p{N}{1,max}
   if (t.is(i, cls::number)) {
     std::size_t e = i;

@@ -14,7 +14,9 @@ namespace {
 std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::size_t end) {
   while (end > begin) {
     std::size_t start = end - 1;
-    while (start > begin && end - start < 4 && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) --start;
+    while (start > begin && end - start < 4 &&
+           (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80)
+      --start;
     const auto c = decode_utf8(text, start);
     if (!c.valid || start + c.length != end || !is_whitespace(c.code_point)) break;
     end = start;
@@ -61,8 +63,9 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
   // tables below allocate gigabytes.
   const std::size_t num_entries = spec.vocab.size() + spec.added_tokens.size();
   if (static_cast<std::size_t>(max_id) + 1 > 2 * num_entries + 1024)
-    return make_error(source, "token ids are implausibly sparse (largest " + std::to_string(max_id) + " for " +
-                                  std::to_string(num_entries) + " tokens)");
+    return make_error(source, "token ids are implausibly sparse (largest " +
+                                std::to_string(max_id) + " for " + std::to_string(num_entries) +
+                                " tokens)");
   t.bytes_.resize(static_cast<std::size_t>(max_id + 1));
   t.special_.resize(t.bytes_.size());
   for (const auto& [symbols, id] : spec.vocab) {
@@ -148,7 +151,8 @@ std::string_view tokenizer::token_bytes(token_id id) const {
 }
 
 bool tokenizer::is_special(token_id id) const {
-  return id >= 0 && static_cast<std::size_t>(id) < special_.size() && special_[static_cast<std::size_t>(id)];
+  return id >= 0 && static_cast<std::size_t>(id) < special_.size() &&
+         special_[static_cast<std::size_t>(id)];
 }
 
 std::optional<token_id> tokenizer::find(std::string_view token) const {

@@ -39,7 +39,8 @@ result<node> parse_node(value v, std::string_view where, const std::string& key)
       auto s = json::get_string(fv, where, sub);
       if (!s) return s.error();
       n.type = *s;
-    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert" || k == "individual_digits") {
+    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert" ||
+               k == "individual_digits") {
       auto b = json::get_bool(fv, where, sub);
       if (!b) return b.error();
       (k == "add_prefix_space" ? n.add_prefix_space
@@ -80,7 +81,8 @@ result<node> parse_node(value v, std::string_view where, const std::string& key)
 }
 
 // Flattens a pre-tokenizer tree into the spec's split list.
-status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level, std::string_view where) {
+status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level,
+                           std::string_view where) {
   if (n.type == "Sequence") {
     for (const auto& c : n.children)
       if (auto ok = apply_pre_tokenizer(c, spec, byte_level, where); !ok) return ok;
@@ -93,19 +95,22 @@ status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level
     return {};
   }
   if (n.type == "Digits") {
-    spec.splits.push_back(n.individual_digits ? split_pattern::individual_digits : split_pattern::digit_runs);
+    spec.splits.push_back(n.individual_digits ? split_pattern::individual_digits
+                                              : split_pattern::digit_runs);
     return {};
   }
   if (n.type == "Split") {
     if (!n.regex)
-      return json::key_error(where, "pre_tokenizer", "Split without a 'Regex' pattern is not supported");
+      return json::key_error(where, "pre_tokenizer",
+                             "Split without a 'Regex' pattern is not supported");
     const auto p = recognise_split_pattern(*n.regex);
     if (!p)
       return json::key_error(where, "pre_tokenizer",
                              "unsupported Split regex '" + *n.regex +
                                  "' (kvactor knows the GPT-2, Llama 3 and Qwen2 patterns)");
     if (n.behavior != "Isolated" || n.invert)
-      return json::key_error(where, "pre_tokenizer", "only Split behavior 'Isolated' without invert is supported");
+      return json::key_error(where, "pre_tokenizer",
+                             "only Split behavior 'Isolated' without invert is supported");
     spec.splits.push_back(*p);
     return {};
   }
@@ -154,8 +159,10 @@ status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
           std::string_view s;
           if (auto err = mv.get_string().get(s)) return json::parse_error(where, err);
           const auto sp = s.find(' ');
-          if (sp == std::string_view::npos || sp == 0 || sp + 1 >= s.size() || s.find(' ', sp + 1) != s.npos)
-            return json::key_error(where, which, "'" + std::string(s) + "' is not two symbols separated by one space");
+          if (sp == std::string_view::npos || sp == 0 || sp + 1 >= s.size() ||
+              s.find(' ', sp + 1) != s.npos)
+            return json::key_error(
+              where, which, "'" + std::string(s) + "' is not two symbols separated by one space");
           spec.merges.emplace_back(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)));
         } else if (t == json_type::array) {
           std::vector<std::string> parts;
@@ -185,14 +192,18 @@ status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
     } else if (k == "byte_fallback") {
       auto b = json::get_bool(fv, where, key);
       if (!b) return b.error();
-      if (*b) return json::key_error(where, key, "byte_fallback (SentencePiece-style BPE) is not supported");
+      if (*b)
+        return json::key_error(where, key,
+                               "byte_fallback (SentencePiece-style BPE) is not supported");
     } else if (k == "continuing_subword_prefix" || k == "end_of_word_suffix") {
       auto s = json::get_string(fv, where, key);
       if (!s) return s.error();
       if (!s->empty()) return json::key_error(where, key, "is not supported by byte-level BPE");
     }
   }
-  if (type != "BPE") return json::key_error(where, "model.type", "unsupported model type '" + type + "' (kvactor loads BPE)");
+  if (type != "BPE")
+    return json::key_error(where, "model.type",
+                           "unsupported model type '" + type + "' (kvactor loads BPE)");
   if (!has_vocab) return json::key_error(where, "model.vocab", "missing");
   if (!has_merges) return json::key_error(where, "model.merges", "missing");
   return {};
@@ -203,7 +214,8 @@ status parse_added_tokens(value v, tokenizer_spec& spec, std::string_view where)
   if (v.get_array().get(arr)) return json::key_error(where, "added_tokens", "expected a list");
   for (auto elem : arr) {
     simdjson::ondemand::object obj;
-    if (elem.get_object().get(obj)) return json::key_error(where, "added_tokens", "entries must be objects");
+    if (elem.get_object().get(obj))
+      return json::key_error(where, "added_tokens", "entries must be objects");
     added_token t;
     bool has_id = false, has_content = false;
     for (auto field : obj) {
@@ -230,7 +242,8 @@ status parse_added_tokens(value v, tokenizer_spec& spec, std::string_view where)
       }
     }
     if (!has_id || !has_content || t.content.empty())
-      return json::key_error(where, "added_tokens", "every entry needs an 'id' and a non-empty 'content'");
+      return json::key_error(where, "added_tokens",
+                             "every entry needs an 'id' and a non-empty 'content'");
     spec.added_tokens.push_back(std::move(t));
   }
   return {};
@@ -271,17 +284,20 @@ result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::str
       if (!n) return n.error();
       // NOTE: NFC (Qwen2/3) is accepted but not applied: input text is taken
       // to be NFC already, which nearly all text is.
-      if (n->type != "NFC") return json::key_error(where, key, "unsupported normalizer '" + n->type + "'");
+      if (n->type != "NFC")
+        return json::key_error(where, key, "unsupported normalizer '" + n->type + "'");
     } else if (key == "decoder") {
       auto n = parse_node(v, where, key);
       if (!n) return n.error();
-      if (n->type != "ByteLevel") return json::key_error(where, key, "unsupported decoder '" + n->type + "'");
+      if (n->type != "ByteLevel")
+        return json::key_error(where, key, "unsupported decoder '" + n->type + "'");
     }
   }
   if (auto end = json::expect_end(doc, where); !end) return end.error();
   if (!has_model) return json::key_error(where, "model", "missing");
   if (!byte_level)
-    return json::key_error(where, "pre_tokenizer", "has no ByteLevel step (kvactor loads byte-level BPE only)");
+    return json::key_error(where, "pre_tokenizer",
+                           "has no ByteLevel step (kvactor loads byte-level BPE only)");
   return spec;
 }
 
@@ -301,7 +317,8 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
     s += t.special ? "true" : "false";
     s += "}";
   }
-  s += "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [";
+  s += "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", "
+       "\"pretokenizers\": [";
   for (auto p : spec.splits) {
     if (p == split_pattern::individual_digits || p == split_pattern::digit_runs) {
       s += "{\"type\": \"Digits\", \"individual_digits\": ";
@@ -315,10 +332,12 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
   s += "{\"type\": \"ByteLevel\", \"add_prefix_space\": ";
   s += spec.add_prefix_space ? "true" : "false";
   s += ", \"trim_offsets\": true, \"use_regex\": false}]},\n";
-  s += "  \"post_processor\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": false, "
+  s += "  \"post_processor\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, "
+       "\"trim_offsets\": false, "
        "\"use_regex\": true},\n";
-  s += "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
-       "\"use_regex\": true},\n";
+  s +=
+    "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
+    "\"use_regex\": true},\n";
   s += "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": ";
   s += spec.unk_token ? json::quote(*spec.unk_token) : std::string("null");
   s += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n";

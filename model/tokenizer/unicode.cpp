@@ -9,8 +9,8 @@ namespace {
 
 bool in_ranges(uint32_t cp, const detail::code_point_range* ranges, std::size_t n) {
   const auto* end = ranges + n;
-  const auto* it = std::upper_bound(ranges, end, cp,
-                                    [](uint32_t v, const detail::code_point_range& r) { return v < r.first; });
+  const auto* it = std::upper_bound(
+    ranges, end, cp, [](uint32_t v, const detail::code_point_range& r) { return v < r.first; });
   return it != ranges && cp <= (it - 1)->last;
 }
 

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   auto parsed = tiny::parse_args(args);
   if (!parsed) {
-    std::fprintf(stderr, "kvactor-make-tiny: %s\n%s", parsed.error().message.c_str(), tiny::usage().c_str());
+    std::fprintf(stderr, "kvactor-make-tiny: %s\n%s", parsed.error().message.c_str(),
+                 tiny::usage().c_str());
     return 2;
   }
   if (parsed->help) {

@@ -59,7 +59,8 @@ TEST(engine_options, an_unknown_name_is_an_error_naming_the_choices) {
             "--preemption 'sometimes' is not swap or recompute");
   batching_mode b = batching_mode::continuous;
   err = parse_option("--batching", "fixed", b); // the enumerator's name is not the option's
-  EXPECT_THAT(err.context().get_as<std::string>(0), HasSubstr("is not continuous or static or padded"));
+  EXPECT_THAT(err.context().get_as<std::string>(0),
+              HasSubstr("is not continuous or static or padded"));
   std::optional<number_format> activations;
   err = parse_option("--activations", "f16", activations);
   EXPECT_THAT(err.context().get_as<std::string>(0),

@@ -17,7 +17,8 @@ using testing::tokens;
 
 // bf16: bf16 matrices (on the CUDA device too) with bf16 activations, and a bf16 KV cache.
 std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 = false) {
-  auto m = model::load_model_folder(testing::model_dir(64), bf16 ? model::dtype::bf16 : model::dtype::f32);
+  auto m =
+    model::load_model_folder(testing::model_dir(64), bf16 ? model::dtype::bf16 : model::dtype::f32);
   EXPECT_TRUE(m.has_value());
   model_runner_options o;
   o.device = device;

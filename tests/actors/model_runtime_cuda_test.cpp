@@ -31,7 +31,8 @@ struct outcome {
   int32_t device_blocks_total = 0;
 };
 
-outcome serve(engine_config e, const std::vector<std::vector<int32_t>>& prompts, int32_t max_tokens) {
+outcome serve(engine_config e, const std::vector<std::vector<int32_t>>& prompts,
+              int32_t max_tokens) {
   test_config cfg;
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
@@ -79,7 +80,8 @@ TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
   engine_config roomy;
   roomy.block_size = 16;
   roomy.num_threads = 1;
-  roomy.activations = number_format::f32; // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
+  // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
+  roomy.activations = number_format::f32;
   const outcome want = serve(roomy, prompts, 40);
 
   engine_config tight = roomy;

@@ -57,7 +57,8 @@ protected:
     if (!rt_) return;
     bool done = false;
     self_->request(rt_, caf::infinite, shutdown_atom::value)
-      .receive([&](bool ok) { done = ok; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+      .receive([&](bool ok) { done = ok; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
     EXPECT_TRUE(done);
     rt_ = nullptr;
   }
@@ -73,7 +74,8 @@ protected:
   request_id generate(const generate_request& req) {
     admission a;
     self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
-      .receive([&](const admission& x) { a = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+      .receive([&](const admission& x) { a = x; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
     EXPECT_TRUE(a.ok()) << a.error_message;
     return a.id;
   }
@@ -81,7 +83,8 @@ protected:
   runtime_figures figures() {
     runtime_figures f;
     self_->request(rt_, caf::infinite, figures_atom::value)
-      .receive([&](const runtime_figures& x) { f = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+      .receive([&](const runtime_figures& x) { f = x; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
     return f;
   }
 
@@ -151,7 +154,8 @@ TEST_F(model_runtime, token_events_carry_the_models_logprobs_when_asked) {
   req.logprobs = 3;
   admission a;
   self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
-    .receive([&](const admission& x) { a = x; }, [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    .receive([&](const admission& x) { a = x; },
+             [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
   ASSERT_TRUE(a.ok()) << a.error_message;
   const request_id plain = generate(prompt, 2);
   EXPECT_THAT(events_->wait_done(a.id).tokens, ElementsAreArray(greedy_alone(prompt, 6)));
@@ -190,8 +194,9 @@ TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
 
 // (preemption, activations): bf16 activations keep batch invariance, so
 // their outputs too stay those of the sequence alone.
-class model_runtime_preemption : public model_runtime,
-                                 public ::testing::WithParamInterface<std::tuple<preemption_mode, number_format>> {};
+class model_runtime_preemption
+  : public model_runtime,
+    public ::testing::WithParamInterface<std::tuple<preemption_mode, number_format>> {};
 
 TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   engine_config e;
@@ -213,7 +218,9 @@ TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
   int preemptions = 0;
   for (auto& [id, prompt] : sent) {
     const done_event done = events_->wait_done(id);
-    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::f32, 16, activations))) << "request " << id;
+    EXPECT_THAT(done.tokens,
+                ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::f32, 16, activations)))
+      << "request " << id;
     preemptions += done.preemptions;
   }
   EXPECT_GT(preemptions, 0);
@@ -221,9 +228,9 @@ TEST_P(model_runtime_preemption, outputs_stay_identical_with_a_small_kv_pool) {
 }
 
 INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
-                         ::testing::Combine(::testing::Values(preemption_mode::swap,
-                                                              preemption_mode::recompute),
-                                            ::testing::Values(number_format::f32, number_format::bf16)),
+                         ::testing::Combine(
+                           ::testing::Values(preemption_mode::swap, preemption_mode::recompute),
+                           ::testing::Values(number_format::f32, number_format::bf16)),
                          [](const auto& p) {
                            return std::string(to_string(std::get<0>(p.param))) + "_" +
                                   to_string(std::get<1>(p.param)) + "_activations";
@@ -233,7 +240,8 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
 // the fp32 cache, so with the same block size the outputs equal those of the
 // bf16 pass run alone bit for bit, through preemption by swap (the bf16
 // blocks go to the host pool and back) and by recompute.
-class model_runtime_bf16_kv : public model_runtime, public ::testing::WithParamInterface<preemption_mode> {};
+class model_runtime_bf16_kv : public model_runtime,
+                              public ::testing::WithParamInterface<preemption_mode> {};
 
 TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preemption) {
   engine_config e;
@@ -298,7 +306,8 @@ TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
   }
   for (int i = 0; i < 6; ++i) caf::anon_send(rt_, preempt_atom::value, request_id{0}, i % 2 == 0);
   for (auto& [id, prompt] : sent)
-    EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(greedy_alone(prompt, 30))) << "request " << id;
+    EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(greedy_alone(prompt, 30)))
+      << "request " << id;
   EXPECT_GE(figures().preemptions, 1);
   expect_idle();
 }

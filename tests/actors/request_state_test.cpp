@@ -86,7 +86,9 @@ TEST(request_state, refuses_each_bad_field_by_name) {
 // each field is taken at its limits and refused just beyond them.
 TEST(request_state, takes_each_field_up_to_its_limit_and_no_further) {
   const request_limits wide{512, max_max_tokens + 64};
-  auto made = [&](generate_request r) { return request_state::make(7, std::move(r), tok(), wide, t0); };
+  auto made = [&](generate_request r) {
+    return request_state::make(7, std::move(r), tok(), wide, t0);
+  };
   auto is_refused_for = [&](generate_request r, const char* field) {
     auto m = made(std::move(r));
     if (!std::holds_alternative<admission>(m))

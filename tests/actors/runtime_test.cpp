@@ -206,8 +206,10 @@ TEST_F(runtime, a_recompute_starts_the_executors_table_over) {
   // a: blocks 0 and 1, then 5 for position 8. b: blocks 2 and 3; released
   // with 6 tokens computed (block 2 cached, 3 to the back of the free list)
   // and prefilled again in the same step from the cached block 2 and a new 4.
-  EXPECT_THAT(runner_->tables_of(sequence_of(a.id, 0)), ElementsAre(ElementsAre(0, 1), ElementsAre(0, 1, 5)));
-  EXPECT_THAT(runner_->tables_of(sequence_of(b.id, 0)), ElementsAre(ElementsAre(2, 3), ElementsAre(2, 4)));
+  EXPECT_THAT(runner_->tables_of(sequence_of(a.id, 0)),
+              ElementsAre(ElementsAre(0, 1), ElementsAre(0, 1, 5)));
+  EXPECT_THAT(runner_->tables_of(sequence_of(b.id, 0)),
+              ElementsAre(ElementsAre(2, 3), ElementsAre(2, 4)));
   expect_idle();
 }
 

@@ -62,7 +62,8 @@ TEST(scheduler, stays_exact_under_random_faults) {
       EXPECT_TRUE(aborted.contains(id));
       continue;
     }
-    EXPECT_EQ(d.output(id, req.first.size()), reference(req.first, req.second)) << "sequence " << id;
+    EXPECT_EQ(d.output(id, req.first.size()), reference(req.first, req.second))
+      << "sequence " << id;
   }
   d.expect_idle_and_sound();
 }

@@ -131,8 +131,9 @@ public:
         if (s.sample) {
           const token_id t =
             next_token(h, vocab_size_, s.sampling.temperature > 0 ? s.sampling.seed : 1);
-          out.sampled.push_back(
-            {s.id, t, s.num_logprobs >= 0 ? logprobs_of(t, vocab_size_, s.num_logprobs) : model::token_logprobs{}});
+          out.sampled.push_back({s.id, t,
+                                 s.num_logprobs >= 0 ? logprobs_of(t, vocab_size_, s.num_logprobs)
+                                                     : model::token_logprobs{}});
         }
       }
       done(std::move(out));

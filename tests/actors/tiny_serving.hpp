@@ -62,15 +62,18 @@ inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
 // runtime with the same cache dtype, block size and activations gives these
 // tokens bit for bit, whatever its batches and preemptions.
 inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens,
-                                         kernels::dtype kv_type = kernels::dtype::f32, int32_t bs = 16,
+                                         kernels::dtype kv_type = kernels::dtype::f32,
+                                         int32_t bs = 16,
                                          model::dtype activations = model::dtype::f32) {
   auto m = model::load_model_folder(model_dir(), activations);
   EXPECT_TRUE(m.has_value());
   auto dev = kernels::make_device("cpu");
   const int64_t num_blocks = (int64_t(prompt.size()) + max_tokens) / bs + 1;
-  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
-                                          model::transformer::cache_shape(m->config, num_blocks, bs, kv_type));
-  auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations);
+  auto cache =
+    kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
+                               model::transformer::cache_shape(m->config, num_blocks, bs, kv_type));
+  auto tf =
+    model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations);
   EXPECT_TRUE(tf.has_value());
   std::vector<int32_t> table;
   for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));
@@ -79,7 +82,8 @@ inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int
   while (int32_t(out.size()) < max_tokens) {
     const std::span<const int32_t> fresh = std::span<const int32_t>(history).subspan(size_t(start));
     const model::sequence_chunk c{start, fresh, table, true};
-    const std::vector<float> logits = (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs)).value();
+    const std::vector<float> logits =
+      (*tf)->run(model::forward_batch::build(std::span(&c, 1), bs)).value();
     start = int32_t(history.size());
     out.push_back(model::greedy(logits));
     history.push_back(out.back());

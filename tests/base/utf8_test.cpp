@@ -24,8 +24,8 @@ TEST(utf8, decodes_valid_sequences) {
 }
 
 TEST(utf8, rejects_invalid_sequences_one_byte_at_a_time) {
-  for (std::string_view bad : {"\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff",
-                               "\xe6\x97", "\xc3("}) {
+  for (std::string_view bad : {"\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
+                               "\xf4\x90\x80\x80", "\xff", "\xe6\x97", "\xc3("}) {
     const auto c = decode_utf8(bad, 0);
     EXPECT_FALSE(c.valid) << "bytes of length " << bad.size();
     EXPECT_EQ(c.length, 1);
@@ -39,7 +39,8 @@ TEST(utf8, incomplete_tail) {
   EXPECT_EQ(incomplete_utf8_tail("a\xe6\x97"), 2u);
   EXPECT_EQ(incomplete_utf8_tail("\xf0\x9f\x99"), 3u);
   EXPECT_EQ(incomplete_utf8_tail("\xf0\x9f\x99\x82"), 0u); // complete
-  EXPECT_EQ(incomplete_utf8_tail("a\x80"), 0u);             // stray continuation: invalid, not incomplete
+  // stray continuation: invalid, not incomplete
+  EXPECT_EQ(incomplete_utf8_tail("a\x80"), 0u);
   EXPECT_EQ(incomplete_utf8_tail("\xe0\x80"), 0u);          // overlong start: can never complete
   EXPECT_EQ(incomplete_utf8_tail("\xff"), 0u);
 }

@@ -12,8 +12,8 @@ namespace kvactor::kernels::testing {
 std::string attention_config::name() const {
   // NOTE: a stream, not operator+: GCC 12 gives a false -Wrestrict there.
   std::ostringstream s;
-  s << dtype_name(type) << " d" << head_dim << " bs" << block_size << " h" << num_heads << "/" << num_kv_heads
-    << " lens";
+  s << dtype_name(type) << " d" << head_dim << " bs" << block_size << " h" << num_heads << "/"
+    << num_kv_heads << " lens";
   for (size_t i = 0; i < seq_lens.size(); ++i) {
     s << ' ' << seq_lens[i];
     if (!query_lens.empty()) s << "(q" << query_lens[i] << ')';
@@ -22,8 +22,8 @@ std::string attention_config::name() const {
 }
 
 size_t attention_problem::out_bytes() const {
-  return static_cast<size_t>(num_tokens) * static_cast<size_t>(config.num_heads) * static_cast<size_t>(config.head_dim) *
-         dtype_size(config.type);
+  return static_cast<size_t>(num_tokens) * static_cast<size_t>(config.num_heads) *
+         static_cast<size_t>(config.head_dim) * dtype_size(config.type);
 }
 
 paged_attention_params attention_problem::params(void* out) const {
@@ -74,14 +74,16 @@ attention_problem make_attention_problem(const attention_config& config, uint32_
   std::vector<int32_t> ids(static_cast<size_t>(pr.num_blocks));
   std::iota(ids.begin(), ids.end(), 0);
   std::shuffle(ids.begin(), ids.end(), rng);
-  pr.block_tables.assign(static_cast<size_t>(num_seqs) * static_cast<size_t>(pr.max_blocks_per_seq), -1);
+  pr.block_tables.assign(static_cast<size_t>(num_seqs) * static_cast<size_t>(pr.max_blocks_per_seq),
+                         -1);
   size_t next = 0;
   for (int32_t s = 0; s < num_seqs; ++s)
     for (int32_t b = 0; b < (config.seq_lens[static_cast<size_t>(s)] + bs - 1) / bs; ++b)
       pr.block_tables[static_cast<size_t>(s * pr.max_blocks_per_seq + b)] = ids[next++];
 
   const size_t elem = dtype_size(config.type);
-  const size_t row = static_cast<size_t>(config.num_kv_heads) * static_cast<size_t>(config.head_dim);
+  const size_t row =
+    static_cast<size_t>(config.num_kv_heads) * static_cast<size_t>(config.head_dim);
   const size_t cache_elems = static_cast<size_t>(pr.num_blocks) * static_cast<size_t>(bs) * row;
   pr.k_cache.resize(cache_elems * elem);
   pr.v_cache.resize(cache_elems * elem);
@@ -93,8 +95,11 @@ attention_problem make_attention_problem(const attention_config& config, uint32_
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int32_t s = 0; s < num_seqs; ++s)
     for (int32_t j = 0; j < config.seq_lens[static_cast<size_t>(s)]; ++j) {
-      const size_t slot = static_cast<size_t>(pr.block_tables[static_cast<size_t>(s * pr.max_blocks_per_seq + j / bs)]) *
-                              static_cast<size_t>(bs) + static_cast<size_t>(j % bs);
+      const size_t slot =
+        static_cast<size_t>(
+          pr.block_tables[static_cast<size_t>(s * pr.max_blocks_per_seq + j / bs)]) *
+          static_cast<size_t>(bs) +
+        static_cast<size_t>(j % bs);
       for (size_t i = 0; i < row; ++i) {
         store_from_float(config.type, pr.k_cache.data(), slot * row + i, normal(rng));
         store_from_float(config.type, pr.v_cache.data(), slot * row + i, normal(rng));
@@ -105,7 +110,8 @@ attention_problem make_attention_problem(const attention_config& config, uint32_
   pr.query.resize(q_elems * elem);
   // NOTE: queries scaled by 2 give peaked softmaxes, so the online rescaling
   // across blocks matters.
-  for (size_t i = 0; i < q_elems; ++i) store_from_float(config.type, pr.query.data(), i, 2.0f * normal(rng));
+  for (size_t i = 0; i < q_elems; ++i)
+    store_from_float(config.type, pr.query.data(), i, 2.0f * normal(rng));
   return pr;
 }
 
@@ -115,14 +121,18 @@ std::vector<double> attention_problem::reference() const {
   const size_t q_stride = static_cast<size_t>(c.num_heads * d + c.query_pad);
   // NOTE: the same float scale the kernels get, applied in double.
   const double scale_f = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
-  std::vector<double> out(static_cast<size_t>(num_tokens) * static_cast<size_t>(c.num_heads) * static_cast<size_t>(d));
+  std::vector<double> out(static_cast<size_t>(num_tokens) * static_cast<size_t>(c.num_heads) *
+                          static_cast<size_t>(d));
   for (int32_t t = 0; t < num_tokens; ++t) {
     int32_t seq = t, q_index = 0, q_len = 1;
     if (!query_start_loc.empty()) {
-      seq = static_cast<int32_t>(std::upper_bound(query_start_loc.begin(), query_start_loc.end(), t) -
-                                 query_start_loc.begin()) - 1;
+      seq =
+        static_cast<int32_t>(std::upper_bound(query_start_loc.begin(), query_start_loc.end(), t) -
+                             query_start_loc.begin()) -
+        1;
       q_index = t - query_start_loc[static_cast<size_t>(seq)];
-      q_len = query_start_loc[static_cast<size_t>(seq) + 1] - query_start_loc[static_cast<size_t>(seq)];
+      q_len =
+        query_start_loc[static_cast<size_t>(seq) + 1] - query_start_loc[static_cast<size_t>(seq)];
     }
     const int32_t num_keys = seq_lens[static_cast<size_t>(seq)] - q_len + q_index + 1;
     for (int32_t h = 0; h < c.num_heads; ++h) {
@@ -131,27 +141,35 @@ std::vector<double> attention_problem::reference() const {
       std::vector<size_t> rows(static_cast<size_t>(num_keys));
       double max_logit = -INFINITY;
       for (int32_t j = 0; j < num_keys; ++j) {
-        const size_t slot = static_cast<size_t>(block_tables[static_cast<size_t>(seq * max_blocks_per_seq + j / bs)]) *
-                                static_cast<size_t>(bs) + static_cast<size_t>(j % bs);
-        rows[static_cast<size_t>(j)] = (slot * static_cast<size_t>(c.num_kv_heads) + static_cast<size_t>(kvh)) *
-                                       static_cast<size_t>(d);
+        const size_t slot =
+          static_cast<size_t>(
+            block_tables[static_cast<size_t>(seq * max_blocks_per_seq + j / bs)]) *
+            static_cast<size_t>(bs) +
+          static_cast<size_t>(j % bs);
+        rows[static_cast<size_t>(j)] =
+          (slot * static_cast<size_t>(c.num_kv_heads) + static_cast<size_t>(kvh)) *
+          static_cast<size_t>(d);
         double dot = 0.0;
         for (int32_t i = 0; i < d; ++i)
-          dot += static_cast<double>(load_as_float(c.type, query.data(),
-                                                   static_cast<size_t>(t) * q_stride +
-                                                       static_cast<size_t>(h) * static_cast<size_t>(d) + static_cast<size_t>(i))) *
-                 static_cast<double>(load_as_float(c.type, k_cache.data(), rows[static_cast<size_t>(j)] + static_cast<size_t>(i)));
+          dot += static_cast<double>(load_as_float(
+                   c.type, query.data(),
+                   static_cast<size_t>(t) * q_stride +
+                     static_cast<size_t>(h) * static_cast<size_t>(d) + static_cast<size_t>(i))) *
+                 static_cast<double>(load_as_float(
+                   c.type, k_cache.data(), rows[static_cast<size_t>(j)] + static_cast<size_t>(i)));
         logits[static_cast<size_t>(j)] = dot * scale_f;
         max_logit = std::max(max_logit, logits[static_cast<size_t>(j)]);
       }
       double sum = 0.0;
       for (double& x : logits) sum += (x = std::exp(x - max_logit));
-      double* o = out.data() + (static_cast<size_t>(t) * static_cast<size_t>(c.num_heads) + static_cast<size_t>(h)) *
-                                   static_cast<size_t>(d);
+      double* o = out.data() + (static_cast<size_t>(t) * static_cast<size_t>(c.num_heads) +
+                                static_cast<size_t>(h)) *
+                                 static_cast<size_t>(d);
       for (int32_t j = 0; j < num_keys; ++j)
         for (int32_t i = 0; i < d; ++i)
           o[i] += logits[static_cast<size_t>(j)] / sum *
-                  static_cast<double>(load_as_float(c.type, v_cache.data(), rows[static_cast<size_t>(j)] + static_cast<size_t>(i)));
+                  static_cast<double>(load_as_float(
+                    c.type, v_cache.data(), rows[static_cast<size_t>(j)] + static_cast<size_t>(i)));
     }
   }
   return out;

@@ -26,7 +26,8 @@ struct attention_config {
 
 // The config of a test parameterised by dtype, head_dim, block size and GQA
 // ratio: 2 KV heads with `ratio` query heads each; no sequences yet.
-inline attention_config gqa_config(dtype type, int32_t head_dim, int32_t block_size, int32_t ratio) {
+inline attention_config gqa_config(dtype type, int32_t head_dim, int32_t block_size,
+                                   int32_t ratio) {
   attention_config c;
   c.type = type;
   c.head_dim = head_dim;
@@ -41,8 +42,10 @@ struct attention_problem {
   int32_t num_tokens = 0;
   int32_t num_blocks = 0;
   int32_t max_blocks_per_seq = 0;
-  std::vector<uint8_t> k_cache;           // [num_blocks, block_size, num_kv_heads, head_dim] of type
-  std::vector<uint8_t> v_cache;           // [num_blocks, block_size, num_kv_heads, head_dim] of type
+  // [num_blocks, block_size, num_kv_heads, head_dim] of type
+  std::vector<uint8_t> k_cache;
+  // [num_blocks, block_size, num_kv_heads, head_dim] of type
+  std::vector<uint8_t> v_cache;
   std::vector<uint8_t> query;             // [num_tokens, num_heads * head_dim + query_pad] of type
   std::vector<int32_t> block_tables;      // [num_seqs, max_blocks_per_seq]
   std::vector<int32_t> seq_lens;          // [num_seqs]

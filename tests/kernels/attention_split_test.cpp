@@ -27,7 +27,8 @@ TEST(cuda_attention_split, one_sequence_of_32k_fills_the_device) {
 }
 
 TEST(cuda_attention_split, no_split_when_the_grid_fills_the_sms_or_the_context_is_short) {
-  EXPECT_EQ(plan_attention_split(33, 4, 32768, h100_sms).num_splits, 1);     // 132 blocks: every SM busy
+  // 132 blocks: every SM busy
+  EXPECT_EQ(plan_attention_split(33, 4, 32768, h100_sms).num_splits, 1);
   EXPECT_EQ(plan_attention_split(1, 8, 2 * split_min_chunk - 1, h100_sms).num_splits, 1);
   EXPECT_EQ(plan_attention_split(1, 8, 100, h100_sms).num_splits, 1);
   EXPECT_EQ(plan_attention_split(1, 8, 32768, 0).num_splits, 1);             // unknown device
@@ -52,20 +53,23 @@ TEST(cuda_attention_split, every_plan_covers_the_context_within_the_bounds) {
   for (int32_t sms : {1, 20, 108, 132})
     for (int32_t seqs : {1, 2, 3, 7, 16, 64})
       for (int32_t groups : {1, 2, 8, 32})
-        for (int64_t context : {int64_t{1}, int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{5000},
-                                int64_t{32768}, int64_t{131072}, int64_t{1} << 31}) {
+        for (int64_t context : {int64_t{1}, int64_t{1023}, int64_t{1024}, int64_t{1025},
+                                int64_t{5000}, int64_t{32768}, int64_t{131072}, int64_t{1} << 31}) {
           const split_plan plan = plan_attention_split(seqs, groups, context, sms);
-          SCOPED_TRACE(testing::Message() << "sms " << sms << " seqs " << seqs << " groups " << groups << " context "
-                                          << context << " -> " << plan.num_splits << " x " << plan.chunk);
+          SCOPED_TRACE(testing::Message()
+                       << "sms " << sms << " seqs " << seqs << " groups " << groups << " context "
+                       << context << " -> " << plan.num_splits << " x " << plan.chunk);
           ASSERT_GE(plan.num_splits, 1);
           if (plan.num_splits == 1) continue;
           ++num_split;
           EXPECT_EQ(plan.chunk % split_tile, 0);
           EXPECT_GE(plan.chunk, split_min_chunk);
           EXPECT_GE(static_cast<int64_t>(plan.num_splits) * plan.chunk, context);
-          EXPECT_LT(static_cast<int64_t>(plan.num_splits - 1) * plan.chunk, context);  // no split wholly past it
+          // no split wholly past it
+          EXPECT_LT(static_cast<int64_t>(plan.num_splits - 1) * plan.chunk, context);
           EXPECT_LE(int64_t{seqs} * groups * plan.num_splits, int64_t{split_blocks_per_sm} * sms);
-          EXPECT_LE(split_scratch_floats(seqs, groups * split_max_group, split_max_head_dim, plan.num_splits),
+          EXPECT_LE(split_scratch_floats(seqs, groups * split_max_group, split_max_head_dim,
+                                         plan.num_splits),
                     max_split_scratch_floats(sms));
         }
   EXPECT_GT(num_split, 100);

@@ -13,7 +13,11 @@ namespace kvactor::kernels {
 namespace {
 
 kv_cache_shape small_shape(int64_t num_blocks) {
-  return kv_cache_shape{.num_layers = 3, .num_blocks = num_blocks, .block_size = 16, .num_kv_heads = 2, .head_dim = 64,
+  return kv_cache_shape{.num_layers = 3,
+                        .num_blocks = num_blocks,
+                        .block_size = 16,
+                        .num_kv_heads = 2,
+                        .head_dim = 64,
                         .type = dtype::f16};
 }
 
@@ -31,7 +35,8 @@ void fill_pattern(const kv_cache_view& c, uint8_t salt) {
 bool same_block(const kv_cache_view& a, int64_t block_a, const kv_cache_view& b, int64_t block_b) {
   for (int32_t l = 0; l < a.shape.num_layers; ++l)
     for (int w = 0; w < 2; ++w)
-      if (std::memcmp(a.block(l, w, block_a), b.block(l, w, block_b), static_cast<size_t>(a.shape.block_bytes())) != 0)
+      if (std::memcmp(a.block(l, w, block_a), b.block(l, w, block_b),
+                      static_cast<size_t>(a.shape.block_bytes())) != 0)
         return false;
   return true;
 }
@@ -57,7 +62,8 @@ TEST(kv_cache, layout_offsets) {
 }
 
 TEST(kv_cache, allocation_respects_the_arena) {
-  cpu_device dev(device_options{.device_bytes = 1 << 20, .pinned_bytes = 1 << 18, .num_threads = 1});
+  cpu_device dev(
+    device_options{.device_bytes = 1 << 20, .pinned_bytes = 1 << 18, .num_threads = 1});
   EXPECT_TRUE(allocate_kv_cache(dev, memory_kind::device, small_shape(20)).has_value());  // 737 KiB
   EXPECT_FALSE(allocate_kv_cache(dev, memory_kind::pinned_host, small_shape(20)).has_value());
 }
@@ -73,16 +79,19 @@ TEST(cache_ops, cache_write_scatters_rows_and_skips_padding) {
     value[i] = -static_cast<float>(i) - 1.0f;
   }
   const std::vector<int64_t> slots{37, -1, 0, 127, 16};
-  cache_write_params p{key.data(), value.data(), k_cache.data(), v_cache.data(), slots.data(), num_tokens, heads, dim,
-                       dtype::f32};
+  cache_write_params p{key.data(),     value.data(), k_cache.data(),
+                       v_cache.data(), slots.data(), num_tokens,
+                       heads,          dim,          dtype::f32};
   cache_write(dev, streams::compute, p);
   dev.record(streams::compute)->wait();
   std::vector<float> k_expected(k_cache.size(), -1.0f), v_expected(v_cache.size(), -1.0f);
   for (int32_t t = 0; t < num_tokens; ++t) {
     if (slots[static_cast<size_t>(t)] < 0) continue;
     for (int64_t i = 0; i < row; ++i) {
-      k_expected[static_cast<size_t>(slots[static_cast<size_t>(t)] * row + i)] = key[static_cast<size_t>(t * row + i)];
-      v_expected[static_cast<size_t>(slots[static_cast<size_t>(t)] * row + i)] = value[static_cast<size_t>(t * row + i)];
+      k_expected[static_cast<size_t>(slots[static_cast<size_t>(t)] * row + i)] =
+        key[static_cast<size_t>(t * row + i)];
+      v_expected[static_cast<size_t>(slots[static_cast<size_t>(t)] * row + i)] =
+        value[static_cast<size_t>(t * row + i)];
     }
   }
   EXPECT_EQ(k_cache, k_expected);
@@ -97,14 +106,24 @@ TEST(cache_ops, cache_write_reads_k_and_v_in_place_from_fused_qkv_rows) {
   for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i);
   std::vector<float> k_cache(4 * 16 * dim, -1.0f), v_cache(4 * 16 * dim, -1.0f);
   const std::vector<int64_t> slots{9, 40, 0};
-  cache_write_params p{qkv.data() + heads * dim, qkv.data() + (heads + kv_heads) * dim, k_cache.data(), v_cache.data(),
-                       slots.data(), num_tokens, kv_heads, dim, dtype::f32, stride, stride};
+  cache_write_params p{qkv.data() + heads * dim,
+                       qkv.data() + (heads + kv_heads) * dim,
+                       k_cache.data(),
+                       v_cache.data(),
+                       slots.data(),
+                       num_tokens,
+                       kv_heads,
+                       dim,
+                       dtype::f32,
+                       stride,
+                       stride};
   cache_write(dev, streams::compute, p);
   dev.record(streams::compute)->wait();
   for (int32_t t = 0; t < num_tokens; ++t)
     for (int32_t i = 0; i < dim; ++i) {
       const auto slot = static_cast<size_t>(slots[static_cast<size_t>(t)]);
-      EXPECT_EQ(k_cache[slot * dim + static_cast<size_t>(i)], qkv[static_cast<size_t>(t * stride + heads * dim + i)]);
+      EXPECT_EQ(k_cache[slot * dim + static_cast<size_t>(i)],
+                qkv[static_cast<size_t>(t * stride + heads * dim + i)]);
       EXPECT_EQ(v_cache[slot * dim + static_cast<size_t>(i)],
                 qkv[static_cast<size_t>(t * stride + (heads + kv_heads) * dim + i)]);
     }
@@ -116,48 +135,57 @@ TEST(cache_ops, copy_blocks_copies_every_layer_and_nothing_else) {
   ASSERT_TRUE(cache);
   fill_pattern(cache->view, 0);
   std::vector<uint8_t> before(static_cast<const uint8_t*>(cache->view.base),
-                              static_cast<const uint8_t*>(cache->view.base) + cache->view.shape.total_bytes());
+                              static_cast<const uint8_t*>(cache->view.base) +
+                                cache->view.shape.total_bytes());
   const kv_cache_view original{before.data(), cache->view.shape};
   const std::vector<int32_t> pairs{1, 6, 3, 0, 3, 5};  // (1->6), (3->0), (3->5)
-  copy_blocks(dev, streams::compute,
-              copy_blocks_params{cache->view.base, pairs.data(), 3, 3, 8, cache->view.shape.block_bytes()});
+  copy_blocks(
+    dev, streams::compute,
+    copy_blocks_params{cache->view.base, pairs.data(), 3, 3, 8, cache->view.shape.block_bytes()});
   dev.record(streams::compute)->wait();
   EXPECT_TRUE(same_block(cache->view, 6, original, 1));
   EXPECT_TRUE(same_block(cache->view, 0, original, 3));
   EXPECT_TRUE(same_block(cache->view, 5, original, 3));
-  for (int64_t b : {1, 2, 3, 4, 7}) EXPECT_TRUE(same_block(cache->view, b, original, b)) << "block " << b;
+  for (int64_t b : {1, 2, 3, 4, 7})
+    EXPECT_TRUE(same_block(cache->view, b, original, b)) << "block " << b;
 }
 
 TEST(cache_ops, swap_out_and_in_round_trips_through_the_host_pool) {
-  cpu_device dev(device_options{.device_bytes = 1 << 20, .pinned_bytes = 1 << 20, .num_threads = 2});
+  cpu_device dev(
+    device_options{.device_bytes = 1 << 20, .pinned_bytes = 1 << 20, .num_threads = 2});
   auto gpu = allocate_kv_cache(dev, memory_kind::device, small_shape(10));
   auto host = allocate_kv_cache(dev, memory_kind::pinned_host, small_shape(6));
   ASSERT_TRUE(gpu && host);
   fill_pattern(gpu->view, 1);
   fill_pattern(host->view, 99);
   std::vector<uint8_t> saved(static_cast<const uint8_t*>(gpu->view.base),
-                             static_cast<const uint8_t*>(gpu->view.base) + gpu->view.shape.total_bytes());
+                             static_cast<const uint8_t*>(gpu->view.base) +
+                               gpu->view.shape.total_bytes());
   const kv_cache_view original{saved.data(), gpu->view.shape};
 
   std::promise<void> out_done;
-  const event_ptr out = swap_blocks(dev, streams::swap_out, gpu->view, host->view, {{2, 0}, {7, 5}, {9, 1}},
-                                    [&] { out_done.set_value(); });
+  const event_ptr out = swap_blocks(dev, streams::swap_out, gpu->view, host->view,
+                                    {{2, 0}, {7, 5}, {9, 1}}, [&] { out_done.set_value(); });
   // the compute stream may reuse the swapped-out blocks once the copy is done
   dev.wait_event(streams::compute, out);
-  dev.enqueue(streams::compute, [&] { std::memset(gpu->view.base, 0, static_cast<size_t>(gpu->view.shape.total_bytes())); });
+  dev.enqueue(streams::compute, [&] {
+    std::memset(gpu->view.base, 0, static_cast<size_t>(gpu->view.shape.total_bytes()));
+  });
   ASSERT_EQ(out_done.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   dev.record(streams::compute)->wait();
   EXPECT_TRUE(same_block(host->view, 0, original, 2));
   EXPECT_TRUE(same_block(host->view, 5, original, 7));
   EXPECT_TRUE(same_block(host->view, 1, original, 9));
 
-  const event_ptr in = swap_blocks(dev, streams::swap_in, host->view, gpu->view, {{0, 4}, {5, 3}, {1, 0}});
+  const event_ptr in =
+    swap_blocks(dev, streams::swap_in, host->view, gpu->view, {{0, 4}, {5, 3}, {1, 0}});
   in->wait();
   EXPECT_TRUE(same_block(gpu->view, 4, original, 2));
   EXPECT_TRUE(same_block(gpu->view, 3, original, 7));
   EXPECT_TRUE(same_block(gpu->view, 0, original, 9));
   std::vector<uint8_t> zero(static_cast<size_t>(gpu->view.shape.block_bytes()), 0);
-  EXPECT_EQ(std::memcmp(gpu->view.block(2, 1, 1), zero.data(), zero.size()), 0);  // untouched block stays cleared
+  // untouched block stays cleared
+  EXPECT_EQ(std::memcmp(gpu->view.block(2, 1, 1), zero.data(), zero.size()), 0);
 }
 
 } // namespace

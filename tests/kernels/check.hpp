@@ -17,10 +17,12 @@ struct tolerance {
   double rtol;
 };
 
-inline ::testing::AssertionResult all_close(const std::vector<float>& actual, const std::vector<double>& ref,
-                                            tolerance tol, size_t max_report = 8) {
+inline ::testing::AssertionResult all_close(const std::vector<float>& actual,
+                                            const std::vector<double>& ref, tolerance tol,
+                                            size_t max_report = 8) {
   if (actual.size() != ref.size())
-    return ::testing::AssertionFailure() << "size " << actual.size() << " != reference size " << ref.size();
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != reference size " << ref.size();
   size_t num_bad = 0;
   double worst = 0.0;
   std::ostringstream first;
@@ -30,12 +32,13 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& actual, co
     worst = std::isnan(diff) ? diff : std::max(worst, diff);
     if (ok) continue;
     if (num_bad++ < max_report)
-      first << "\n  [" << i << "] got " << actual[i] << ", expected " << ref[i] << " (|diff| " << diff << ")";
+      first << "\n  [" << i << "] got " << actual[i] << ", expected " << ref[i] << " (|diff| "
+            << diff << ")";
   }
   if (num_bad == 0) return ::testing::AssertionSuccess() << "max |diff| " << worst;
-  return ::testing::AssertionFailure() << num_bad << " of " << ref.size() << " elements outside atol " << tol.atol
-                                       << " + rtol " << tol.rtol << " |ref|; max |diff| " << worst
-                                       << "; first:" << first.str();
+  return ::testing::AssertionFailure()
+         << num_bad << " of " << ref.size() << " elements outside atol " << tol.atol << " + rtol "
+         << tol.rtol << " |ref|; max |diff| " << worst << "; first:" << first.str();
 }
 
 } // namespace kvactor::kernels::testing

@@ -19,8 +19,10 @@ void run_and_check(const attention_config& config, cpu::isa simd, thread_pool& p
   const auto problem = testing::make_attention_problem(config, 99);
   std::vector<uint8_t> out(problem.out_bytes());
   cpu::paged_attention(problem.params(out.data()), pool, simd);
-  const auto actual = testing::to_floats(config.type, out.data(), out.size() / dtype_size(config.type));
-  EXPECT_TRUE(testing::all_close(actual, problem.reference(), testing::attention_tolerance(config.type)));
+  const auto actual =
+    testing::to_floats(config.type, out.data(), out.size() / dtype_size(config.type));
+  EXPECT_TRUE(
+    testing::all_close(actual, problem.reference(), testing::attention_tolerance(config.type)));
 }
 
 // dtype, head_dim, block_size, GQA ratio, isa
@@ -30,7 +32,8 @@ class cpu_attention : public ::testing::TestWithParam<shape> {
 protected:
   void SetUp() override {
     if (static_cast<int>(std::get<4>(GetParam())) > static_cast<int>(cpu::best_isa()))
-      GTEST_SKIP() << "this CPU lacks " << cpu::isa_name(std::get<4>(GetParam())) << "; the generic loop is tested";
+      GTEST_SKIP() << "this CPU lacks " << cpu::isa_name(std::get<4>(GetParam()))
+                   << "; the generic loop is tested";
   }
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio, simd] = GetParam();
@@ -58,14 +61,14 @@ TEST_P(cpu_attention, prefill_and_extend_match_reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
   const auto [type, head_dim, block_size, ratio, simd] = info.param;
-  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" + std::to_string(block_size) + "_gqa" +
-         std::to_string(ratio) + "_" + cpu::isa_name(simd);
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" +
+         std::to_string(block_size) + "_gqa" + std::to_string(ratio) + "_" + cpu::isa_name(simd);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, cpu_attention,
                          ::testing::Combine(::testing::Values(dtype::f32, dtype::f16, dtype::bf16),
-                                            ::testing::Values(64, 128), ::testing::Values(8, 16, 32),
-                                            ::testing::Values(1, 4),
+                                            ::testing::Values(64, 128),
+                                            ::testing::Values(8, 16, 32), ::testing::Values(1, 4),
                                             ::testing::Values(cpu::isa::generic, cpu::isa::avx512,
                                                               cpu::isa::avx512_bf16)),
                          shape_name);
@@ -99,7 +102,8 @@ TEST(cpu_attention_device, runs_on_the_compute_stream_and_signals_completion) {
   ASSERT_EQ(called.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_TRUE(done->ready());
   const auto actual = testing::to_floats(c.type, out.data(), out.size() / 2);
-  EXPECT_TRUE(testing::all_close(actual, problem.reference(), testing::attention_tolerance(c.type)));
+  EXPECT_TRUE(
+    testing::all_close(actual, problem.reference(), testing::attention_tolerance(c.type)));
 }
 
 } // namespace

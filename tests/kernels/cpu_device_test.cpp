@@ -37,13 +37,15 @@ TEST(cpu_device, concurrent_producers_keep_their_own_order) {
   std::vector<std::thread> producers;
   for (int p = 0; p < num_producers; ++p)
     producers.emplace_back([&dev, &seen, p] {
-      for (int i = 0; i < per_producer; ++i) dev.enqueue(streams::compute, [&seen, p, i] { seen[static_cast<size_t>(p)].push_back(i); });
+      for (int i = 0; i < per_producer; ++i)
+        dev.enqueue(streams::compute, [&seen, p, i] { seen[static_cast<size_t>(p)].push_back(i); });
     });
   for (auto& t : producers) t.join();
   dev.record(streams::compute)->wait();
   std::vector<int> expected(per_producer);
   std::iota(expected.begin(), expected.end(), 0);
-  for (int p = 0; p < num_producers; ++p) EXPECT_EQ(seen[static_cast<size_t>(p)], expected) << "producer " << p;
+  for (int p = 0; p < num_producers; ++p)
+    EXPECT_EQ(seen[static_cast<size_t>(p)], expected) << "producer " << p;
 }
 
 TEST(cpu_device, copies_on_one_stream_see_each_other) {

@@ -59,7 +59,8 @@ protected:
     SCOPED_TRACE(config.name());
     const auto pr = testing::make_attention_problem(config, 4321);
     buffer k = upload(pr.k_cache), v = upload(pr.v_cache), q = upload(pr.query);
-    buffer tables = upload(pr.block_tables), lens = upload(pr.seq_lens), qsl = upload(pr.query_start_loc);
+    buffer tables = upload(pr.block_tables), lens = upload(pr.seq_lens),
+           qsl = upload(pr.query_start_loc);
     buffer out = std::move(*dev_->allocate(memory_kind::device, pr.out_bytes()));
     paged_attention_params p = pr.params(out.data());
     p.query = q.data();
@@ -67,21 +68,25 @@ protected:
     p.v_cache = v.data();
     p.block_tables = static_cast<const int32_t*>(tables.data());
     p.seq_lens = static_cast<const int32_t*>(lens.data());
-    p.query_start_loc = pr.query_start_loc.empty() ? nullptr : static_cast<const int32_t*>(qsl.data());
+    p.query_start_loc =
+      pr.query_start_loc.empty() ? nullptr : static_cast<const int32_t*>(qsl.data());
     if (split) {
       p.workspace = dev_->split_workspace(streams::compute);
       EXPECT_GT(cuda_launch::attention_split_of(p).num_splits, 1);
     }
     paged_attention(*dev_, streams::compute, p);
     const auto host = download(out, pr.out_bytes());
-    const auto actual = testing::to_floats(config.type, host.data(), pr.out_bytes() / dtype_size(config.type));
-    EXPECT_TRUE(testing::all_close(actual, pr.reference(), testing::attention_tolerance(config.type)));
+    const auto actual =
+      testing::to_floats(config.type, host.data(), pr.out_bytes() / dtype_size(config.type));
+    EXPECT_TRUE(
+      testing::all_close(actual, pr.reference(), testing::attention_tolerance(config.type)));
   }
 
   std::unique_ptr<device> dev_;
 };
 
-class cuda_attention : public cuda_test, public ::testing::WithParamInterface<std::tuple<dtype, int, int, int>> {
+class cuda_attention : public cuda_test,
+                       public ::testing::WithParamInterface<std::tuple<dtype, int, int, int>> {
 protected:
   attention_config base() const {
     const auto [type, head_dim, block_size, ratio] = GetParam();
@@ -116,8 +121,8 @@ TEST_P(cuda_attention, long_decode_splits_and_matches_reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<std::tuple<dtype, int, int, int>>& info) {
   const auto [type, head_dim, block_size, ratio] = info.param;
-  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" + std::to_string(block_size) + "_gqa" +
-         std::to_string(ratio);
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" +
+         std::to_string(block_size) + "_gqa" + std::to_string(ratio);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, cuda_attention,
@@ -127,7 +132,11 @@ INSTANTIATE_TEST_SUITE_P(all, cuda_attention,
                          shape_name);
 
 TEST_F(cuda_test, cache_write_and_copy_blocks) {
-  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 4, .block_size = 16, .num_kv_heads = 2, .head_dim = 64,
+  const kv_cache_shape shape{.num_layers = 2,
+                             .num_blocks = 4,
+                             .block_size = 16,
+                             .num_kv_heads = 2,
+                             .head_dim = 64,
                              .type = dtype::f16};
   auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);
   ASSERT_TRUE(cache);
@@ -145,16 +154,22 @@ TEST_F(cuda_test, cache_write_and_copy_blocks) {
               cache_write_params{k.data(), v.data(), cache->view.k(1), cache->view.v(1),
                                  static_cast<const int64_t*>(s.data()), 3, 2, 64, dtype::f16});
   copy_blocks(*dev_, streams::compute,
-              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 2, 4, shape.block_bytes()});
+              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 2, 4,
+                                 shape.block_bytes()});
   const auto host = download(cache->memory, static_cast<size_t>(shape.total_bytes()));
   const kv_cache_view hv{const_cast<uint8_t*>(host.data()), shape};
   EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 0)) + 5 * row, key.data(), row), 0);
   EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 1, 1)), value.data() + 2 * row, row), 0);
-  EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 3)) + 5 * row, key.data(), row), 0);  // copied 0 -> 3
+  // copied 0 -> 3
+  EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 3)) + 5 * row, key.data(), row), 0);
 }
 
 TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
-  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 6, .block_size = 16, .num_kv_heads = 2, .head_dim = 128,
+  const kv_cache_shape shape{.num_layers = 2,
+                             .num_blocks = 6,
+                             .block_size = 16,
+                             .num_kv_heads = 2,
+                             .head_dim = 128,
                              .type = dtype::bf16};
   auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
   auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
@@ -162,27 +177,36 @@ TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
   std::vector<uint8_t> pattern(static_cast<size_t>(shape.total_bytes()));
   for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 11 / 3);
   std::memcpy(host->view.base, pattern.data(), pattern.size());
-  const event_ptr in = swap_blocks(*dev_, streams::swap_in, host->view, gpu->view, {{1, 4}, {2, 0}});
+  const event_ptr in =
+    swap_blocks(*dev_, streams::swap_in, host->view, gpu->view, {{1, 4}, {2, 0}});
   dev_->wait_event(streams::swap_out, in);
   in->wait();
   std::memset(host->view.base, 0, pattern.size());  // the swap-in has read it
   std::promise<void> out_done;
-  const event_ptr out = swap_blocks(*dev_, streams::swap_out, gpu->view, host->view, {{4, 5}, {0, 3}},
-                                    [&] { out_done.set_value(); });
+  const event_ptr out = swap_blocks(*dev_, streams::swap_out, gpu->view, host->view,
+                                    {{4, 5}, {0, 3}}, [&] { out_done.set_value(); });
   ASSERT_EQ(out_done.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_TRUE(out->ready());
   const kv_cache_view orig{pattern.data(), shape};
   for (int32_t l = 0; l < 2; ++l)
     for (int w = 0; w < 2; ++w) {
-      EXPECT_EQ(std::memcmp(host->view.block(l, w, 5), orig.block(l, w, 1), static_cast<size_t>(shape.block_bytes())), 0);
-      EXPECT_EQ(std::memcmp(host->view.block(l, w, 3), orig.block(l, w, 2), static_cast<size_t>(shape.block_bytes())), 0);
+      EXPECT_EQ(std::memcmp(host->view.block(l, w, 5), orig.block(l, w, 1),
+                            static_cast<size_t>(shape.block_bytes())),
+                0);
+      EXPECT_EQ(std::memcmp(host->view.block(l, w, 3), orig.block(l, w, 2),
+                            static_cast<size_t>(shape.block_bytes())),
+                0);
     }
 }
 
 // 300 pairs: more than one swap launch takes (swap_blocks_params::max_pairs),
 // reversed order so that a pair lost at a launch boundary shows.
 TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
-  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 300, .block_size = 16, .num_kv_heads = 1, .head_dim = 64,
+  const kv_cache_shape shape{.num_layers = 2,
+                             .num_blocks = 300,
+                             .block_size = 16,
+                             .num_kv_heads = 1,
+                             .head_dim = 64,
                              .type = dtype::f16};
   auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
   auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
@@ -210,13 +234,18 @@ TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
 // pages cost nothing in the shim.) A context of one token: attention returns
 // that token's V row exactly.
 TEST_F(cuda_test, offsets_past_2_gi_elements_in_a_large_cache) {
-  const kv_cache_shape shape{.num_layers = 1, .num_blocks = 140000, .block_size = 16, .num_kv_heads = 8,
-                             .head_dim = 128, .type = dtype::f32};
+  const kv_cache_shape shape{.num_layers = 1,
+                             .num_blocks = 140000,
+                             .block_size = 16,
+                             .num_kv_heads = 8,
+                             .head_dim = 128,
+                             .type = dtype::f32};
   if (dev_->memory(memory_kind::device).free_bytes < shape.total_bytes() + (int64_t{1} << 30))
     GTEST_SKIP() << "a GPU with less than 19 GB free"; // the shim has 80 GB
   auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);
   ASSERT_TRUE(cache) << "no room for " << shape.total_bytes() << " bytes";
-  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, kv_cache_shape{shape.num_layers, 2, 16, 8, 128});
+  auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host,
+                                kv_cache_shape{shape.num_layers, 2, 16, 8, 128});
   ASSERT_TRUE(host);
   const int32_t last = static_cast<int32_t>(shape.num_blocks - 1);
   ASSERT_GT(int64_t{last} * 16 * 8 * 128, int64_t{1} << 31);
@@ -251,13 +280,14 @@ TEST_F(cuda_test, offsets_past_2_gi_elements_in_a_large_cache) {
   p.type = dtype::f32;
   paged_attention(*dev_, streams::compute, p);
   copy_blocks(*dev_, streams::compute,
-              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 1, shape.num_blocks,
-                                 shape.block_bytes()});
+              copy_blocks_params{cache->view.base, static_cast<const int32_t*>(pr.data()), 1, 1,
+                                 shape.num_blocks, shape.block_bytes()});
   dev_->wait_event(streams::swap_out, dev_->record(streams::compute));
   swap_blocks(*dev_, streams::swap_out, cache->view, host->view, {{last, 1}})->wait();
   std::vector<float> attended(row), copied(row);
   testing::copy_to_host(*dev_, streams::compute, attended.data(), out.data(), row * sizeof(float));
-  testing::copy_to_host(*dev_, streams::compute, copied.data(), cache->view.block(0, 1, 7), row * sizeof(float));
+  testing::copy_to_host(*dev_, streams::compute, copied.data(), cache->view.block(0, 1, 7),
+                        row * sizeof(float));
   EXPECT_EQ(attended, value);
   EXPECT_EQ(copied, value);
   EXPECT_EQ(std::memcmp(host->view.block(0, 1, 1), value.data(), row * sizeof(float)), 0);

@@ -64,9 +64,11 @@ protected:
   std::vector<float> download(const void* dev, size_t num) {
     void* pinned = nullptr;
     EXPECT_EQ(cudaHostAlloc(&pinned, num * sizeof(float), cudaHostAllocDefault), cudaSuccess);
-    EXPECT_EQ(cudaMemcpyAsync(pinned, dev, num * sizeof(float), cudaMemcpyDeviceToHost, stream_), cudaSuccess);
+    EXPECT_EQ(cudaMemcpyAsync(pinned, dev, num * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+              cudaSuccess);
     EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    std::vector<float> out(static_cast<const float*>(pinned), static_cast<const float*>(pinned) + num);
+    std::vector<float> out(static_cast<const float*>(pinned),
+                           static_cast<const float*>(pinned) + num);
     EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
     return out;
   }
@@ -76,7 +78,8 @@ protected:
 };
 
 // (A transposed, B transposed)
-class cuda_shim_gemm_test : public shim_gemm, public ::testing::WithParamInterface<std::tuple<bool, bool>> {};
+class cuda_shim_gemm_test : public shim_gemm,
+                            public ::testing::WithParamInterface<std::tuple<bool, bool>> {};
 
 // C = alpha op(A) op(B) + beta C, column-major, m 5, n 3, k 7; lda, ldb,
 // ldc each larger than the operand's rows, the gaps filled with values a
@@ -87,23 +90,26 @@ TEST_P(cuda_shim_gemm_test, bf16_operands_fp32_result_match_a_double_reference) 
   const int rows_a = ta ? k : m, cols_a = ta ? m : k, lda = rows_a + 3;
   const int rows_b = tb ? n : k, cols_b = tb ? k : n, ldb = rows_b + 2;
   const int ldc = m + 4;
-  std::vector<uint16_t> a(size_t(lda * cols_a), bf16_bits(1e30f)), b(size_t(ldb * cols_b), bf16_bits(-1e30f));
+  std::vector<uint16_t> a(size_t(lda * cols_a), bf16_bits(1e30f)),
+    b(size_t(ldb * cols_b), bf16_bits(-1e30f));
   // NOTE: values with up to 8 significant bits, some tiny and some large, so
   // an operand read as the wrong element or not widened shows.
   for (int c = 0; c < cols_a; ++c)
     for (int r = 0; r < rows_a; ++r)
-      a[size_t(c * lda + r)] = bf16_bits(float((r * 7 + c * 3) % 13 - 6) * 0.0078125f * float(1 + c));
+      a[size_t(c * lda + r)] =
+        bf16_bits(float((r * 7 + c * 3) % 13 - 6) * 0.0078125f * float(1 + c));
   for (int c = 0; c < cols_b; ++c)
-    for (int r = 0; r < rows_b; ++r) b[size_t(c * ldb + r)] = bf16_bits(float((r * 5 + c * 11) % 17 - 8) * 1.5f);
+    for (int r = 0; r < rows_b; ++r)
+      b[size_t(c * ldb + r)] = bf16_bits(float((r * 5 + c * 11) % 17 - 8) * 1.5f);
   std::vector<float> c0(size_t(ldc * n));
   for (size_t i = 0; i < c0.size(); ++i) c0[i] = float(i % 9) - 4.0f;
   void* da = upload(a.data(), a.size() * 2);
   void* db = upload(b.data(), b.size() * 2);
   void* dc = upload(c0.data(), c0.size() * 4);
   const float alpha = 0.5f, beta = 2.0f;
-  ASSERT_EQ(cublasGemmEx(handle_, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, da,
-                         CUDA_R_16BF, lda, db, CUDA_R_16BF, ldb, &beta, dc, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT),
+  ASSERT_EQ(cublasGemmEx(handle_, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m,
+                         n, k, &alpha, da, CUDA_R_16BF, lda, db, CUDA_R_16BF, ldb, &beta, dc,
+                         CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             CUBLAS_STATUS_SUCCESS);
   const std::vector<float> got = download(dc, c0.size());
   for (int j = 0; j < n; ++j) {
@@ -124,7 +130,8 @@ TEST_P(cuda_shim_gemm_test, bf16_operands_fp32_result_match_a_double_reference) 
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<bool, bool>>& info) {
-  return std::string(std::get<0>(info.param) ? "At" : "A") + "_" + (std::get<1>(info.param) ? "Bt" : "B");
+  return std::string(std::get<0>(info.param) ? "At" : "A") + "_" +
+         (std::get<1>(info.param) ? "Bt" : "B");
 }
 
 INSTANTIATE_TEST_SUITE_P(transposes, cuda_shim_gemm_test,
@@ -135,31 +142,39 @@ TEST_F(shim_gemm, types_cublas_refuses_and_bad_arguments) {
   std::vector<float> zeros(64, 0.0f);
   void* d = upload(zeros.data(), zeros.size() * 4);
   const float alpha = 1.0f, beta = 0.0f;
-  const auto gemm = [&](cudaDataType at, cudaDataType bt, cudaDataType ct, cublasComputeType_t compute, int lda) {
-    return cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, d, at, lda, d, bt, k, &beta, d, ct, m,
-                        compute, CUBLAS_GEMM_DEFAULT);
+  const auto gemm = [&](cudaDataType at, cudaDataType bt, cudaDataType ct,
+                        cublasComputeType_t compute, int lda) {
+    return cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, d, at, lda, d, bt, k,
+                        &beta, d, ct, m, compute, CUBLAS_GEMM_DEFAULT);
   };
   {
     recorded_violations v;
     // Mixed A and B types: cuBLAS has no such combination.
-    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, m), CUBLAS_STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(gemm(CUDA_R_32F, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, m), CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_32F, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
     // fp32 A and B with a bf16 C, and bf16 with an fp16 C.
-    EXPECT_EQ(gemm(CUDA_R_32F, CUDA_R_32F, CUDA_R_16BF, CUBLAS_COMPUTE_32F, m), CUBLAS_STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16F, CUBLAS_COMPUTE_32F, m), CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_32F, CUDA_R_32F, CUDA_R_16BF, CUBLAS_COMPUTE_32F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16F, CUBLAS_COMPUTE_32F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
     // bf16 inputs with 16-bit compute.
-    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_16F, m), CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_16F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
     EXPECT_EQ(v.count(), 0u); // refusals, not broken rules
     // lda below A's rows.
-    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, m - 1), CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, m - 1),
+              CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(v.count(), 0u);
     // Valid in cuBLAS (bf16 C) but not modelled: reported, not computed.
-    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, m), CUBLAS_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(gemm(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, m),
+              CUBLAS_STATUS_NOT_SUPPORTED);
     EXPECT_EQ(v.count(), 1u);
     // An lda that takes A past its allocation (16 floats from the end).
-    EXPECT_EQ(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, static_cast<float*>(d) + 48,
-                           CUDA_R_32F, 8, d, CUDA_R_32F, k, &beta, d, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                           CUBLAS_GEMM_DEFAULT),
+    EXPECT_EQ(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
+                           static_cast<float*>(d) + 48, CUDA_R_32F, 8, d, CUDA_R_32F, k, &beta, d,
+                           CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(v.count(), 2u);
   }

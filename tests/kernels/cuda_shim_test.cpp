@@ -70,12 +70,14 @@ protected:
 
 TEST_F(cuda_shim_test, a_missing_event_wait_between_streams_reads_stale_data) {
   int num_stale = 0;
-  for (int trial = 1; trial <= 40 && num_stale == 0; ++trial) num_stale += b_sees_a(a_, b_, false, trial) ? 0 : 1;
+  for (int trial = 1; trial <= 40 && num_stale == 0; ++trial)
+    num_stale += b_sees_a(a_, b_, false, trial) ? 0 : 1;
   EXPECT_GT(num_stale, 0) << "stream b never ran ahead of stream a in 40 trials";
 }
 
 TEST_F(cuda_shim_test, an_event_wait_orders_the_streams) {
-  for (int trial = 1; trial <= 20; ++trial) EXPECT_TRUE(b_sees_a(a_, b_, true, 1000 + trial)) << "trial " << trial;
+  for (int trial = 1; trial <= 20; ++trial)
+    EXPECT_TRUE(b_sees_a(a_, b_, true, 1000 + trial)) << "trial " << trial;
 }
 
 // A pinned buffer rewritten right after its async copy was enqueued: the
@@ -106,8 +108,12 @@ TEST_F(cuda_shim_test, event_query_follows_the_stream) {
   std::shared_future<void> released = release.get_future().share();
   auto* gate = new std::shared_future<void>(released);
   CHECK_CUDA(cudaLaunchHostFunc(
-      a_, [](void* p) { static_cast<std::shared_future<void>*>(p)->wait(); delete static_cast<std::shared_future<void>*>(p); },
-      gate));
+    a_,
+    [](void* p) {
+      static_cast<std::shared_future<void>*>(p)->wait();
+      delete static_cast<std::shared_future<void>*>(p);
+    },
+    gate));
   cudaEvent_t e = nullptr;
   CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   EXPECT_EQ(cudaEventQuery(e), cudaSuccess); // never recorded
@@ -136,26 +142,32 @@ TEST_F(cuda_shim_test, a_host_function_calling_cuda_is_a_violation) {
   EXPECT_EQ(result.get_future().get(), cudaErrorNotPermitted);
   CHECK_CUDA(cudaStreamSynchronize(a_));
   ASSERT_EQ(v.messages().size(), 1u);
-  EXPECT_NE(v.messages()[0].find("cudaGetDeviceCount called from a host function"), std::string::npos)
-      << v.messages()[0];
+  EXPECT_NE(v.messages()[0].find("cudaGetDeviceCount called from a host function"),
+            std::string::npos)
+    << v.messages()[0];
 }
 
 TEST_F(cuda_shim_test, a_pageable_buffer_in_an_async_copy_is_a_violation) {
   recorded_violations v;
   std::vector<char> pageable(4096, 1);
   void* dev = device_alloc(4096);
-  EXPECT_EQ(cudaMemcpyAsync(dev, pageable.data(), 4096, cudaMemcpyHostToDevice, a_), cudaErrorInvalidValue);
-  EXPECT_EQ(cudaMemcpyAsync(pageable.data(), dev, 4096, cudaMemcpyDefault, a_), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpyAsync(dev, pageable.data(), 4096, cudaMemcpyHostToDevice, a_),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpyAsync(pageable.data(), dev, 4096, cudaMemcpyDefault, a_),
+            cudaErrorInvalidValue);
   ASSERT_EQ(v.messages().size(), 2u);
   EXPECT_NE(v.messages()[0].find("pageable host memory"), std::string::npos) << v.messages()[0];
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
   // The synchronous copy takes pageable memory, as CUDA's does.
   EXPECT_EQ(cudaMemcpy(dev, pageable.data(), 4096, cudaMemcpyHostToDevice), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(dev, pageable.data(), 4096, cudaMemcpyDeviceToHost), cudaErrorInvalidValue); // wrong way
-  EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 8192, cudaMemcpyDeviceToHost), cudaErrorInvalidValue); // past the end
+  // wrong way
+  EXPECT_EQ(cudaMemcpy(dev, pageable.data(), 4096, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+  // past the end
+  EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 8192, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
   EXPECT_EQ(v.messages().size(), 4u);
   EXPECT_EQ(cudaFree(dev), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 16, cudaMemcpyDefault), cudaErrorInvalidValue); // freed
+  // freed
+  EXPECT_EQ(cudaMemcpy(pageable.data(), dev, 16, cudaMemcpyDefault), cudaErrorInvalidValue);
   ASSERT_EQ(v.messages().size(), 5u);
   EXPECT_NE(v.messages()[4].find("not allocated"), std::string::npos) << v.messages()[4];
   (void)cudaGetLastError();
@@ -175,7 +187,8 @@ TEST_F(cuda_shim_test, launch_errors_are_not_sticky) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_STREQ(cudaGetErrorName(cudaErrorInvalidConfiguration), "cudaErrorInvalidConfiguration");
-  EXPECT_STREQ(cudaGetErrorString(cudaErrorIllegalAddress), "an illegal memory access was encountered");
+  EXPECT_STREQ(cudaGetErrorString(cudaErrorIllegalAddress),
+               "an illegal memory access was encountered");
   EXPECT_EQ(cudaFree(cache), cudaSuccess);
   EXPECT_EQ(cudaFree(pairs), cudaSuccess);
 }
@@ -190,10 +203,12 @@ TEST_F(cuda_shim_test, launch_errors_are_not_sticky) {
   void* cache = device_alloc(2 * 2 * 4096);
   const kernels::copy_blocks_params p{cache, pairs.data(), 1, 1, 2, 4096};
   const bool launch_failed = kernels::cuda_launch::copy_blocks(p, s) == cudaErrorIllegalAddress;
-  const bool sticky = cudaGetLastError() == cudaErrorIllegalAddress && cudaGetLastError() == cudaErrorIllegalAddress &&
+  const bool sticky = cudaGetLastError() == cudaErrorIllegalAddress &&
+                      cudaGetLastError() == cudaErrorIllegalAddress &&
                       cudaMalloc(&cache, 16) == cudaErrorIllegalAddress;
   const bool named =
-      v.messages().size() == 1 && v.messages()[0].find("copy_blocks_params::pairs points to") != std::string::npos;
+    v.messages().size() == 1 &&
+    v.messages()[0].find("copy_blocks_params::pairs points to") != std::string::npos;
   std::exit(launch_failed && sticky && named ? 0 : 1);
 }
 
@@ -222,13 +237,16 @@ TEST_F(cuda_shim_test, gemm_runs_on_the_handle_stream) {
   cublasHandle_t h = nullptr;
   ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(cublasSetStream(h, a_), CUBLAS_STATUS_SUCCESS);
-  CHECK_CUDA(cudaMemcpyAsync(dev, host, (k * m + k * n) * sizeof(float), cudaMemcpyHostToDevice, a_));
+  CHECK_CUDA(
+    cudaMemcpyAsync(dev, host, (k * m + k * n) * sizeof(float), cudaMemcpyHostToDevice, a_));
   const float alpha = 1.0f, beta = 0.0f;
-  ASSERT_EQ(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, dev, CUDA_R_32F, k, dev + k * m, CUDA_R_32F, k,
-                         &beta, dev + k * m + k * n, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  ASSERT_EQ(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, dev, CUDA_R_32F, k,
+                         dev + k * m, CUDA_R_32F, k, &beta, dev + k * m + k * n, CUDA_R_32F, m,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             CUBLAS_STATUS_SUCCESS);
   float* out = host + k * m + k * n;
-  CHECK_CUDA(cudaMemcpyAsync(out, dev + k * m + k * n, m * n * sizeof(float), cudaMemcpyDeviceToHost, a_));
+  CHECK_CUDA(
+    cudaMemcpyAsync(out, dev + k * m + k * n, m * n * sizeof(float), cudaMemcpyDeviceToHost, a_));
   CHECK_CUDA(cudaStreamSynchronize(a_));
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -238,8 +256,9 @@ TEST_F(cuda_shim_test, gemm_runs_on_the_handle_stream) {
     }
   {
     recorded_violations v;
-    EXPECT_EQ(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, host, CUDA_R_32F, m, dev, CUDA_R_32F, k,
-                           &beta, dev, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    EXPECT_EQ(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, host, CUDA_R_32F, m, dev,
+                           CUDA_R_32F, k, &beta, dev, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT),
               CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(v.messages().size(), 1u); // A in host memory
   }

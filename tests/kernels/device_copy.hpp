@@ -12,7 +12,8 @@
 
 namespace kvactor::kernels::testing {
 
-inline void copy_to_device(device& dev, stream_id stream, void* dst, const void* src, size_t bytes) {
+inline void copy_to_device(device& dev, stream_id stream, void* dst, const void* src,
+                           size_t bytes) {
   if (bytes == 0) return;
   auto staging = dev.allocate(memory_kind::pinned_host, bytes);
   KVACTOR_ASSERT(staging.has_value(), "test staging allocation");

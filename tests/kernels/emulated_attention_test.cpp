@@ -45,8 +45,10 @@ void run_and_check(const attention_config& config) {
   case dtype::f16: launch_emulated<gpu::f16>(p); break;
   case dtype::bf16: launch_emulated<gpu::bf16>(p); break;
   }
-  const auto actual = testing::to_floats(config.type, out.data(), out.size() / dtype_size(config.type));
-  EXPECT_TRUE(testing::all_close(actual, problem.reference(), testing::attention_tolerance(config.type)));
+  const auto actual =
+    testing::to_floats(config.type, out.data(), out.size() / dtype_size(config.type));
+  EXPECT_TRUE(
+    testing::all_close(actual, problem.reference(), testing::attention_tolerance(config.type)));
 }
 
 // dtype, head_dim, block_size, GQA ratio
@@ -94,8 +96,8 @@ TEST(emulated_attention_groups, other_gqa_ratios_match_reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
   const auto [type, head_dim, block_size, ratio] = info.param;
-  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" + std::to_string(block_size) + "_gqa" +
-         std::to_string(ratio);
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_bs" +
+         std::to_string(block_size) + "_gqa" + std::to_string(ratio);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, emulated_attention,

@@ -24,8 +24,9 @@ TEST_P(emulated_cache_write, scatters_rows_and_skips_padding) {
   }
   std::vector<uint8_t> k_cache(num_slots * row, 0xee), v_cache(num_slots * row, 0xdd);
   const std::vector<int64_t> slots{17, -1, 0, 47, 16, -1};
-  const cache_write_params p{key.data(), value.data(), k_cache.data(), v_cache.data(), slots.data(), num_tokens, heads,
-                             head_dim, type};
+  const cache_write_params p{key.data(),     value.data(), k_cache.data(),
+                             v_cache.data(), slots.data(), num_tokens,
+                             heads,          head_dim,     type};
   emu::launch(dim3(num_tokens), dim3(gpu::cache_write_threads), gpu::cache_write_kernel, p);
   std::vector<uint8_t> k_expected(num_slots * row, 0xee), v_expected(num_slots * row, 0xdd);
   for (size_t t = 0; t < slots.size(); ++t) {
@@ -48,15 +49,26 @@ TEST(emulated_cache_write_strided, reads_rows_from_fused_qkv) {
   for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i) * 0.5f;
   std::vector<float> k_cache(2 * 16 * kv_heads * dim, -1.0f), v_cache(k_cache.size(), -1.0f);
   const std::vector<int64_t> slots{3, 31, -1, 16};
-  const cache_write_params p{qkv.data() + 2 * dim, qkv.data() + 4 * dim, k_cache.data(), v_cache.data(), slots.data(),
-                             num_tokens, kv_heads, dim, dtype::f32, stride, stride};
+  const cache_write_params p{qkv.data() + 2 * dim,
+                             qkv.data() + 4 * dim,
+                             k_cache.data(),
+                             v_cache.data(),
+                             slots.data(),
+                             num_tokens,
+                             kv_heads,
+                             dim,
+                             dtype::f32,
+                             stride,
+                             stride};
   emu::launch(dim3(num_tokens), dim3(gpu::cache_write_threads), gpu::cache_write_kernel, p);
   const size_t row = static_cast<size_t>(kv_heads * dim);
   for (size_t t = 0; t < slots.size(); ++t) {
     if (slots[t] < 0) continue;
     for (size_t i = 0; i < row; ++i) {
-      EXPECT_EQ(k_cache[static_cast<size_t>(slots[t]) * row + i], qkv[t * static_cast<size_t>(stride) + 2 * dim + i]);
-      EXPECT_EQ(v_cache[static_cast<size_t>(slots[t]) * row + i], qkv[t * static_cast<size_t>(stride) + 4 * dim + i]);
+      EXPECT_EQ(k_cache[static_cast<size_t>(slots[t]) * row + i],
+                qkv[t * static_cast<size_t>(stride) + 2 * dim + i]);
+      EXPECT_EQ(v_cache[static_cast<size_t>(slots[t]) * row + i],
+                qkv[t * static_cast<size_t>(stride) + 4 * dim + i]);
     }
   }
   EXPECT_EQ(k_cache[0], -1.0f);  // untouched slot
@@ -76,7 +88,8 @@ TEST(emulated_copy_blocks, copies_each_pair_in_every_layer) {
     for (size_t i = 0; i < 3; ++i) {
       const int64_t base = pool * num_blocks * block_bytes;
       std::memcpy(&expected[static_cast<size_t>(base + pairs[2 * i + 1] * block_bytes)],
-                  &before[static_cast<size_t>(base + pairs[2 * i] * block_bytes)], static_cast<size_t>(block_bytes));
+                  &before[static_cast<size_t>(base + pairs[2 * i] * block_bytes)],
+                  static_cast<size_t>(block_bytes));
     }
   EXPECT_TRUE(cache == expected);
   EXPECT_FALSE(cache == before);

@@ -28,7 +28,8 @@ template <class T, int HEAD_DIM, int G>
 void launch_group(const paged_attention_params& p, split_plan plan) {
   const auto blocks = static_cast<unsigned>(p.num_tokens) * static_cast<unsigned>(p.num_heads / G);
   if (plan.num_splits == 1) {
-    emu::launch(dim3(blocks), dim3(gpu::attention_threads), gpu::paged_attention_kernel<T, HEAD_DIM, G>, p);
+    emu::launch(dim3(blocks), dim3(gpu::attention_threads),
+                gpu::paged_attention_kernel<T, HEAD_DIM, G>, p);
     return;
   }
   emu::launch(dim3(blocks * static_cast<unsigned>(plan.num_splits)), dim3(gpu::attention_threads),
@@ -60,9 +61,9 @@ void launch_typed(const paged_attention_params& p, split_plan plan) {
 std::vector<float> run(const testing::attention_problem& pr, split_plan plan) {
   std::vector<uint8_t> out(pr.out_bytes());
   const int32_t num_seqs = static_cast<int32_t>(pr.seq_lens.size());
-  std::vector<float> scratch(
-      static_cast<size_t>(split_scratch_floats(num_seqs, pr.config.num_heads, pr.config.head_dim, plan.num_splits)),
-      std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> scratch(static_cast<size_t>(split_scratch_floats(
+                               num_seqs, pr.config.num_heads, pr.config.head_dim, plan.num_splits)),
+                             std::numeric_limits<float>::quiet_NaN());
   paged_attention_params p = pr.params(out.data());
   p.workspace = attention_workspace{scratch.data(), static_cast<int64_t>(scratch.size()), h100_sms};
   switch (pr.config.type) {
@@ -74,15 +75,18 @@ std::vector<float> run(const testing::attention_problem& pr, split_plan plan) {
 }
 
 void check(const attention_config& config, split_plan plan) {
-  SCOPED_TRACE(config.name() + " splits " + std::to_string(plan.num_splits) + " chunk " + std::to_string(plan.chunk));
+  SCOPED_TRACE(config.name() + " splits " + std::to_string(plan.num_splits) + " chunk " +
+               std::to_string(plan.chunk));
   const auto pr = testing::make_attention_problem(config, 99);
-  EXPECT_TRUE(testing::all_close(run(pr, plan), pr.reference(), testing::attention_tolerance(config.type)));
+  EXPECT_TRUE(
+    testing::all_close(run(pr, plan), pr.reference(), testing::attention_tolerance(config.type)));
 }
 
 // The plan the launcher makes for a decode batch of this config on an H100.
 split_plan launcher_plan(const attention_config& c) {
   int32_t max_blocks = 0;
-  for (int32_t len : c.seq_lens) max_blocks = std::max(max_blocks, (len + c.block_size - 1) / c.block_size);
+  for (int32_t len : c.seq_lens)
+    max_blocks = std::max(max_blocks, (len + c.block_size - 1) / c.block_size);
   const int group = gpu::attention_group_size(c.num_heads / c.num_kv_heads);
   return plan_attention_split(static_cast<int32_t>(c.seq_lens.size()), c.num_heads / group,
                               static_cast<int64_t>(max_blocks) * c.block_size, h100_sms);
@@ -120,7 +124,8 @@ TEST_P(emulated_cuda_split_attention, launcher_plan_matches_reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<shape>& info) {
   const auto [type, head_dim, ratio] = info.param;
-  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_gqa" + std::to_string(ratio);
+  return std::string(dtype_name(type)) + "_d" + std::to_string(head_dim) + "_gqa" +
+         std::to_string(ratio);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, emulated_cuda_split_attention,
@@ -177,7 +182,8 @@ TEST(emulated_cuda_split_attention_edges, a_32k_context_matches_reference) {
     EXPECT_EQ(plan.chunk, 512);
     const auto start = std::chrono::steady_clock::now();
     check(c, plan);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
     RecordProperty(std::string("ms_") + dtype_name(type), static_cast<int>(ms.count()));
   }
 }

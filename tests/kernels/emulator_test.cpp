@@ -68,7 +68,8 @@ TEST(emulator, shfl_xor_butterfly_sums_each_warp) {
   for (size_t w = 0; w < in.size() / 32; ++w) {
     float sum = 0;
     for (size_t i = 0; i < 32; ++i) sum += in[w * 32 + i];
-    for (size_t i = 0; i < 32; ++i) EXPECT_EQ(out[w * 32 + i], sum) << "warp " << w << " lane " << i;
+    for (size_t i = 0; i < 32; ++i)
+      EXPECT_EQ(out[w * 32 + i], sum) << "warp " << w << " lane " << i;
   }
 }
 
@@ -88,7 +89,8 @@ TEST(emulator, shfl_width_limits_the_segment) {
 TEST(emulator_death, divergent_barriers_abort) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::vector<int> out(1);
-  EXPECT_DEATH(kvactor::emu::launch(dim3(1), dim3(64), divergent, out.data()), "divergent barriers");
+  EXPECT_DEATH(kvactor::emu::launch(dim3(1), dim3(64), divergent, out.data()),
+               "divergent barriers");
 }
 
 } // namespace

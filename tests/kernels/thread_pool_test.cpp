@@ -18,7 +18,8 @@ namespace {
 void expect_each_index_once(thread_pool& pool, int64_t n) {
   std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
   pool.parallel_for(n, [&](int64_t i) { runs[static_cast<size_t>(i)].fetch_add(1); });
-  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "index " << i << " of " << n;
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "index " << i << " of " << n;
 }
 
 TEST(thread_pool, runs_every_index_once) {
@@ -50,7 +51,8 @@ TEST(thread_pool, helpers_take_part) {
     pool.parallel_for(2, [&](int64_t) {
       inside.fetch_add(1);
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-      while (inside.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      while (inside.load() < 2 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
       std::lock_guard lock(m);
       seen.insert(std::this_thread::get_id());
     });

@@ -24,21 +24,25 @@ std::vector<T> read(const std::vector<std::byte>& buf, std::size_t offset, std::
 forward_batch mixed_batch() {
   static const std::vector<int32_t> ta{1, 2, 3}, tb{4}, tc{5, 6, 7, 8, 9};
   static const std::vector<int32_t> blocks_a{9, 4}, blocks_b{7, 2}, blocks_c{0, 3, 5};
-  const std::vector<sequence_chunk> chunks{{3, ta, blocks_a, false}, {4, tb, blocks_b, true}, {0, tc, blocks_c, true}};
+  const std::vector<sequence_chunk> chunks{
+    {3, ta, blocks_a, false}, {4, tb, blocks_b, true}, {0, tc, blocks_c, true}};
   return forward_batch::build(chunks, 4);
 }
 
 std::vector<double> inv_freq(int half) {
   std::vector<double> f(static_cast<std::size_t>(half));
-  for (int i = 0; i < half; ++i) f[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / (2.0 * half));
+  for (int i = 0; i < half; ++i)
+    f[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / (2.0 * half));
   return f;
 }
 
 TEST(batch_upload, sections_are_aligned_and_in_order) {
   const auto l = batch_upload_layout::for_counts(5, 3, 1, 7, 32);
-  const std::vector<std::size_t> offsets{l.token_ids,    l.seq_lens,     l.query_start_loc, l.sample_rows,
-                                         l.block_tables, l.slot_mapping, l.rope_cos,        l.rope_sin};
-  const std::vector<std::size_t> bytes{5 * 4, 3 * 4, 4 * 4, 1 * 4, 3 * 7 * 4, 5 * 8, 5 * 32 * 4, 5 * 32 * 4};
+  const std::vector<std::size_t> offsets{l.token_ids,   l.seq_lens,     l.query_start_loc,
+                                         l.sample_rows, l.block_tables, l.slot_mapping,
+                                         l.rope_cos,    l.rope_sin};
+  const std::vector<std::size_t> bytes{5 * 4,     3 * 4, 4 * 4,      1 * 4,
+                                       3 * 7 * 4, 5 * 8, 5 * 32 * 4, 5 * 32 * 4};
   EXPECT_EQ(l.token_ids, 0u);
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     EXPECT_EQ(offsets[i] % 16, 0u) << i;

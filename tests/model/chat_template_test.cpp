@@ -32,7 +32,8 @@ const std::string qwen3 =
   R"({%- if messages[0].role == 'system' %}{{- '<|im_start|>system\n' + messages[0].content + )"
   R"('<|im_end|>\n' }}{%- endif %}{%- if '</think>' in content %}<think>{%- endif %})";
 
-std::string render(const chat_template& t, const std::vector<chat_message>& m, chat_options o = {}) {
+std::string render(const chat_template& t, const std::vector<chat_message>& m,
+                   chat_options o = {}) {
   auto r = t.render(m, o);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
   return r ? *r : "";
@@ -47,17 +48,19 @@ TEST(chat_template, detects_each_family_by_its_markers) {
   EXPECT_EQ(chat_template::detect(llama31).format(), chat_format::llama31);
   EXPECT_EQ(chat_template::detect(qwen25).format(), chat_format::chatml);
   EXPECT_EQ(chat_template::detect(qwen3).format(), chat_format::qwen3);
-  EXPECT_EQ(chat_template::detect("{{ messages[0]['content'] }}[/INST]").format(), chat_format::unsupported);
+  EXPECT_EQ(chat_template::detect("{{ messages[0]['content'] }}[/INST]").format(),
+            chat_format::unsupported);
 }
 
 TEST(chat_template, renders_llama3) {
   const auto t = chat_template::detect(llama3, "<|begin_of_text|>");
-  EXPECT_EQ(render(t, conversation),
-            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nYou are terse.<|eot_id|>"
-            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-            "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
-            "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
-            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(
+    render(t, conversation),
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nYou are terse.<|eot_id|>"
+    "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+    "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+    "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
+    "<|start_header_id|>assistant<|end_header_id|>\n\n");
   EXPECT_EQ(t.end_of_turn(), "<|eot_id|>");
 }
 
@@ -74,11 +77,12 @@ TEST(chat_template, renders_llama31_with_its_system_header_and_date) {
   o.today = "25 Nov 2026";
   // The template's fixed date unless it asks for today's (Llama 3.2's strftime_now).
   EXPECT_THAT(render(t, {{"user", "Hi"}}, o), HasSubstr("Today Date: 26 Jul 2024\n"));
-  EXPECT_EQ(render(chat_template::detect(llama32, "<|begin_of_text|>"),
-                   {{"system", " Be brief. "}, {"user", "Hi"}}, o),
-            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
-            "Cutting Knowledge Date: December 2023\nToday Date: 25 Nov 2026\n\nBe brief.<|eot_id|>" +
-              user_and_prompt);
+  EXPECT_EQ(
+    render(chat_template::detect(llama32, "<|begin_of_text|>"),
+           {{"system", " Be brief. "}, {"user", "Hi"}}, o),
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+    "Cutting Knowledge Date: December 2023\nToday Date: 25 Nov 2026\n\nBe brief.<|eot_id|>" +
+      user_and_prompt);
 }
 
 TEST(chat_template, renders_chatml_with_the_templates_default_system_message) {
@@ -131,7 +135,9 @@ TEST(chat_template, refuses_what_it_cannot_render) {
 TEST(chat_template, loads_the_template_and_bos_token_from_the_folder) {
   temp_dir dir;
   EXPECT_EQ(chat_template::load(dir.path())->format(), chat_format::plain); // no file
-  auto write = [&](const std::string& json) { std::ofstream(dir.path() / "tokenizer_config.json") << json; };
+  auto write = [&](const std::string& json) {
+    std::ofstream(dir.path() / "tokenizer_config.json") << json;
+  };
   write(R"({"bos_token":{"content":"<|begin_of_text|>","lstrip":false},"chat_template":)"
         R"("{{ '<|start_header_id|>' }}{{ '<|eot_id|>' }}"})");
   auto t = chat_template::load(dir.path());

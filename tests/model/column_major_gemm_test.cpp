@@ -14,9 +14,9 @@ namespace kvactor::model {
 namespace {
 
 void column_major_sgemm(const column_major_gemm<>& g, float beta) {
-  cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
-              blasint(g.m), blasint(g.n), blasint(g.k), 1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb), beta, g.c,
-              blasint(g.ldc));
+  cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans,
+              g.transpose_b ? CblasTrans : CblasNoTrans, blasint(g.m), blasint(g.n), blasint(g.k),
+              1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb), beta, g.c, blasint(g.ldc));
 }
 
 std::vector<float> values(size_t n, int salt) {
@@ -41,7 +41,8 @@ TEST_P(column_major_gemm_test, equals_x_times_w_transposed_row_major) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < out; ++j) {
         double sum = accumulate ? y0[size_t(i * ldy + j)] : 0.0;
-        for (int64_t p = 0; p < k; ++p) sum += double(x[size_t(i * ldx + p)]) * w[size_t(j * k + p)];
+        for (int64_t p = 0; p < k; ++p)
+          sum += double(x[size_t(i * ldx + p)]) * w[size_t(j * k + p)];
         want[size_t(i * ldy + j)] = float(sum);
       }
     column_major_sgemm(row_major_linear(x.data(), ldx, rows, w.data(), out, k, y.data(), ldy),
@@ -52,8 +53,8 @@ TEST_P(column_major_gemm_test, equals_x_times_w_transposed_row_major) {
 }
 
 INSTANTIATE_TEST_SUITE_P(shapes, column_major_gemm_test,
-                         ::testing::Values(shape{1, 7, 5, 0, 0}, shape{3, 8, 16, 4, 0}, shape{5, 12, 9, 3, 5},
-                                           shape{4, 6, 32, 0, 10}));
+                         ::testing::Values(shape{1, 7, 5, 0, 0}, shape{3, 8, 16, 4, 0},
+                                           shape{5, 12, 9, 3, 5}, shape{4, 6, 32, 0, 10}));
 
 } // namespace
 } // namespace kvactor::model

@@ -155,16 +155,19 @@ TEST(config, architecture_from_architectures_only) {
 }
 
 TEST(config, rejects_unknown_rope_type) {
-  const auto msg = error_of(replace(llama3_config, R"("rope_type": "llama3")", R"("rope_type": "yarn")"));
+  const auto msg =
+    error_of(replace(llama3_config, R"("rope_type": "llama3")", R"("rope_type": "yarn")"));
   EXPECT_THAT(msg, HasSubstr("cfg.json"));
   EXPECT_THAT(msg, HasSubstr("rope_scaling"));
   EXPECT_THAT(msg, HasSubstr("yarn"));
 }
 
 TEST(config, rejects_self_contradicting_shapes) {
-  EXPECT_THAT(error_of(replace(llama3_config, R"("num_key_value_heads": 8)", R"("num_key_value_heads": 5)")),
-              HasSubstr("key 'num_key_value_heads': 5 does not divide num_attention_heads 32"));
-  EXPECT_THAT(error_of(replace(llama3_config, R"("num_attention_heads": 32)", R"("num_attention_heads": 24)")),
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("num_key_value_heads": 8)", R"("num_key_value_heads": 5)")),
+    HasSubstr("key 'num_key_value_heads': 5 does not divide num_attention_heads 32"));
+  EXPECT_THAT(error_of(replace(llama3_config, R"("num_attention_heads": 32)",
+                               R"("num_attention_heads": 24)")),
               HasSubstr("key 'num_attention_heads'"));
   EXPECT_THAT(error_of(replace(llama3_config, R"("hidden_size": 2048)", R"("hidden_size": 0)")),
               HasSubstr("key 'hidden_size': must be positive (got 0)"));
@@ -172,8 +175,9 @@ TEST(config, rejects_self_contradicting_shapes) {
               HasSubstr("key 'vocab_size': must be positive"));
   EXPECT_THAT(error_of(replace(qwen3_config, R"("head_dim": 128)", R"("head_dim": 0)")),
               HasSubstr("key 'head_dim'"));
-  EXPECT_THAT(error_of(replace(qwen3_config, R"("eos_token_id": 151645)", R"("eos_token_id": 999999)")),
-              HasSubstr("key 'eos_token_id'"));
+  EXPECT_THAT(
+    error_of(replace(qwen3_config, R"("eos_token_id": 151645)", R"("eos_token_id": 999999)")),
+    HasSubstr("key 'eos_token_id'"));
 }
 
 TEST(config, rejects_missing_required_keys) {
@@ -183,26 +187,32 @@ TEST(config, rejects_missing_required_keys) {
 }
 
 TEST(config, rejects_wrong_types) {
-  EXPECT_THAT(error_of(replace(llama3_config, R"("hidden_size": 2048)", R"("hidden_size": "2048")")),
-              HasSubstr("key 'hidden_size': expected an integer"));
-  EXPECT_THAT(error_of(replace(llama3_config, R"("hidden_size": 2048)", R"("hidden_size": 2048.5)")),
-              HasSubstr("key 'hidden_size': expected an integer"));
-  EXPECT_THAT(error_of(replace(llama3_config, R"("tie_word_embeddings": true)", R"("tie_word_embeddings": 1)")),
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("hidden_size": 2048)", R"("hidden_size": "2048")")),
+    HasSubstr("key 'hidden_size': expected an integer"));
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("hidden_size": 2048)", R"("hidden_size": 2048.5)")),
+    HasSubstr("key 'hidden_size': expected an integer"));
+  EXPECT_THAT(error_of(replace(llama3_config, R"("tie_word_embeddings": true)",
+                               R"("tie_word_embeddings": 1)")),
               HasSubstr("key 'tie_word_embeddings'"));
-  EXPECT_THAT(error_of(replace(llama3_config, R"("rope_theta": 500000.0)", R"("rope_theta": "big")")),
-              HasSubstr("key 'rope_theta': expected a number"));
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("rope_theta": 500000.0)", R"("rope_theta": "big")")),
+    HasSubstr("key 'rope_theta': expected a number"));
   EXPECT_THAT(error_of(replace(llama3_config, R"("eos_token_id": [128001, 128008, 128009])",
                                R"("eos_token_id": "x")")),
               HasSubstr("key 'eos_token_id'"));
 }
 
 TEST(config, rejects_unsupported_models) {
-  EXPECT_THAT(error_of(replace(llama3_config, R"("model_type": "llama")", R"("model_type": "gpt2")")),
-              HasSubstr("unsupported model type 'gpt2'"));
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("model_type": "llama")", R"("model_type": "gpt2")")),
+    HasSubstr("unsupported model type 'gpt2'"));
   EXPECT_THAT(error_of(replace(llama3_config, R"("LlamaForCausalLM")", R"("Qwen3ForCausalLM")")),
               HasSubstr("key 'architectures': disagrees"));
-  EXPECT_THAT(error_of(replace(llama3_config, R"("attention_bias": false)", R"("attention_bias": true)")),
-              HasSubstr("key 'attention_bias'"));
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("attention_bias": false)", R"("attention_bias": true)")),
+    HasSubstr("key 'attention_bias'"));
 }
 
 TEST(config, rejects_bad_json) {

@@ -33,7 +33,8 @@ bool gpu_required() {
 
 // One sequence as each device's harness holds it (same tokens, same blocks).
 struct twin_seq {
-  explicit twin_seq(std::vector<int32_t> tokens) : cpu{tokens, {}, 0}, gpu{std::move(tokens), {}, 0} {}
+  explicit twin_seq(std::vector<int32_t> tokens)
+    : cpu{tokens, {}, 0}, gpu{std::move(tokens), {}, 0} {}
   void append(token_id t) {
     cpu.tokens.push_back(t);
     gpu.tokens.push_back(t);
@@ -67,16 +68,19 @@ protected:
     // NOTE: the CPU side keeps the fp32 load unless its products take bf16
     // (bf16 and fp32 matrices give it the same bits with fp32 activations).
     const dtype cpu_matrices = t.activations == dtype::bf16 ? dtype::bf16 : dtype::f32;
-    cpu_ = std::make_unique<harness>(tiny_model(arch, cpu_matrices), 64, "cpu", t.kv, t.activations);
+    cpu_ =
+      std::make_unique<harness>(tiny_model(arch, cpu_matrices), 64, "cpu", t.kv, t.activations);
     gpu_ = std::make_unique<harness>(tiny_model(arch, t.matrices), 64, "cuda", t.kv, t.activations);
   }
   void TearDown() override {
-    if (cpu_) std::printf("worst |cuda - cpu| logit: %.3g (max |cpu logit| %.3g)\n", worst_, largest_);
+    if (cpu_)
+      std::printf("worst |cuda - cpu| logit: %.3g (max |cpu logit| %.3g)\n", worst_, largest_);
   }
 
   // The CPU's greedy token, or with bf16 rounding a near-tie: a token whose
   // CPU logit is within two tolerances of the top one.
-  void expect_greedy(std::span<const float> got, std::span<const float> want, const std::string& what) const {
+  void expect_greedy(std::span<const float> got, std::span<const float> want,
+                     const std::string& what) const {
     const token_id top = greedy(want), picked = greedy(got);
     if (picked == top || std::get<1>(GetParam()).exact()) {
       EXPECT_EQ(picked, top) << what;
@@ -90,7 +94,8 @@ protected:
 
   // One step on both devices; every sampled row compared. Returns the CPU's
   // logits, from which the tests take the next tokens.
-  std::vector<float> step(std::vector<std::pair<twin_seq*, int32_t>> work, const std::string& what) {
+  std::vector<float> step(std::vector<std::pair<twin_seq*, int32_t>> work,
+                          const std::string& what) {
     std::vector<std::pair<paged_seq*, int32_t>> on_cpu, on_gpu;
     for (auto& [s, n] : work) {
       on_cpu.push_back({&s->cpu, n});
@@ -104,8 +109,8 @@ protected:
     for (int64_t r = 0; r < static_cast<int64_t>(want.size()) / vocab; ++r) {
       const auto w = row(want, r, vocab);
       expect_greedy(row(got, r, vocab), w, what + ", row " + std::to_string(r));
-      expect_close(row(got, r, vocab), std::vector<double>(w.begin(), w.end()), what + ", row " + std::to_string(r),
-                   tolerance_for(std::get<1>(GetParam())));
+      expect_close(row(got, r, vocab), std::vector<double>(w.begin(), w.end()),
+                   what + ", row " + std::to_string(r), tolerance_for(std::get<1>(GetParam())));
     }
     for (size_t i = 0; i < want.size(); ++i) {
       worst_ = std::max(worst_, std::abs(double(got[i]) - double(want[i])));
@@ -177,8 +182,9 @@ TEST(cuda_forward, bf16_matrices_take_half_the_device_memory_of_fp32_ones) {
     EXPECT_EQ(f32->weight_bytes(), weight_plan::make(m.weights, dtype::f32).total_bytes);
     EXPECT_EQ(bf16->weight_bytes(), weight_plan::make(m.weights, dtype::bf16).total_bytes);
     EXPECT_LT(2 * bf16->weight_bytes(), f32->weight_bytes() + f32->weight_bytes() / 100);
-    std::printf("%s test model on the device: %zu bytes of weights with fp32 activations, %zu with bf16\n",
-                std::string(architecture_name(arch)).c_str(), f32->weight_bytes(), bf16->weight_bytes());
+    std::printf(
+      "%s test model on the device: %zu bytes of weights with fp32 activations, %zu with bf16\n",
+      std::string(architecture_name(arch)).c_str(), f32->weight_bytes(), bf16->weight_bytes());
   }
 }
 
@@ -207,7 +213,8 @@ TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu)
   auto m = load_model_folder(dir.path(), dtype::f32);
   ASSERT_TRUE(m.has_value());
   constexpr int32_t context = 1030;
-  const int64_t num_blocks = 71;  // (context + 3 decodes) / 16 rounded up, and prime to 5 (the harness scatters by 5)
+  // (context + 3 decodes) / 16 rounded up, and prime to 5 (the harness scatters by 5)
+  const int64_t num_blocks = 71;
   harness cpu(*m, num_blocks, "cpu"), gpu(*m, num_blocks, "cuda");
   // 1 sequence, 2 head groups, 1040 keys (65 blocks) at the first decode, 132 SMs: 2 splits
   EXPECT_EQ(kernels::plan_attention_split(1, 2, 65 * block_size, 132).num_splits, 2);
@@ -236,12 +243,13 @@ TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu)
 constexpr auto bf16 = dtype::bf16;
 constexpr auto f32 = dtype::f32;
 
-INSTANTIATE_TEST_SUITE_P(styles, cuda_forward_test,
-                         ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                                            ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
-                                                              dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
-                                                              dtypes{bf16, bf16, bf16})),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+  styles, cuda_forward_test,
+  ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
+                     ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
+                                       dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
+                                       dtypes{bf16, bf16, bf16})),
+  case_name);
 
 } // namespace
 } // namespace kvactor::model

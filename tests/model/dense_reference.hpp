@@ -20,13 +20,15 @@ public:
 
   // Appends `token` at the next position; returns its logits [vocab].
   std::vector<double> push(int32_t token) {
-    const int64_t hs = c_.hidden_size, d = c_.head_dim, nh = c_.num_attention_heads, nkv = c_.num_key_value_heads;
+    const int64_t hs = c_.hidden_size, d = c_.head_dim, nh = c_.num_attention_heads,
+                  nkv = c_.num_key_value_heads;
     const int64_t pos = num_tokens_++;
     std::vector<double> x = row(w_.embed_tokens(), token);
     for (int64_t l = 0; l < c_.num_hidden_layers; ++l) {
       const layer_weights& lw = w_.layers()[size_t(l)];
       std::vector<double> xn = rms(x, lw.input_layernorm.f32());
-      std::vector<double> q = matvec(lw.q_proj, xn), k = matvec(lw.k_proj, xn), v = matvec(lw.v_proj, xn);
+      std::vector<double> q = matvec(lw.q_proj, xn), k = matvec(lw.k_proj, xn),
+                          v = matvec(lw.v_proj, xn);
       if (c_.has_qk_norm()) {
         for (int64_t h = 0; h < nh; ++h) rms_head(q.data() + h * d, lw.q_norm->f32());
         for (int64_t h = 0; h < nkv; ++h) rms_head(k.data() + h * d, lw.k_norm->f32());
@@ -42,7 +44,8 @@ public:
         double mx = -1e300;
         for (int64_t j = 0; j <= pos; ++j) {
           double dot = 0;
-          for (int64_t i = 0; i < d; ++i) dot += q[size_t(h * d + i)] * k_[size_t(l)][size_t(j)][size_t(kvh * d + i)];
+          for (int64_t i = 0; i < d; ++i)
+            dot += q[size_t(h * d + i)] * k_[size_t(l)][size_t(j)][size_t(kvh * d + i)];
           s[size_t(j)] = dot / std::sqrt(double(d));
           mx = std::max(mx, s[size_t(j)]);
         }
@@ -50,7 +53,8 @@ public:
         for (double& e : s) sum += (e = std::exp(e - mx));
         for (int64_t j = 0; j <= pos; ++j)
           for (int64_t i = 0; i < d; ++i)
-            attn[size_t(h * d + i)] += s[size_t(j)] / sum * v_[size_t(l)][size_t(j)][size_t(kvh * d + i)];
+            attn[size_t(h * d + i)] +=
+              s[size_t(j)] / sum * v_[size_t(l)][size_t(j)][size_t(kvh * d + i)];
       }
       std::vector<double> o = matvec(lw.o_proj, attn);
       for (int64_t i = 0; i < hs; ++i) x[size_t(i)] += o[size_t(i)];

@@ -11,7 +11,8 @@ namespace kvactor::model {
 namespace {
 
 TEST(dtype, names_round_trip) {
-  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16}) EXPECT_EQ(parse_dtype(safetensors_name(t)), t);
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16})
+    EXPECT_EQ(parse_dtype(safetensors_name(t)), t);
   EXPECT_FALSE(parse_dtype("I64").has_value());
   EXPECT_EQ(safetensors_dtype_size("I64"), 8u);
   EXPECT_FALSE(safetensors_dtype_size("F12").has_value());

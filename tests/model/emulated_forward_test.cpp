@@ -42,50 +42,56 @@ using emu::dim3;
 // (model/cuda/model_kernels.cu, kernels/cuda/kernels.cu).
 class emulated_ops final : public forward_ops {
 public:
-  status embedding(const void* table, dtype type, const int32_t* ids, int32_t num_tokens, int32_t hidden,
-                   float* out) override {
+  status embedding(const void* table, dtype type, const int32_t* ids, int32_t num_tokens,
+                   int32_t hidden, float* out) override {
     if (type == dtype::bf16)
-      emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads), gpu::embedding_kernel<gpu::bf16>,
-                  static_cast<const gpu::bf16*>(table), ids, out, hidden);
+      emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads),
+                  gpu::embedding_kernel<gpu::bf16>, static_cast<const gpu::bf16*>(table), ids, out,
+                  hidden);
     else
-      emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads), gpu::embedding_kernel<float>,
-                  static_cast<const float*>(table), ids, out, hidden);
+      emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads),
+                  gpu::embedding_kernel<float>, static_cast<const float*>(table), ids, out, hidden);
     return {};
   }
-  status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens, int32_t heads_per_row,
-                  int32_t n, const float* weight, float eps) override {
-    emu::launch(dim3(unsigned(num_tokens * heads_per_row)), dim3(gpu::model_ops_threads), gpu::rms_norm_kernel, x, ldx,
-                out, ldo, heads_per_row, n, weight, eps);
+  status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                  int32_t heads_per_row, int32_t n, const float* weight, float eps) override {
+    emu::launch(dim3(unsigned(num_tokens * heads_per_row)), dim3(gpu::model_ops_threads),
+                gpu::rms_norm_kernel, x, ldx, out, ldo, heads_per_row, n, weight, eps);
     return {};
   }
-  status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim, const float* cos,
-              const float* sin) override {
-    emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads), gpu::rope_kernel, x, ldx, num_heads,
-                head_dim, cos, sin);
+  status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
+              const float* cos, const float* sin) override {
+    emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads), gpu::rope_kernel, x, ldx,
+                num_heads, head_dim, cos, sin);
     return {};
   }
   status swiglu(const float* gate, const float* up, float* out, int64_t num) override {
-    const int64_t blocks = std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
-    emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::swiglu_kernel, gate, up, out, num);
+    const int64_t blocks =
+      std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
+    emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::swiglu_kernel, gate, up,
+                out, num);
     return {};
   }
-  status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n, float* out) override {
-    emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::gather_rows_kernel, x, rows, out, n);
+  status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
+                     float* out) override {
+    emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::gather_rows_kernel, x,
+                rows, out, n);
     return {};
   }
   // The arguments cublas_gemm hands cuBLAS, through OpenBLAS's column-major sgemm.
-  status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k, float* y, int64_t ldy,
-                bool accumulate) override {
+  status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k,
+                float* y, int64_t ldy, bool accumulate) override {
     const column_major_gemm g = row_major_linear(x, ldx, m, w, n, k, y, ldy);
-    cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
-                blasint(g.m), blasint(g.n), blasint(g.k), 1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb),
-                accumulate ? 1.0f : 0.0f, g.c, blasint(g.ldc));
+    cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans,
+                g.transpose_b ? CblasTrans : CblasNoTrans, blasint(g.m), blasint(g.n), blasint(g.k),
+                1.0f, g.a, blasint(g.lda), g.b, blasint(g.ldb), accumulate ? 1.0f : 0.0f, g.c,
+                blasint(g.ldc));
     return {};
   }
   // bf16 x and W widened (exact) and multiplied as fp32: what cuBLAS computes
   // with CUDA_R_16BF inputs and fp32 compute, up to the order of the sums.
-  status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t n, int64_t k, float* y,
-                     int64_t ldy, bool accumulate) override {
+  status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t n,
+                     int64_t k, float* y, int64_t ldy, bool accumulate) override {
     std::vector<float> xf(size_t(m * k)), wf(size_t(n * k));
     for (int64_t r = 0; r < m; ++r)
       for (int64_t i = 0; i < k; ++i) xf[size_t(r * k + i)] = bf16_to_f32(x[r * ldx + i]);
@@ -94,18 +100,20 @@ public:
   }
   status round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t n, uint16_t* out,
                        int64_t ldo) override {
-    emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel, x, ldx,
-                reinterpret_cast<gpu::bf16*>(out), ldo, n);
+    emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel,
+                x, ldx, reinterpret_cast<gpu::bf16*>(out), ldo, n);
     return {};
   }
   status widen_bf16(const uint16_t* x, float* out, int64_t num) override {
-    const int64_t blocks = std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
+    const int64_t blocks =
+      std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
     emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::widen_bf16_kernel,
                 reinterpret_cast<const gpu::bf16*>(x), out, num);
     return {};
   }
   status cache_write(const kernels::cache_write_params& p) override {
-    emu::launch(dim3(unsigned(p.num_tokens)), dim3(gpu::cache_write_threads), gpu::cache_write_kernel, p);
+    emu::launch(dim3(unsigned(p.num_tokens)), dim3(gpu::cache_write_threads),
+                gpu::cache_write_kernel, p);
     return {};
   }
   status paged_attention(const kernels::paged_attention_params& p) override {
@@ -123,7 +131,8 @@ private:
   template <class T, int HEAD_DIM>
   status attention(const kernels::paged_attention_params& p) {
     const int group = gpu::attention_group_size(p.num_heads / p.num_kv_heads);
-    const dim3 grid(unsigned(p.num_tokens) * unsigned(p.num_heads / group)), block(gpu::attention_threads);
+    const dim3 grid(unsigned(p.num_tokens) * unsigned(p.num_heads / group)),
+      block(gpu::attention_threads);
     switch (group) {
     case 1: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 1>, p); break;
     case 2: emu::launch(grid, block, gpu::paged_attention_kernel<T, HEAD_DIM, 2>, p); break;
@@ -140,22 +149,29 @@ private:
 class emulated_device {
 public:
   // `matrices`: the image's (bf16 with bf16 activations, as cuda_transformer).
-  emulated_device(const loaded_model& m, int64_t num_blocks, forward_limits limits, dtype matrices, dtype kv)
-      : config_(m.config), plan_(weight_plan::make(m.weights, matrices)), inv_freq_(rope_inv_freq(m.config)) {
+  emulated_device(const loaded_model& m, int64_t num_blocks, forward_limits limits, dtype matrices,
+                  dtype kv)
+    : config_(m.config),
+      plan_(weight_plan::make(m.weights, matrices)),
+      inv_freq_(rope_inv_freq(m.config)) {
     // The weight image, written slot by slot as device_weights::upload does.
     weights_.resize(plan_.total_bytes / sizeof(float));
     auto* image = reinterpret_cast<std::byte*>(weights_.data());
-    for (const weight_slot& s : plan_.uploads()) device_image(s, 0, std::span<std::byte>(image + s.offset, s.bytes));
-    const kernels::kv_cache_shape shape = transformer::cache_shape(m.config, num_blocks, block_size, kv);
+    for (const weight_slot& s : plan_.uploads())
+      device_image(s, 0, std::span<std::byte>(image + s.offset, s.bytes));
+    const kernels::kv_cache_shape shape =
+      transformer::cache_shape(m.config, num_blocks, block_size, kv);
     cache_memory_.resize(size_t(shape.total_bytes() / 4));
     for (size_t i = 0; i < size_t(shape.total_bytes()) / kernels::dtype_size(kv); ++i)
-      kernels::store_from_float(kv, cache_memory_.data(), i, std::numeric_limits<float>::quiet_NaN());
+      kernels::store_from_float(kv, cache_memory_.data(), i,
+                                std::numeric_limits<float>::quiet_NaN());
     cache_ = kernels::kv_cache_view{cache_memory_.data(), shape};
     const auto half = int32_t(inv_freq_.size());
     upload_.resize(batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
                                                  max_blocks_per_seq(m.config, block_size), half)
                        .total_bytes);
-    const auto t = size_t(limits.max_num_tokens), s = size_t(limits.max_num_seqs), h = size_t(m.config.hidden_size);
+    const auto t = size_t(limits.max_num_tokens), s = size_t(limits.max_num_seqs),
+               h = size_t(m.config.hidden_size);
     const auto inter = size_t(m.config.intermediate_size);
     hidden_.resize(t * h);
     normed_.resize(t * h);
@@ -165,7 +181,8 @@ public:
     up_.resize(t * inter);
     last_.resize(s * h);
     logits_.resize(s * size_t(m.config.vocab_size));
-    if (matrices == dtype::bf16) x_bf16_.resize(std::max(t, s) * size_t(bf16_input_width(m.config)));
+    if (matrices == dtype::bf16)
+      x_bf16_.resize(std::max(t, s) * size_t(bf16_input_width(m.config)));
     if (kv == dtype::bf16) {
       qkv_bf16_.resize(t * size_t(m.config.q_size() + 2 * m.config.kv_size()));
       attn_bf16_.resize(t * size_t(m.config.q_size()));
@@ -192,7 +209,8 @@ public:
     buf.attn_bf16 = attn_bf16_.empty() ? nullptr : attn_bf16_.data();
     const status s = enqueue_forward(ops_, config_, plan_, cache_, b, layout, buf);
     EXPECT_TRUE(s) << (s ? "" : s.error().message);
-    return std::vector<float>(logits_.begin(), logits_.begin() + b.num_sample_rows() * config_.vocab_size);
+    return std::vector<float>(logits_.begin(),
+                              logits_.begin() + b.num_sample_rows() * config_.vocab_size);
   }
 
 private:
@@ -225,13 +243,15 @@ protected:
   void SetUp() override {
     const auto [arch, t] = GetParam();
     const dtype cpu_matrices = t.activations == dtype::bf16 ? dtype::bf16 : dtype::f32;
-    cpu_ = std::make_unique<harness>(tiny_model(arch, cpu_matrices), 64, "cpu", t.kv, t.activations);
-    emulated_ = std::make_unique<emulated_device>(tiny_model(arch, t.matrices), 64, forward_limits{256, 16},
-                                                  t.activations, t.kv);
+    cpu_ =
+      std::make_unique<harness>(tiny_model(arch, cpu_matrices), 64, "cpu", t.kv, t.activations);
+    emulated_ = std::make_unique<emulated_device>(tiny_model(arch, t.matrices), 64,
+                                                  forward_limits{256, 16}, t.activations, t.kv);
   }
 
   // A step on the CPU, replayed on the emulated device; returns the CPU's logits.
-  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work, const std::string& what) {
+  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work,
+                          const std::string& what) {
     const std::vector<float> want = cpu_->step(std::move(work));
     const std::vector<float> got = emulated_->run(cpu_->last_batch());
     EXPECT_EQ(got.size(), want.size()) << what;
@@ -246,9 +266,10 @@ protected:
       else
         EXPECT_LE(double(w[size_t(top)]) - double(w[size_t(picked)]),
                   2 * (tol.atol + tol.rtol * std::abs(double(w[size_t(top)]))))
-            << what << ", row " << r << ": token " << picked << " for the CPU's " << top << ", not a near-tie";
-      expect_close(row(got, r, vocab), std::vector<double>(w.begin(), w.end()), what + ", row " + std::to_string(r),
-                   tol);
+          << what << ", row " << r << ": token " << picked << " for the CPU's " << top
+          << ", not a near-tie";
+      expect_close(row(got, r, vocab), std::vector<double>(w.begin(), w.end()),
+                   what + ", row " + std::to_string(r), tol);
     }
     return want;
   }
@@ -260,7 +281,8 @@ protected:
 TEST_P(emulated_forward_test, mixed_prefill_batch_then_batched_decode) {
   const std::vector<int> lengths{1, 5, 16, 17, 40};
   std::vector<paged_seq> seqs;
-  for (size_t i = 0; i < lengths.size(); ++i) seqs.push_back({prompt(lengths[i], int(i) + 2), {}, 0});
+  for (size_t i = 0; i < lengths.size(); ++i)
+    seqs.push_back({prompt(lengths[i], int(i) + 2), {}, 0});
   std::vector<std::pair<paged_seq*, int32_t>> work;
   for (auto& s : seqs) work.push_back({&s, int32_t(s.tokens.size())});
   std::vector<float> logits = step(work, "prefill");
@@ -299,16 +321,18 @@ TEST_P(emulated_forward_chunks, chunked_prefill_with_a_decode_riding_along) {
 constexpr auto bf16 = dtype::bf16;
 constexpr auto f32 = dtype::f32;
 
-INSTANTIATE_TEST_SUITE_P(styles, emulated_forward_test,
-                         ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                                            ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
-                                                              dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
-                                                              dtypes{bf16, bf16, bf16})),
-                         case_name);
-INSTANTIATE_TEST_SUITE_P(styles, emulated_forward_chunks,
-                         ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                                            ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, bf16, bf16})),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+  styles, emulated_forward_test,
+  ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
+                     ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
+                                       dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
+                                       dtypes{bf16, bf16, bf16})),
+  case_name);
+INSTANTIATE_TEST_SUITE_P(
+  styles, emulated_forward_chunks,
+  ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
+                     ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, bf16, bf16})),
+  case_name);
 
 } // namespace
 } // namespace kvactor::model

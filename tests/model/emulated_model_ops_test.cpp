@@ -14,7 +14,8 @@ namespace {
 
 std::vector<float> values(size_t n, int salt) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::sin(float(i) * 0.37f + float(salt)) * (1.0f + float(i % 5));
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::sin(float(i) * 0.37f + float(salt)) * (1.0f + float(i % 5));
   return v;
 }
 
@@ -35,8 +36,8 @@ TEST(emulated_model_ops, rms_norm_rows_match_the_cpu_layer) {
     const int64_t ld = n + 8; // strided rows
     const std::vector<float> x = values(size_t(rows * ld), n), w = values(size_t(n), 1);
     std::vector<float> got(x.size(), 0.0f), want(x.size(), 0.0f);
-    emu::launch(dim3(rows), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rms_norm_kernel, x.data(), ld,
-                got.data(), ld, 1, n, w.data(), 1e-6f);
+    emu::launch(dim3(rows), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rms_norm_kernel,
+                x.data(), ld, got.data(), ld, 1, n, w.data(), 1e-6f);
     layers::rms_norm(pool, x.data(), ld, want.data(), ld, rows, n, w.data(), 1e-6f);
     expect_near_all(got, want);
   }
@@ -48,8 +49,9 @@ TEST(emulated_model_ops, per_head_rms_norm_matches_the_cpu_layer) {
   const int64_t ld = 5 * dim; // the q part of a fused row
   std::vector<float> got = values(size_t(tokens * ld), 4), want = got;
   const std::vector<float> w = values(size_t(dim), 2);
-  emu::launch(dim3(tokens * heads), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rms_norm_kernel,
-              static_cast<const float*>(got.data()), ld, got.data(), ld, heads, dim, w.data(), 1e-6f);
+  emu::launch(dim3(tokens * heads), dim3(kernels::gpu::model_ops_threads),
+              kernels::gpu::rms_norm_kernel, static_cast<const float*>(got.data()), ld, got.data(),
+              ld, heads, dim, w.data(), 1e-6f);
   layers::rms_norm_heads(pool, want.data(), ld, tokens, heads, dim, w.data(), 1e-6f);
   expect_near_all(got, want);
   EXPECT_EQ(got[size_t(heads * dim)], want[size_t(heads * dim)]); // past the heads: untouched
@@ -65,8 +67,9 @@ TEST(emulated_model_ops, rope_matches_the_cpu_layer) {
   for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.0, -2.0 * double(i) / dim);
   std::vector<float> c(size_t(tokens * dim / 2)), s(c.size());
   layers::rope_angles(pos, inv, c.data(), s.data());
-  emu::launch(dim3(tokens), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rope_kernel, got.data(), ld, heads,
-              dim, static_cast<const float*>(c.data()), static_cast<const float*>(s.data()));
+  emu::launch(dim3(tokens), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rope_kernel,
+              got.data(), ld, heads, dim, static_cast<const float*>(c.data()),
+              static_cast<const float*>(s.data()));
   layers::rope(pool, want.data(), ld, tokens, heads, dim, c.data(), s.data());
   EXPECT_EQ(got, want); // the same float operations in the same order
 }
@@ -76,8 +79,8 @@ TEST(emulated_model_ops, swiglu_matches_the_cpu_layer) {
   const int64_t n = 1000; // more than one grid pass with 3 blocks
   const std::vector<float> g = values(size_t(n), 6), u = values(size_t(n), 7);
   std::vector<float> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
-  emu::launch(dim3(3), dim3(kernels::gpu::model_ops_threads), kernels::gpu::swiglu_kernel, g.data(), u.data(),
-              got.data(), n);
+  emu::launch(dim3(3), dim3(kernels::gpu::model_ops_threads), kernels::gpu::swiglu_kernel, g.data(),
+              u.data(), got.data(), n);
   layers::swiglu(pool, g.data(), u.data(), n, want.data(), n, 1, n);
   expect_near_all(got, want);
 }
@@ -91,8 +94,10 @@ TEST(emulated_model_ops, embedding_and_gather_rows) {
   std::vector<float> out(ids.size() * hidden), out16(out.size());
   emu::launch(dim3(4), dim3(kernels::gpu::model_ops_threads), kernels::gpu::embedding_kernel<float>,
               static_cast<const float*>(table.data()), ids.data(), out.data(), hidden);
-  emu::launch(dim3(4), dim3(kernels::gpu::model_ops_threads), kernels::gpu::embedding_kernel<kernels::gpu::bf16>,
-              static_cast<const kernels::gpu::bf16*>(table16.data()), ids.data(), out16.data(), hidden);
+  emu::launch(dim3(4), dim3(kernels::gpu::model_ops_threads),
+              kernels::gpu::embedding_kernel<kernels::gpu::bf16>,
+              static_cast<const kernels::gpu::bf16*>(table16.data()), ids.data(), out16.data(),
+              hidden);
   for (size_t t = 0; t < ids.size(); ++t)
     for (int32_t i = 0; i < hidden; ++i) {
       const float want = table[size_t(ids[t] * hidden + i)];

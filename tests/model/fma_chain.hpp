@@ -17,8 +17,9 @@ namespace kvactor::model::layers {
 // For every output: one chain over k = 0, 1, ... from zero, each step a
 // fused multiply-add (fused) or a multiply, then an add; then + y when
 // accumulating. x: [m, k], w: [n, k], y: [m, n].
-inline std::vector<float> fma_chain(const std::vector<float>& x, const std::vector<float>& w, std::vector<float> y,
-                                    int64_t m, int64_t n, int64_t k, bool accumulate, bool fused = true) {
+inline std::vector<float> fma_chain(const std::vector<float>& x, const std::vector<float>& w,
+                                    std::vector<float> y, int64_t m, int64_t n, int64_t k,
+                                    bool accumulate, bool fused = true) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float sum = 0.0f;
@@ -43,8 +44,12 @@ struct random_case {
       w32[i] = bf16_to_f32(w16[i]);
     }
   }
-  weight_view view32(int64_t n, int64_t k) const { return weight_view{w32.data(), dtype::f32, 2, {n, k}}; }
-  weight_view view16(int64_t n, int64_t k) const { return weight_view{w16.data(), dtype::bf16, 2, {n, k}}; }
+  weight_view view32(int64_t n, int64_t k) const {
+    return weight_view{w32.data(), dtype::f32, 2, {n, k}};
+  }
+  weight_view view16(int64_t n, int64_t k) const {
+    return weight_view{w16.data(), dtype::bf16, 2, {n, k}};
+  }
   // [rows, cols] of random fp32 values (x, or y to accumulate onto).
   static std::vector<float> rows(int64_t rows, int64_t cols, std::mt19937& rng) {
     std::normal_distribution<float> normal(0.0f, 1.0f);

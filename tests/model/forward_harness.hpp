@@ -49,7 +49,9 @@ inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype:
     }
     return *m;
   }
-  static std::map<architecture, std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>> cache;
+  static std::map<architecture,
+                  std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>>
+    cache;
   auto& slot = cache[arch];
   if (!slot.second) {
     slot.first = std::make_unique<test_support::temp_dir>();
@@ -91,33 +93,39 @@ struct paged_seq {
 
 class harness {
 public:
-  explicit harness(const loaded_model& m, int64_t num_blocks = 64, const std::string& device = "cpu",
-                   kernels::dtype kv_type = kernels::dtype::f32, dtype activations = dtype::f32)
-      : m_(m) {
+  explicit harness(const loaded_model& m, int64_t num_blocks = 64,
+                   const std::string& device = "cpu", kernels::dtype kv_type = kernels::dtype::f32,
+                   dtype activations = dtype::f32)
+    : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
     auto d = kernels::make_device(device, opts);
     KVACTOR_ASSERT(d.has_value(), "device");
     dev_ = std::move(d.value());
-    auto c = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device,
-                                        transformer::cache_shape(m.config, num_blocks, block_size, kv_type));
+    auto c = kernels::allocate_kv_cache(
+      *dev_, kernels::memory_kind::device,
+      transformer::cache_shape(m.config, num_blocks, block_size, kv_type));
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
     fill_nan(*dev_, cache_.view);
-    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16}, activations);
+    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16},
+                                 activations);
     if (!t) std::fprintf(stderr, "%s\n", t.error().message.c_str());
     KVACTOR_ASSERT(t.has_value(), "transformer");
     tf_ = std::move(t.value());
     // Scattered block ids, so tables are never contiguous runs.
-    for (int64_t i = 0; i < num_blocks; ++i) free_.push_back(static_cast<int32_t>((i * 5 + 3) % num_blocks));
+    for (int64_t i = 0; i < num_blocks; ++i)
+      free_.push_back(static_cast<int32_t>((i * 5 + 3) % num_blocks));
   }
 
   // NaN in every unused slot: a read past a context poisons the logits.
   static void fill_nan(kernels::device& dev, const kernels::kv_cache_view& v) {
     std::vector<std::byte> nan(static_cast<size_t>(v.shape.total_bytes()));
     for (size_t i = 0; i < nan.size() / kernels::dtype_size(v.shape.type); ++i)
-      kernels::store_from_float(v.shape.type, nan.data(), i, std::numeric_limits<float>::quiet_NaN());
-    kernels::testing::copy_to_device(dev, kernels::streams::compute, v.base, nan.data(), nan.size());
+      kernels::store_from_float(v.shape.type, nan.data(), i,
+                                std::numeric_limits<float>::quiet_NaN());
+    kernels::testing::copy_to_device(dev, kernels::streams::compute, v.base, nan.data(),
+                                     nan.size());
   }
 
   int32_t take_block() {
@@ -130,14 +138,18 @@ public:
   // One step: for each (seq, n) the next n uncached tokens. A sequence whose
   // step reaches its last token samples (every chunk samples with
   // sample_every_chunk). Returns [num sampled, vocab].
-  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work, bool sample_every_chunk = false) {
+  std::vector<float> step(std::vector<std::pair<paged_seq*, int32_t>> work,
+                          bool sample_every_chunk = false) {
     std::vector<sequence_chunk> chunks;
     for (auto& [s, n] : work) {
       const int32_t end = s->num_cached + n;
       KVACTOR_ASSERT(end <= static_cast<int32_t>(s->tokens.size()), "step past the tokens");
-      while (static_cast<int32_t>(s->table.size()) * block_size < end) s->table.push_back(take_block());
-      chunks.push_back({s->num_cached, std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)),
-                        s->table, sample_every_chunk || end == static_cast<int32_t>(s->tokens.size())});
+      while (static_cast<int32_t>(s->table.size()) * block_size < end)
+        s->table.push_back(take_block());
+      chunks.push_back(
+        {s->num_cached,
+         std::span<const int32_t>(s->tokens).subspan(size_t(s->num_cached), size_t(n)), s->table,
+         sample_every_chunk || end == static_cast<int32_t>(s->tokens.size())});
     }
     last_batch_ = forward_batch::build(chunks, block_size);
     auto logits = tf_->run(last_batch_);
@@ -157,9 +169,11 @@ public:
     const int64_t row = int64_t{shape.num_kv_heads} * shape.head_dim;
     std::vector<float> out(size_t(s.num_cached * row));
     for (int32_t p = 0; p < s.num_cached; ++p) {
-      const auto* block = static_cast<const char*>(cache_.view.block(layer, which, s.table[size_t(p / block_size)]));
+      const auto* block =
+        static_cast<const char*>(cache_.view.block(layer, which, s.table[size_t(p / block_size)]));
       for (int64_t i = 0; i < row; ++i)
-        out[size_t(p * row + i)] = kernels::load_as_float(shape.type, block, size_t((p % block_size) * row + i));
+        out[size_t(p * row + i)] =
+          kernels::load_as_float(shape.type, block, size_t((p % block_size) * row + i));
     }
     return out;
   }
@@ -186,8 +200,8 @@ struct tolerance {
 };
 
 // |got - want| within `tol` everywhere; reports the first mismatches.
-inline void expect_close(std::span<const float> got, const std::vector<double>& want, const std::string& what,
-                         tolerance tol = {}) {
+inline void expect_close(std::span<const float> got, const std::vector<double>& want,
+                         const std::string& what, tolerance tol = {}) {
   ASSERT_EQ(got.size(), want.size()) << what;
   int num_bad = 0;
   double worst = 0;
@@ -196,10 +210,13 @@ inline void expect_close(std::span<const float> got, const std::vector<double>& 
     const double diff = std::abs(double(got[i]) - want[i]);
     worst = std::max(worst, std::isnan(diff) ? 1e30 : diff);
     if (!(diff <= tol.atol + tol.rtol * std::abs(want[i]))) {
-      if (num_bad++ < 5) first += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+      if (num_bad++ < 5)
+        first += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " +
+                 std::to_string(want[i]);
     }
   }
-  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " mismatches, worst " << worst << ";" << first;
+  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " mismatches, worst " << worst << ";"
+                        << first;
 }
 
 inline token_id argmax(const std::vector<double>& v) {
@@ -212,7 +229,8 @@ inline std::span<const float> row(const std::vector<float>& logits, int64_t i, i
 
 // Feeds the reference every token of `s` it has not seen; returns the last logits.
 inline std::vector<double> catch_up(dense_reference& ref, const paged_seq& s) {
-  while (ref.num_tokens() < static_cast<int64_t>(s.tokens.size())) ref.push(s.tokens[size_t(ref.num_tokens())]);
+  while (ref.num_tokens() < static_cast<int64_t>(s.tokens.size()))
+    ref.push(s.tokens[size_t(ref.num_tokens())]);
   return ref.last();
 }
 

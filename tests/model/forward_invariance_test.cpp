@@ -32,11 +32,13 @@ void expect_bit_equal(std::span<const float> a, std::span<const float> b, const 
   for (size_t i = 0; i < a.size(); ++i)
     if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]) && num_diff++ < 3)
       first << " [" << i << "] " << std::hexfloat << a[i] << " vs " << b[i] << std::defaultfloat;
-  ADD_FAILURE() << what << ": " << num_diff << " of " << a.size() << " floats differ;" << first.str();
+  ADD_FAILURE() << what << ": " << num_diff << " of " << a.size() << " floats differ;"
+                << first.str();
 }
 
 // Greedy and seeded sampling pick the same tokens from both rows.
-void expect_same_tokens(std::span<const float> a, std::span<const float> b, uint64_t step, const std::string& what) {
+void expect_same_tokens(std::span<const float> a, std::span<const float> b, uint64_t step,
+                        const std::string& what) {
   EXPECT_EQ(greedy(a), greedy(b)) << what;
   const sampling_params seeded{0.8f, 40, 0.95f, 1234};
   EXPECT_EQ(sample(a, seeded, step), sample(b, seeded, step)) << what;
@@ -53,9 +55,12 @@ void expect_same_cache(const harness& ha, const paged_seq& a, const harness& hb,
 }
 
 // (style, matrices, KV cache, the products' activations): fp32 or bf16 each.
-class forward_invariance_test : public ::testing::TestWithParam<std::tuple<architecture, dtype, dtype, dtype>> {
+class forward_invariance_test
+  : public ::testing::TestWithParam<std::tuple<architecture, dtype, dtype, dtype>> {
 protected:
-  const loaded_model& m() const { return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam())); }
+  const loaded_model& m() const {
+    return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam()));
+  }
   harness fresh(int64_t num_blocks = 64) const {
     return harness(m(), num_blocks, "cpu", std::get<2>(GetParam()), std::get<3>(GetParam()));
   }
@@ -72,7 +77,8 @@ TEST_P(forward_invariance_test, a_sequence_alone_or_in_mixed_batches) {
   for (int i = 0; i < 6; ++i) company.push_back({prompt(400, 30 + i), {}, 0});
 
   std::vector<float> la = alone.step({{&a, 29}});
-  std::vector<float> lb = mixed.step({{&company[0], 1}, {&company[1], 5}, {&b, 29}, {&company[2], 16}, {&company[3], 40}});
+  std::vector<float> lb = mixed.step(
+    {{&company[0], 1}, {&company[1], 5}, {&b, 29}, {&company[2], 16}, {&company[3], 40}});
   expect_bit_equal(la, lb, "prefill alone vs in a batch of 5 prompts");
 
   const int32_t sizes[] = {1, 3, 7, 1, 16, 33, 1, 2};
@@ -92,7 +98,8 @@ TEST_P(forward_invariance_test, a_sequence_alone_or_in_mixed_batches) {
     }
     work.insert(work.begin() + step % (work.size() + 1), {&b, 1});
     lb = mixed.step(work);
-    expect_bit_equal(la, lb, what + " (" + std::to_string(work.size()) + " sequences in the batch)");
+    expect_bit_equal(la, lb,
+                     what + " (" + std::to_string(work.size()) + " sequences in the batch)");
   }
   expect_same_tokens(la, lb, 12, "after the last step");
   expect_same_cache(alone, a, mixed, b, num_layers(), "alone vs mixed batches");
@@ -126,7 +133,8 @@ TEST_P(forward_invariance_test, prefill_chunking_changes_nothing) {
       d.tokens.push_back(greedy(ld));
       ls = h.step({{&s, 1}});
       ld = hd.step({{&d, 1}});
-      expect_bit_equal(ls, ld, what + ": decode step " + std::to_string(step) + " after the prefill");
+      expect_bit_equal(ls, ld,
+                       what + ": decode step " + std::to_string(step) + " after the prefill");
     }
   }
 }
@@ -154,14 +162,16 @@ TEST_P(forward_invariance_test, recomputing_decoded_tokens_as_a_prefill_changes_
       const int32_t pos = r.num_cached - 1;
       if (pos < 19) continue; // inside the prompt: no decode step to compare with
       expect_bit_equal(logits, decoded[pos], what + " vs decoded, position " + std::to_string(pos));
-      expect_same_tokens(logits, decoded[pos], uint64_t(pos - 19), what + ", position " + std::to_string(pos));
+      expect_same_tokens(logits, decoded[pos], uint64_t(pos - 19),
+                         what + ", position " + std::to_string(pos));
     }
     expect_same_cache(h, r, h, s, num_layers(), what + " vs decoded");
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(models, forward_invariance_test,
-                         ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
+                         ::testing::Combine(::testing::Values(architecture::llama,
+                                                              architecture::qwen3),
                                             ::testing::Values(dtype::f32, dtype::bf16),
                                             ::testing::Values(dtype::f32, dtype::bf16),
                                             ::testing::Values(dtype::f32, dtype::bf16)),

@@ -48,7 +48,9 @@ TEST(layers, rms_norm_scales_by_weight) {
   EXPECT_FLOAT_EQ(out[1], 8 * inv);
 }
 
-packed_matrix packed(const weight_view& w, dtype type) { return packed_matrix::pack(std::vector{w}, type); }
+packed_matrix packed(const weight_view& w, dtype type) {
+  return packed_matrix::pack(std::vector{w}, type);
+}
 
 TEST(layers, linear_is_x_times_w_transposed_and_accumulates) {
   kernels::thread_pool pool(2);
@@ -76,7 +78,8 @@ TEST(layers, linear_sums_every_output_in_one_fixed_order) {
   for (int64_t k : {17, 64}) {
     for (int64_t n : {17, 150}) {
       const random_case c(n, k, rng);
-      const packed_matrix p32 = packed(c.view32(n, k), dtype::f32), p16 = packed(c.view16(n, k), dtype::bf16);
+      const packed_matrix p32 = packed(c.view32(n, k), dtype::f32),
+                          p16 = packed(c.view16(n, k), dtype::bf16);
       for (int64_t m : {1, 2, 7, 8, 9, 40, 65}) {
         const std::vector<float> x = c.rows(m, k, rng), y0 = c.rows(m, n, rng);
         for (bool accumulate : {false, true}) {
@@ -102,16 +105,19 @@ TEST(layers, linear_on_bf16_pairs_rounds_x_and_runs_the_pair_kernel) {
   for (int64_t k : {17, 64}) {
     for (int64_t n : {17, 150}) {
       const random_case c(n, k, rng);
-      const packed_matrix w = packed_matrix::pack(std::vector{c.view16(n, k)}, dtype::bf16, packed_matrix::layout::pairs);
+      const packed_matrix w =
+        packed_matrix::pack(std::vector{c.view16(n, k)}, dtype::bf16, packed_matrix::layout::pairs);
       for (int64_t m : {1, 2, 7, 17, 40, 65}) {
         const int64_t ldx = k + 3; // x rows wider than k
         const std::vector<float> x = c.rows(m, ldx, rng), y0 = c.rows(m, n, rng);
         std::vector<uint16_t> rounded(size_t(pair_rows(m) * w.stored_cols()));
         for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < k; ++j) rounded[size_t(i * w.stored_cols() + j)] = f32_to_bf16(x[size_t(i * ldx + j)]);
+          for (int64_t j = 0; j < k; ++j)
+            rounded[size_t(i * w.stored_cols() + j)] = f32_to_bf16(x[size_t(i * ldx + j)]);
         for (bool accumulate : {false, true}) {
           std::vector<float> want = y0, got = y0;
-          pair_product(isa, rounded.data(), w.stored_cols(), m, w, 0, w.num_blocks(), want.data(), n, accumulate);
+          pair_product(isa, rounded.data(), w.stored_cols(), m, w, 0, w.num_blocks(), want.data(),
+                       n, accumulate);
           linear(pool, x.data(), ldx, m, w, got.data(), n, accumulate);
           ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
               << isa_name(isa) << ", " << shape_name(m, n, k, accumulate);
@@ -119,7 +125,8 @@ TEST(layers, linear_on_bf16_pairs_rounds_x_and_runs_the_pair_kernel) {
       }
     }
   }
-  EXPECT_EQ(products_name(packed_matrix::layout::pairs), std::string("bf16 pairs ") + isa_name(isa));
+  EXPECT_EQ(products_name(packed_matrix::layout::pairs),
+            std::string("bf16 pairs ") + isa_name(isa));
 }
 
 TEST(layers, swiglu_is_silu_gate_times_up) {
@@ -161,8 +168,14 @@ TEST(layers, embedding_widens_bf16_rows) {
 TEST(layers, to_bf16_rounds_each_element_to_nearest_even) {
   kernels::thread_pool pool(2);
   const float half_ulp = std::ldexp(1.0f, -8); // of 1.0 in bf16 (ulp 2^-7)
-  const std::vector<float> x{1.0f, 1.0f + half_ulp, 1.0f + 3 * half_ulp, 1.0f + half_ulp + std::ldexp(1.0f, -20),
-                             /* row 2 */ -2.5f, 0.0f, std::nanf(""), 3.0e38f};
+  const std::vector<float> x{1.0f,
+                             1.0f + half_ulp,
+                             1.0f + 3 * half_ulp,
+                             1.0f + half_ulp + std::ldexp(1.0f, -20),
+                             /* row 2 */ -2.5f,
+                             0.0f,
+                             std::nanf(""),
+                             3.0e38f};
   std::vector<uint16_t> out(10, 0xabcd);
   to_bf16(pool, x.data(), 4, out.data(), 5, 2, 4);
   EXPECT_EQ(out[0], 0x3f80); // exact

@@ -96,8 +96,8 @@ TEST_P(forward_test, batch_of_mixed_lengths) {
   for (auto& s : seqs) work.push_back({&s, int32_t(s.tokens.size())});
   std::vector<float> logits = h.step(work);
   for (size_t i = 0; i < seqs.size(); ++i)
-    expect_close(row(logits, int64_t(i), h.vocab()), catch_up(*refs[i], seqs[i]), "prefill " + std::to_string(i),
-                 tol());
+    expect_close(row(logits, int64_t(i), h.vocab()), catch_up(*refs[i], seqs[i]),
+                 "prefill " + std::to_string(i), tol());
   std::vector<paged_seq*> ps;
   std::vector<dense_reference*> rs;
   for (size_t i = 0; i < seqs.size(); ++i) ps.push_back(&seqs[i]), rs.push_back(refs[i].get());
@@ -123,7 +123,8 @@ TEST_P(forward_test, prefill_in_chunks) {
       expect_close(row(logits, 0, h.vocab()), catch_up(other_ref, other), "riding decode", tol());
     }
     expect_close(row(logits, 1, h.vocab()), catch_up(ref, s), "chunked prefill", tol());
-    decode_together(h, {&s}, {&ref}, std::vector<float>(logits.begin() + h.vocab(), logits.end()), 3);
+    decode_together(h, {&s}, {&ref}, std::vector<float>(logits.begin() + h.vocab(), logits.end()),
+                    3);
   }
 }
 
@@ -167,7 +168,8 @@ TEST_P(forward_test, swapped_out_and_back_into_other_blocks) {
   for (const auto& p : out)
     for (int32_t l = 0; l < h.cache().shape.num_layers; ++l)
       for (int w = 0; w < 2; ++w)
-        std::fill_n(static_cast<float*>(h.cache().block(l, w, p.src)), h.cache().shape.block_bytes() / 4, 1e3f);
+        std::fill_n(static_cast<float*>(h.cache().block(l, w, p.src)),
+                    h.cache().shape.block_bytes() / 4, 1e3f);
   kernels::swap_blocks(h.dev(), kernels::streams::swap_in, host->view, h.cache(), in)->wait();
   s.table = new_table;
 
@@ -271,8 +273,9 @@ TEST_P(forward_test, only_sampling_rows_get_logits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(styles, forward_test,
-                         ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                                            ::testing::Values(kernels::dtype::f32, kernels::dtype::bf16)),
+                         ::testing::Combine(
+                           ::testing::Values(architecture::llama, architecture::qwen3),
+                           ::testing::Values(kernels::dtype::f32, kernels::dtype::bf16)),
                          [](const auto& p) {
                            return std::string(architecture_name(std::get<0>(p.param))) + "_kv_" +
                                   kernels::dtype_name(std::get<1>(p.param));
@@ -309,12 +312,14 @@ TEST(transformer, refuses_a_kv_cache_dtype_the_cpu_pass_does_not_take) {
   const loaded_model& m = tiny_model(architecture::llama);
   auto dev = kernels::make_device("cpu");
   ASSERT_TRUE(dev.has_value());
-  auto cache = kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
-                                          transformer::cache_shape(m.config, 4, 16, kernels::dtype::f16));
+  auto cache =
+    kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
+                               transformer::cache_shape(m.config, 4, 16, kernels::dtype::f16));
   ASSERT_TRUE(cache.has_value());
   auto t = transformer::create(m.config, m.weights, **dev, cache->view, {});
   ASSERT_FALSE(t.has_value());
-  EXPECT_NE(t.error().message.find("f32 or bf16 KV cache, not f16"), std::string::npos) << t.error().message;
+  EXPECT_NE(t.error().message.find("f32 or bf16 KV cache, not f16"), std::string::npos)
+    << t.error().message;
 }
 
 // A device that calls itself CUDA and must not be used: the CUDA pass's
@@ -325,10 +330,16 @@ public:
   kernels::device_kind kind() const override { return kernels::device_kind::cuda; }
   std::string name() const override { return "cuda (stand-in)"; }
   int32_t num_streams() const override { return 3; }
-  std::optional<kernels::buffer> allocate(kernels::memory_kind, size_t) override { return used(), std::nullopt; }
-  kernels::memory_info memory(kernels::memory_kind) const override { return used(), kernels::memory_info{}; }
+  std::optional<kernels::buffer> allocate(kernels::memory_kind, size_t) override {
+    return used(), std::nullopt;
+  }
+  kernels::memory_info memory(kernels::memory_kind) const override {
+    return used(), kernels::memory_info{};
+  }
   void copy_async(kernels::stream_id, void*, const void*, size_t) override { used(); }
-  kernels::event_ptr record(kernels::stream_id, kernels::host_callback) override { return used(), nullptr; }
+  kernels::event_ptr record(kernels::stream_id, kernels::host_callback) override {
+    return used(), nullptr;
+  }
   void wait_event(kernels::stream_id, const kernels::event_ptr&) override { used(); }
   void synchronize() override { used(); }
 
@@ -341,14 +352,16 @@ TEST(transformer, the_cuda_pass_refuses_an_f16_kv_cache_by_name) {
   const loaded_model& m = tiny_model(architecture::llama);
   auto cpu = kernels::make_device("cpu");
   ASSERT_TRUE(cpu.has_value());
-  auto cache = kernels::allocate_kv_cache(**cpu, kernels::memory_kind::device,
-                                          transformer::cache_shape(m.config, 4, 16, kernels::dtype::f16));
+  auto cache =
+    kernels::allocate_kv_cache(**cpu, kernels::memory_kind::device,
+                               transformer::cache_shape(m.config, 4, 16, kernels::dtype::f16));
   ASSERT_TRUE(cache.has_value());
   cuda_kind_device cuda;
   auto t = transformer::create(m.config, m.weights, cuda, cache->view, {});
   ASSERT_FALSE(t.has_value());
-  EXPECT_NE(t.error().message.find("CUDA forward pass takes an f32 or bf16 KV cache, not f16"), std::string::npos)
-      << t.error().message;
+  EXPECT_NE(t.error().message.find("CUDA forward pass takes an f32 or bf16 KV cache, not f16"),
+            std::string::npos)
+    << t.error().message;
   EXPECT_FALSE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::f16));
   EXPECT_TRUE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::bf16));
   EXPECT_TRUE(transformer::check_cache_dtype(kernels::device_kind::cuda, kernels::dtype::f32));
@@ -358,11 +371,13 @@ TEST(transformer, the_cuda_pass_refuses_an_f16_kv_cache_by_name) {
 TEST(transformer, a_bf16_cache_shape_has_half_the_bytes) {
   const loaded_model& m = tiny_model(architecture::llama);
   const kernels::kv_cache_shape f32 = transformer::cache_shape(m.config, 10, 16);
-  const kernels::kv_cache_shape bf16 = transformer::cache_shape(m.config, 10, 16, kernels::dtype::bf16);
+  const kernels::kv_cache_shape bf16 =
+    transformer::cache_shape(m.config, 10, 16, kernels::dtype::bf16);
   EXPECT_EQ(f32.type, kernels::dtype::f32);
   EXPECT_EQ(bf16.type, kernels::dtype::bf16);
   EXPECT_EQ(2 * bf16.total_bytes(), f32.total_bytes());
-  EXPECT_EQ(kernels::num_blocks_for_budget(1 << 20, bf16), 2 * kernels::num_blocks_for_budget(1 << 20, f32));
+  EXPECT_EQ(kernels::num_blocks_for_budget(1 << 20, bf16),
+            2 * kernels::num_blocks_for_budget(1 << 20, f32));
 }
 
 } // namespace

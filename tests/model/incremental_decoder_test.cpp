@@ -57,7 +57,8 @@ TEST(incremental_decoder, special_tokens) {
 TEST(incremental_decoder, pieces_concatenate_to_decode) {
   const auto t = make();
   rng r(3);
-  for (std::string_view text : {"hello wörld 🙂 日本 aé", "a\xc3\xa9 \xf0\x9f\x99\x82 <|endoftext|>x"}) {
+  for (std::string_view text :
+       {"hello wörld 🙂 日本 aé", "a\xc3\xa9 \xf0\x9f\x99\x82 <|endoftext|>x"}) {
     const auto ids = t.encode(text);
     incremental_decoder d(t);
     std::string streamed;

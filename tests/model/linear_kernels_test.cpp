@@ -16,8 +16,8 @@ namespace {
 TEST(linear_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
   const std::span<const product_isa> isas = fixed_order_isas();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
   const std::vector<product_isa> want = [&] {
     std::vector<product_isa> v;
     if (avx512) v.push_back(product_isa::avx512);
@@ -57,8 +57,10 @@ TEST_P(linear_kernels_test, every_output_is_one_chain_whatever_the_shape) {
         for (bool accumulate : {false, true}) {
           const std::vector<float> want = fma_chain(x, c.w32, y0, m, n, k, accumulate, fuses(isa));
           std::vector<float> y32 = y0, y16 = y0;
-          fixed_order_product(isa, x.data(), k, m, p32, 0, p32.num_blocks(), y32.data(), n, accumulate);
-          fixed_order_product(isa, x.data(), k, m, p16, 0, p16.num_blocks(), y16.data(), n, accumulate);
+          fixed_order_product(isa, x.data(), k, m, p32, 0, p32.num_blocks(), y32.data(), n,
+                              accumulate);
+          fixed_order_product(isa, x.data(), k, m, p16, 0, p16.num_blocks(), y16.data(), n,
+                              accumulate);
           const std::string what = shape_name(m, n, k, accumulate);
           ASSERT_EQ(std::memcmp(y32.data(), want.data(), want.size() * 4), 0) << "fp32 W, " << what;
           ASSERT_EQ(std::memcmp(y16.data(), want.data(), want.size() * 4), 0) << "bf16 W, " << what;
@@ -81,7 +83,8 @@ TEST_P(linear_kernels_test, writes_only_the_outputs_of_its_blocks) {
     const std::vector<float> wide_x = c.rows(m, ldx, rng);
     std::vector<float> x(size_t(m * k));
     for (int64_t i = 0; i < m; ++i) std::copy_n(wide_x.begin() + i * ldx, k, x.begin() + i * k);
-    const std::vector<float> want = fma_chain(x, c.w32, std::vector<float>(size_t(m * n)), m, n, k, false, fuses(isa));
+    const std::vector<float> want =
+      fma_chain(x, c.w32, std::vector<float>(size_t(m * n)), m, n, k, false, fuses(isa));
     // blocks 1 and 2: columns [16, 48); then 3: the partial block [48, 57)
     for (auto [first, count] : {std::pair<int64_t, int64_t>{1, 2}, {3, 1}}) {
       std::vector<float> y(size_t(m * ldy), -7.0f);
@@ -90,17 +93,22 @@ TEST_P(linear_kernels_test, writes_only_the_outputs_of_its_blocks) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < ldy; ++j) {
           const float got = y[size_t(i * ldy + j)];
-          const std::string where = "m " + std::to_string(m) + " row " + std::to_string(i) + " col " + std::to_string(j);
+          const std::string where =
+            "m " + std::to_string(m) + " row " + std::to_string(i) + " col " + std::to_string(j);
           if (j >= begin && j < end) ASSERT_EQ(got, want[size_t(i * n + j)]) << where;
-          else ASSERT_EQ(got, -7.0f) << where << " (outside blocks " << first << " + " << count << ")";
+          else
+            ASSERT_EQ(got, -7.0f) << where << " (outside blocks " << first << " + " << count << ")";
         }
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(isas, linear_kernels_test,
-                         ::testing::Values(product_isa::generic, product_isa::avx2, product_isa::avx512),
-                         [](const ::testing::TestParamInfo<product_isa>& p) { return std::string(isa_name(p.param)); });
+                         ::testing::Values(product_isa::generic, product_isa::avx2,
+                                           product_isa::avx512),
+                         [](const ::testing::TestParamInfo<product_isa>& p) {
+                           return std::string(isa_name(p.param));
+                         });
 
 } // namespace
 } // namespace kvactor::model::layers

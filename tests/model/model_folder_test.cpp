@@ -79,25 +79,32 @@ TEST(model_folder, missing_folder_and_files) {
               HasSubstr("config.json: file not found"));
   EXPECT_THAT(error_after([](const temp_dir& d) { std::filesystem::remove(d / "tokenizer.json"); }),
               HasSubstr("tokenizer.json: file not found"));
-  EXPECT_THAT(error_after([](const temp_dir& d) { std::filesystem::remove(d / "model.safetensors"); }),
-              HasSubstr("no *.safetensors file"));
+  EXPECT_THAT(
+    error_after([](const temp_dir& d) { std::filesystem::remove(d / "model.safetensors"); }),
+    HasSubstr("no *.safetensors file"));
 }
 
 TEST(model_folder, bad_json) {
-  EXPECT_THAT(error_after([](const temp_dir& d) { write_file(d / "config.json", "{\"hidden_size\": 32,"); }),
-              HasSubstr("config.json: invalid JSON"));
-  EXPECT_THAT(error_after([](const temp_dir& d) { write_file(d / "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\""); }),
+  EXPECT_THAT(
+    error_after([](const temp_dir& d) { write_file(d / "config.json", "{\"hidden_size\": 32,"); }),
+    HasSubstr("config.json: invalid JSON"));
+  EXPECT_THAT(error_after([](const temp_dir& d) {
+                write_file(d / "tokenizer.json",
+                           "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\"");
+              }),
               HasSubstr("tokenizer.json: invalid JSON"));
-  EXPECT_THAT(error_after([](const temp_dir& d) { write_file(d / "tokenizer.json", "{\"model\": 3}"); }),
-              HasSubstr("tokenizer.json: key 'model': expected an object"));
+  EXPECT_THAT(
+    error_after([](const temp_dir& d) { write_file(d / "tokenizer.json", "{\"model\": 3}"); }),
+    HasSubstr("tokenizer.json: key 'model': expected an object"));
 }
 
 TEST(model_folder, self_contradicting_config) {
   auto o = small();
   o.num_kv_heads = 3; // does not divide 4 heads
   const std::string cfg = tiny::config_json(o);
-  EXPECT_THAT(error_after([&](const temp_dir& d) { write_file(d / "config.json", cfg); }),
-              HasSubstr("config.json: key 'num_key_value_heads': 3 does not divide num_attention_heads 4"));
+  EXPECT_THAT(
+    error_after([&](const temp_dir& d) { write_file(d / "config.json", cfg); }),
+    HasSubstr("config.json: key 'num_key_value_heads': 3 does not divide num_attention_heads 4"));
 }
 
 TEST(model_folder, wrong_shape) {
@@ -105,15 +112,18 @@ TEST(model_folder, wrong_shape) {
   o.intermediate_size = 80;
   const std::string cfg = tiny::config_json(o);
   const auto msg = error_after([&](const temp_dir& d) { write_file(d / "config.json", cfg); });
-  EXPECT_THAT(msg, HasSubstr("model.safetensors: tensor 'model.layers.0.mlp.gate_proj.weight': shape [64, 32] "
-                             "disagrees with the config (expected [80, 32]"));
+  EXPECT_THAT(
+    msg,
+    HasSubstr("model.safetensors: tensor 'model.layers.0.mlp.gate_proj.weight': shape [64, 32] "
+              "disagrees with the config (expected [80, 32]"));
 }
 
 TEST(model_folder, missing_tensor) {
   const auto msg = error_after([](const temp_dir& d) {
     safetensors_writer w;
     for (const auto& spec : tiny::tensor_specs(small()))
-      if (spec.name != "model.norm.weight") w.add_f32(spec.name, dtype::bf16, spec.shape, tiny::tensor_values(small(), spec));
+      if (spec.name != "model.norm.weight")
+        w.add_f32(spec.name, dtype::bf16, spec.shape, tiny::tensor_values(small(), spec));
     ASSERT_TRUE(w.write(d / "model.safetensors"));
   });
   EXPECT_THAT(msg, HasSubstr("tensor 'model.norm.weight': missing"));
@@ -136,7 +146,8 @@ TEST(model_folder, unsupported_dtype) {
       const auto v = tiny::tensor_values(small(), spec);
       if (spec.name == "model.embed_tokens.weight") {
         std::vector<std::byte> bytes(v.size() * 8);
-        w.add(spec.name, dtype::f32, {spec.shape[0], spec.shape[1] * 2}, std::move(bytes)); // placeholder size
+        // placeholder size
+        w.add(spec.name, dtype::f32, {spec.shape[0], spec.shape[1] * 2}, std::move(bytes));
       } else {
         w.add_f32(spec.name, dtype::bf16, spec.shape, v);
       }
@@ -155,7 +166,9 @@ TEST(model_folder, unsupported_dtype) {
     file.replace(pos, from.size(), to);
     write_file(d / "model.safetensors", file);
   });
-  EXPECT_THAT(msg, HasSubstr("model.safetensors: tensor 'model.embed_tokens.weight': unsupported dtype 'F64'"));
+  EXPECT_THAT(
+    msg,
+    HasSubstr("model.safetensors: tensor 'model.embed_tokens.weight': unsupported dtype 'F64'"));
 }
 
 TEST(model_folder, tokenizer_larger_than_the_model_vocabulary) {

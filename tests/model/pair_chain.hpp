@@ -31,9 +31,12 @@ struct bf16_rows {
 
 // The portable kernel's chain: per pair, + the odd product, + the even one.
 // x: [m, k], w: [n, k] (bf16 values), y: [m, n].
-inline std::vector<float> odd_even_chain(const std::vector<float>& x, const std::vector<float>& w, std::vector<float> y,
-                                         int64_t m, int64_t n, int64_t k, bool accumulate) {
-  auto at = [k](const std::vector<float>& v, int64_t r, int64_t c) { return c < k ? v[size_t(r * k + c)] : 0.0f; };
+inline std::vector<float> odd_even_chain(const std::vector<float>& x, const std::vector<float>& w,
+                                         std::vector<float> y, int64_t m, int64_t n, int64_t k,
+                                         bool accumulate) {
+  auto at = [k](const std::vector<float>& v, int64_t r, int64_t c) {
+    return c < k ? v[size_t(r * k + c)] : 0.0f;
+  };
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float s = 0.0f;
@@ -52,9 +55,9 @@ inline std::vector<float> odd_even_chain(const std::vector<float>& x, const std:
 // |terms| (plus y's).
 struct exact_sums {
   std::vector<double> sum, bound;
-  exact_sums(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& y, int64_t m,
-             int64_t n, int64_t k, bool accumulate)
-      : sum(size_t(m * n)), bound(size_t(m * n)) {
+  exact_sums(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& y,
+             int64_t m, int64_t n, int64_t k, bool accumulate)
+    : sum(size_t(m * n)), bound(size_t(m * n)) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double s = 0, a = 0;

@@ -28,8 +28,9 @@ bool os_granted_tile_data() {
 TEST(pair_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
   const std::span<const pair_isa> isas = pair_product_isas();
   const bool amx = __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
-  const bool avx512_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+  const bool avx512_bf16 =
+    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
   std::vector<pair_isa> want;
   // After the lookup, the process holds the tile data permission iff it asked for it and got it.
   if (amx && os_granted_tile_data()) want.push_back(pair_isa::amx);
@@ -58,7 +59,8 @@ protected:
 };
 
 packed_matrix pairs(const random_case& c, int64_t n, int64_t k) {
-  return packed_matrix::pack(std::vector{c.view16(n, k)}, dtype::bf16, packed_matrix::layout::pairs);
+  return packed_matrix::pack(std::vector{c.view16(n, k)}, dtype::bf16,
+                             packed_matrix::layout::pairs);
 }
 
 // m: every count of rows to 40 (each tile shape and its tails), then the
@@ -86,7 +88,8 @@ TEST_P(pair_kernels_test, every_output_is_the_exact_sum_within_fp32_rounding) {
         const std::vector<float> y0 = random_case::rows(m, n, rng);
         for (bool accumulate : {false, true}) {
           std::vector<float> y = y0;
-          pair_product(isa, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), y.data(), n, accumulate);
+          pair_product(isa, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), y.data(), n,
+                       accumulate);
           const exact_sums want(x.values, c.w32, y0, m, n, k, accumulate);
           for (size_t e = 0; e < y.size(); ++e)
             ASSERT_NEAR(y[e], want.sum[e], want.bound[e])
@@ -108,7 +111,8 @@ TEST_P(pair_kernels_test, a_row_gets_the_same_bits_in_any_batch_and_split) {
     const std::vector<float> y0 = random_case::rows(m, n, rng);
     for (bool accumulate : {false, true}) {
       std::vector<float> batch = y0;
-      pair_product(isa, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), batch.data(), n, accumulate);
+      pair_product(isa, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), batch.data(), n,
+                   accumulate);
       for (int64_t i = 0; i < m; ++i) {
         // the row alone (its own 16-row tile), its blocks in three parts
         std::vector<uint16_t> row(size_t(pair_rows(1) * x.cols));
@@ -144,9 +148,11 @@ TEST_P(pair_kernels_test, writes_only_the_outputs_of_its_blocks) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < ldy; ++j) {
           const float got = y[size_t(i * ldy + j)];
-          const std::string where = "m " + std::to_string(m) + " row " + std::to_string(i) + " col " + std::to_string(j);
+          const std::string where =
+            "m " + std::to_string(m) + " row " + std::to_string(i) + " col " + std::to_string(j);
           if (j >= begin && j < end) ASSERT_EQ(got, all[size_t(i * n + j)]) << where;
-          else ASSERT_EQ(got, -7.0f) << where << " (outside blocks " << first << " + " << count << ")";
+          else
+            ASSERT_EQ(got, -7.0f) << where << " (outside blocks " << first << " + " << count << ")";
         }
     }
   }
@@ -163,9 +169,11 @@ TEST(pair_kernels, the_portable_kernel_is_its_documented_chain_bit_for_bit) {
         const std::vector<float> y0 = random_case::rows(m, n, rng);
         for (bool accumulate : {false, true}) {
           std::vector<float> y = y0;
-          pair_product(pair_isa::generic, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), y.data(), n, accumulate);
+          pair_product(pair_isa::generic, x.bits.data(), x.cols, m, w, 0, w.num_blocks(), y.data(),
+                       n, accumulate);
           const std::vector<float> want = odd_even_chain(x.values, c.w32, y0, m, n, k, accumulate);
-          for (size_t e = 0; e < y.size(); ++e) ASSERT_EQ(y[e], want[e]) << e << " " << shape_name(m, n, k, accumulate);
+          for (size_t e = 0; e < y.size(); ++e)
+            ASSERT_EQ(y[e], want[e]) << e << " " << shape_name(m, n, k, accumulate);
         }
       }
     }
@@ -174,7 +182,9 @@ TEST(pair_kernels, the_portable_kernel_is_its_documented_chain_bit_for_bit) {
 
 INSTANTIATE_TEST_SUITE_P(isas, pair_kernels_test,
                          ::testing::Values(pair_isa::generic, pair_isa::avx512_bf16, pair_isa::amx),
-                         [](const ::testing::TestParamInfo<pair_isa>& p) { return std::string(isa_name(p.param)); });
+                         [](const ::testing::TestParamInfo<pair_isa>& p) {
+                           return std::string(isa_name(p.param));
+                         });
 
 } // namespace
 } // namespace kvactor::model::layers

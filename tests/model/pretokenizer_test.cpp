@@ -59,7 +59,8 @@ TEST(pretokenizer, qwen2_splits_digits_one_by_one) {
 TEST(pretokenizer, digits) {
   EXPECT_EQ(split("ab12 3x\u0663", split_pattern::individual_digits),
             (pieces{"ab", "1", "2", " ", "3", "x", "\u0663"}));
-  EXPECT_EQ(split("ab12 3x\u0663", split_pattern::digit_runs), (pieces{"ab", "12", " ", "3", "x", "\u0663"}));
+  EXPECT_EQ(split("ab12 3x\u0663", split_pattern::digit_runs),
+            (pieces{"ab", "12", " ", "3", "x", "\u0663"}));
 }
 
 TEST(pretokenizer, gpt2_rules) {
@@ -75,15 +76,17 @@ TEST(pretokenizer, unicode_letters_and_numbers) {
   EXPECT_EQ(split("café naïve", p), (pieces{"café", " naïve"}));
   EXPECT_EQ(split("日本語のテキスト", p), (pieces{"日本語のテキスト"}));
   EXPECT_EQ(split("Привет, мир", p), (pieces{"Привет", ",", " мир"}));
-  EXPECT_EQ(split("x\u0663\u0664", p), (pieces{"x", "\u0663\u0664"})); // Arabic-Indic digits are \p{N}
+  // Arabic-Indic digits are \p{N}
+  EXPECT_EQ(split("x\u0663\u0664", p), (pieces{"x", "\u0663\u0664"}));
   EXPECT_EQ(split("a\u3000b", p), (pieces{"a", "\u3000b"})); // ideographic space is \s, not \r\n
   EXPECT_EQ(split("ok 🙂🙂", p), (pieces{"ok", " 🙂🙂"}));
 }
 
 TEST(pretokenizer, pieces_cover_any_input_exactly) {
   rng r(42);
-  const std::string alphabet[] = {"a", "Z", " ", "  ", "\n", "\r\n", "\t", "7", "'", "'s", "!", "é",
-                                  "日", "🙂", "\xff", "\xe2\x82", "\u00a0", "\u2009", "\u0663"};
+  const std::string alphabet[] = {"a",    "Z",        " ",      "  ",     "\n",    "\r\n", "\t",
+                                  "7",    "'",        "'s",     "!",      "é",     "日",   "🙂",
+                                  "\xff", "\xe2\x82", "\u00a0", "\u2009", "\u0663"};
   for (int trial = 0; trial < 500; ++trial) {
     std::string text;
     const int n = static_cast<int>(r.next() % 20);

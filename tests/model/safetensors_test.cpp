@@ -16,7 +16,8 @@ using ::testing::HasSubstr;
 using test_support::temp_dir;
 
 // A file from a hand-written header and `num_data_bytes` zero data bytes.
-void write_raw(const std::filesystem::path& p, std::string_view header, std::size_t num_data_bytes) {
+void write_raw(const std::filesystem::path& p, std::string_view header,
+               std::size_t num_data_bytes) {
   std::string bytes(8, '\0');
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
   bytes += header;
@@ -45,7 +46,8 @@ TEST(safetensors, writer_output_reads_back) {
   EXPECT_EQ(set->num_files(), 1u);
   EXPECT_EQ(set->num_tensors(), 3u);
   EXPECT_EQ(set->names(), (std::vector<std::string>{"a.bf16", "a.f16", "a.f32"}));
-  for (auto [name, type] : {std::pair{"a.bf16", dtype::bf16}, {"a.f16", dtype::f16}, {"a.f32", dtype::f32}}) {
+  for (auto [name, type] :
+       {std::pair{"a.bf16", dtype::bf16}, {"a.f16", dtype::f16}, {"a.f32", dtype::f32}}) {
     auto t = set->get(name);
     ASSERT_TRUE(t) << t.error().message;
     EXPECT_EQ(t->type, type);
@@ -75,7 +77,8 @@ TEST(safetensors, missing_tensor_names_it) {
 
 TEST(safetensors, unsupported_dtype_names_file_and_tensor) {
   temp_dir dir;
-  write_raw(dir / "m.safetensors", R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})", 16);
+  write_raw(dir / "m.safetensors", R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})",
+            16);
   auto set = safetensors_set::open_folder(dir.path());
   ASSERT_TRUE(set) << set.error().message; // other dtypes may sit beside the weights
   auto t = set->get("ids");
@@ -98,7 +101,8 @@ TEST(safetensors, truncated_files) {
   safetensors_writer w;
   w.add_f32("w", dtype::f32, {4, 4}, std::vector<float>(16, 1.0f));
   ASSERT_TRUE(w.write(dir / "c.safetensors"));
-  std::filesystem::resize_file(dir / "c.safetensors", std::filesystem::file_size(dir / "c.safetensors") - 10);
+  std::filesystem::resize_file(dir / "c.safetensors",
+                               std::filesystem::file_size(dir / "c.safetensors") - 10);
   const auto msg = open_error(dir / "c.safetensors");
   EXPECT_THAT(msg, HasSubstr((dir / "c.safetensors").string()));
   EXPECT_THAT(msg, HasSubstr("tensor 'w'"));
@@ -118,7 +122,8 @@ TEST(safetensors, bad_headers) {
   write_raw(p, R"([1,2,3])", 0);
   EXPECT_THAT(open_error(p), HasSubstr("bad safetensors header"));
   write_raw(p, R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 16);
-  EXPECT_THAT(open_error(p), HasSubstr("tensor 'w': shape and dtype need 16 bytes but data_offsets span 12"));
+  EXPECT_THAT(open_error(p),
+              HasSubstr("tensor 'w': shape and dtype need 16 bytes but data_offsets span 12"));
   write_raw(p, R"({"w":{"dtype":"F32","shape":[2,-2],"data_offsets":[0,16]}})", 16);
   EXPECT_THAT(open_error(p), HasSubstr("tensor 'w': 'shape'"));
   write_raw(p, R"({"w":{"dtype":"F32","shape":[2,2]}})", 16);
@@ -156,9 +161,11 @@ TEST(safetensors, sharded_checkpoint_with_index) {
                    "model.b": "model-00001-of-00002.safetensors"}})");
   auto bad = safetensors_set::open_folder(dir.path());
   ASSERT_FALSE(bad);
-  EXPECT_THAT(bad.error().message, HasSubstr("tensor 'model.b': named by model.safetensors.index.json"));
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("tensor 'model.b': named by model.safetensors.index.json"));
 
-  test_support::write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"model.a": "gone.safetensors"}})");
+  test_support::write_file(dir / "model.safetensors.index.json",
+                           R"({"weight_map": {"model.a": "gone.safetensors"}})");
   auto gone = safetensors_set::open_folder(dir.path());
   ASSERT_FALSE(gone);
   EXPECT_THAT(gone.error().message, HasSubstr("gone.safetensors"));

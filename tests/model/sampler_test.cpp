@@ -21,7 +21,8 @@ std::vector<float> logits_of(std::initializer_list<double> probs) {
 // Frequencies of each token over `n` draws (steps 0..n-1).
 std::vector<double> frequencies(std::span<const float> logits, const sampling_params& p, int n) {
   std::vector<double> f(logits.size(), 0.0);
-  for (int s = 0; s < n; ++s) f[static_cast<std::size_t>(sample(logits, p, static_cast<uint64_t>(s)))] += 1.0;
+  for (int s = 0; s < n; ++s)
+    f[static_cast<std::size_t>(sample(logits, p, static_cast<uint64_t>(s)))] += 1.0;
   for (auto& x : f) x /= n;
   return f;
 }

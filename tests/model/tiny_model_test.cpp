@@ -86,13 +86,17 @@ TEST_P(tiny_round_trip, folder_loads_with_the_generators_values) {
   check(m->weights.embed_tokens(), specs.front());
   check(m->weights.lm_head(), specs.back());
   for (const auto& spec : specs) {
-    if (spec.name == "model.layers.1.mlp.down_proj.weight") check(m->weights.layers()[1].down_proj, spec);
-    if (spec.name == "model.layers.0.input_layernorm.weight") check(m->weights.layers()[0].input_layernorm, spec);
-    if (spec.name == "model.layers.1.self_attn.k_norm.weight") check(*m->weights.layers()[1].k_norm, spec);
+    if (spec.name == "model.layers.1.mlp.down_proj.weight")
+      check(m->weights.layers()[1].down_proj, spec);
+    if (spec.name == "model.layers.0.input_layernorm.weight")
+      check(m->weights.layers()[0].input_layernorm, spec);
+    if (spec.name == "model.layers.1.self_attn.k_norm.weight")
+      check(*m->weights.layers()[1].k_norm, spec);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(model, tiny_round_trip, ::testing::Values(architecture::llama, architecture::qwen3));
+INSTANTIATE_TEST_SUITE_P(model, tiny_round_trip,
+                         ::testing::Values(architecture::llama, architecture::qwen3));
 
 TEST(tiny_model, writes_the_side_files_transformers_reads) {
   const auto o = small(architecture::llama);
@@ -204,10 +208,11 @@ std::vector<std::string_view> argv_of(const std::vector<std::string>& v) {
 }
 
 TEST(tiny_args, parses_every_option) {
-  const std::vector<std::string> argv = {"--out=/tmp/m", "--style=qwen3", "--hidden=256", "--layers=4",
-                                         "--heads=4",    "--kv-heads=2",   "--head-dim=128", "--intermediate=512",
-                                         "--vocab=1000", "--context=2048", "--dtype=f32",   "--tied",
-                                         "--seed=9",     "--rope-theta=1000000", "--shards=2"};
+  const std::vector<std::string> argv = {
+    "--out=/tmp/m", "--style=qwen3",        "--hidden=256",   "--layers=4",
+    "--heads=4",    "--kv-heads=2",         "--head-dim=128", "--intermediate=512",
+    "--vocab=1000", "--context=2048",       "--dtype=f32",    "--tied",
+    "--seed=9",     "--rope-theta=1000000", "--shards=2"};
   const auto args = argv_of(argv);
   auto a = parse_args(args);
   ASSERT_TRUE(a) << a.error().message;

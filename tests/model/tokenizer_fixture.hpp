@@ -15,7 +15,8 @@ namespace kvactor::model::test_support {
 
 // Ids of the merged tokens, in merge order.
 inline constexpr token_id id_he = 256, id_ll = 257, id_hell = 258, id_hello = 259, id_sp_w = 260,
-                          id_or = 261, id_sp_wor = 262, id_ld = 263, id_sp_world = 264, id_eot = 265;
+                          id_or = 261, id_sp_wor = 262, id_ld = 263, id_sp_world = 264,
+                          id_eot = 265;
 
 inline std::string symbol(unsigned char b) {
   std::string s;

@@ -26,8 +26,10 @@ tokenizer make(const tokenizer_spec& spec) {
 // tokenizer.json text written by hand, with merges in the older "a b" form.
 std::string json_with_string_merges(const tokenizer_spec& spec) {
   std::string vocab, merges;
-  for (const auto& [s, id] : spec.vocab) vocab += (vocab.empty() ? "" : ",") + json::quote(s) + ":" + std::to_string(id);
-  for (const auto& [a, b] : spec.merges) merges += (merges.empty() ? "" : ",") + json::quote(a + " " + b);
+  for (const auto& [s, id] : spec.vocab)
+    vocab += (vocab.empty() ? "" : ",") + json::quote(s) + ":" + std::to_string(id);
+  for (const auto& [a, b] : spec.merges)
+    merges += (merges.empty() ? "" : ",") + json::quote(a + " " + b);
   return R"({"version":"1.0","added_tokens":[{"id":265,"content":"<|endoftext|>","single_word":false,)"
          R"("lstrip":false,"rstrip":false,"normalized":false,"special":true}],"normalizer":null,)"
          R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},)"
@@ -80,7 +82,8 @@ TEST(tokenizer, copies_outlive_the_original) {
 TEST(tokenizer, many_added_tokens_match_longest_first) {
   auto spec = hand_built_spec();
   for (int i = 0; i < 2000; ++i)
-    spec.added_tokens.push_back({300 + i, "<|reserved_" + std::to_string(i) + "|>", true, false, false});
+    spec.added_tokens.push_back(
+      {300 + i, "<|reserved_" + std::to_string(i) + "|>", true, false, false});
   spec.added_tokens.push_back({2400, "<|end", false, false, false}); // a prefix of <|endoftext|>
   const auto t = make(spec);
   EXPECT_EQ(t.encode("a<|reserved_1999|><|endoftext|><|end"), (ids{'a', 2299, id_eot, 2400}));
@@ -122,7 +125,8 @@ TEST(tokenizer, missing_bytes_use_unk_token) {
   spec.unk_token.reset();
   auto bad = tokenizer::build(spec, "tok.json");
   ASSERT_FALSE(bad);
-  EXPECT_THAT(bad.error().message, HasSubstr("tok.json: key 'model.vocab': no token for byte 0x00"));
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("tok.json: key 'model.vocab': no token for byte 0x00"));
 }
 
 TEST(tokenizer, round_trips_assorted_text) {
@@ -130,7 +134,8 @@ TEST(tokenizer, round_trips_assorted_text) {
   for (std::string_view text :
        {"hello world", "  leading and trailing  ", "tabs\tand\nnew\r\nlines\n\n", "I'm YOU'RE it's",
         "numbers 1234567 and 3.14159", "日本語のテキスト", "emoji 🙂🙃 mixed", "Привет, мир!",
-        "<|endoftext|>", "a<|endoftext|>b <|endoftext|> c", "\xe2\x82 broken", "hellohello world world"}) {
+        "<|endoftext|>", "a<|endoftext|>b <|endoftext|> c", "\xe2\x82 broken",
+        "hellohello world world"}) {
     EXPECT_EQ(t.decode(t.encode(text)), text);
   }
 }
@@ -152,11 +157,14 @@ TEST(tokenizer, parses_both_merge_forms_the_same) {
 
 TEST(tokenizer, digits_then_byte_level_as_smollm_ships_it) {
   std::string json = write_tokenizer_json(hand_built_spec());
-  const std::string from = json.substr(json.find("\"pre_tokenizer\""), json.find("\"post_processor\"") - json.find("\"pre_tokenizer\""));
-  json.replace(json.find(from), from.size(),
-               R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},)"
-               R"( {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]},)"
-               "\n  ");
+  const std::string from =
+    json.substr(json.find("\"pre_tokenizer\""),
+                json.find("\"post_processor\"") - json.find("\"pre_tokenizer\""));
+  json.replace(
+    json.find(from), from.size(),
+    R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},)"
+    R"( {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]},)"
+    "\n  ");
   auto t = tokenizer::parse(json, "smol.json");
   ASSERT_TRUE(t) << t.error().message;
   // Digits first: "hello12" -> "hello", "1", "2"; then the GPT-2 split of each.
@@ -214,15 +222,20 @@ TEST(tokenizer, bad_files_give_clear_errors) {
               HasSubstr("key 'model.type': unsupported model type 'WordPiece'"));
   EXPECT_THAT(parse_error(replaced(good, R"("Regex": ")", R"("Regex": "\\d+|)")),
               HasSubstr("unsupported Split regex"));
-  EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h", "q!"])")),
-              HasSubstr("key 'model.merges[0]': merge 'h q!' uses a token that is not in the vocabulary"));
-  EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h"])")), HasSubstr("model.merges[0]"));
+  EXPECT_THAT(
+    parse_error(replaced(good, R"(["h", "e"])", R"(["h", "q!"])")),
+    HasSubstr("key 'model.merges[0]': merge 'h q!' uses a token that is not in the vocabulary"));
+  EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h"])")),
+              HasSubstr("model.merges[0]"));
   EXPECT_THAT(parse_error(replaced(good, R"("byte_fallback": false)", R"("byte_fallback": true)")),
               HasSubstr("byte_fallback"));
-  EXPECT_THAT(parse_error(replaced(good, R"("normalizer": null)", R"("normalizer": {"type": "Lowercase"})")),
-              HasSubstr("unsupported normalizer 'Lowercase'"));
-  EXPECT_THAT(parse_error(replaced(good, R"("id": 265)", R"("id": "x")")), HasSubstr("key 'added_tokens.id'"));
-  EXPECT_THAT(parse_error(replaced(good, R"("vocab": {)", R"("vocob": {)")), HasSubstr("key 'model.vocab': missing"));
+  EXPECT_THAT(
+    parse_error(replaced(good, R"("normalizer": null)", R"("normalizer": {"type": "Lowercase"})")),
+    HasSubstr("unsupported normalizer 'Lowercase'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("id": 265)", R"("id": "x")")),
+              HasSubstr("key 'added_tokens.id'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("vocab": {)", R"("vocob": {)")),
+              HasSubstr("key 'model.vocab': missing"));
   EXPECT_THAT(parse_error(replaced(good, R"({"type": "ByteLevel", "add_prefix_space": false)",
                                    R"({"type": "Metaspace", "add_prefix_space": false)")),
               HasSubstr("unsupported pre-tokenizer type 'Metaspace'"));

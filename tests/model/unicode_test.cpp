@@ -10,11 +10,16 @@ namespace kvactor::model {
 namespace {
 
 TEST(unicode, classes) {
-  for (uint32_t cp : std::initializer_list<uint32_t>{'a', 'Z', 0xe9, 0x3b1, 0x416, 0x5d0, 0x627, 0x65e5, 0x30c6, 0xd55c, 0x1c5})
+  for (uint32_t cp : std::initializer_list<uint32_t>{'a', 'Z', 0xe9, 0x3b1, 0x416, 0x5d0, 0x627,
+                                                     0x65e5, 0x30c6, 0xd55c, 0x1c5})
     EXPECT_TRUE(is_letter(cp)) << std::hex << cp;
-  for (uint32_t cp : std::initializer_list<uint32_t>{'0', '9', 0x663, 0xbd, 0x216b, 0xff11}) EXPECT_TRUE(is_number(cp)) << std::hex << cp;
-  for (uint32_t cp : std::initializer_list<uint32_t>{' ', '\t', '\n', '\r', 0xa0, 0x2009, 0x3000, 0x2028}) EXPECT_TRUE(is_whitespace(cp));
-  for (uint32_t cp : std::initializer_list<uint32_t>{'!', '_', 0x301 /* combining acute: Mn */, 0x1f642, 0x200b /* ZWSP is not \s */}) {
+  for (uint32_t cp : std::initializer_list<uint32_t>{'0', '9', 0x663, 0xbd, 0x216b, 0xff11})
+    EXPECT_TRUE(is_number(cp)) << std::hex << cp;
+  for (uint32_t cp :
+       std::initializer_list<uint32_t>{' ', '\t', '\n', '\r', 0xa0, 0x2009, 0x3000, 0x2028})
+    EXPECT_TRUE(is_whitespace(cp));
+  for (uint32_t cp : std::initializer_list<uint32_t>{'!', '_', 0x301 /* combining acute: Mn */,
+                                                     0x1f642, 0x200b /* ZWSP is not \s */}) {
     EXPECT_FALSE(is_letter(cp)) << std::hex << cp;
     EXPECT_FALSE(is_number(cp)) << std::hex << cp;
     EXPECT_FALSE(is_whitespace(cp)) << std::hex << cp;

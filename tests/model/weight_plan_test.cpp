@@ -39,7 +39,8 @@ TEST_P(weight_plan_test, slots_are_aligned_disjoint_and_q_k_v_fused) {
   for (const weight_slot& s : all) num_unaligned += s.offset % weight_plan::alignment != 0;
   std::size_t num_fused_followers = 0;
   for (const layer_slots& l : p.layers)
-    for (const weight_slot* s : {&l.k_proj, &l.v_proj}) num_fused_followers += s->offset % weight_plan::alignment != 0;
+    for (const weight_slot* s : {&l.k_proj, &l.v_proj})
+      num_fused_followers += s->offset % weight_plan::alignment != 0;
   EXPECT_EQ(num_unaligned, num_fused_followers);
 }
 
@@ -74,7 +75,8 @@ TEST_P(weight_plan_test, widening_bf16_matrices_gives_the_fp32_values_exactly) {
   EXPECT_EQ(got, std::vector<float>(want.f32(), want.f32() + want.num_elements()));
   std::vector<float> norm(static_cast<std::size_t>(f32.norm().num_elements()));
   widen_to_f32(f32.norm(), 0, norm);
-  EXPECT_EQ(norm, std::vector<float>(f32.norm().f32(), f32.norm().f32() + f32.norm().num_elements()));
+  EXPECT_EQ(norm,
+            std::vector<float>(f32.norm().f32(), f32.norm().f32() + f32.norm().num_elements()));
 }
 
 TEST_P(weight_plan_test, a_bf16_plan_holds_matrices_in_half_the_bytes_and_norms_in_fp32) {
@@ -96,12 +98,15 @@ TEST_P(weight_plan_test, a_bf16_plan_holds_matrices_in_half_the_bytes_and_norms_
   // Alignment adds under 256 bytes per slot to the element bytes.
   const std::size_t num_slots = bf16.uploads().size();
   EXPECT_GE(bf16.total_bytes, 2 * matrix_elements + 4 * norm_elements);
-  EXPECT_LT(bf16.total_bytes, 2 * matrix_elements + 4 * norm_elements + num_slots * weight_plan::alignment);
+  EXPECT_LT(bf16.total_bytes,
+            2 * matrix_elements + 4 * norm_elements + num_slots * weight_plan::alignment);
   EXPECT_GE(f32.total_bytes, 4 * (matrix_elements + norm_elements));
-  EXPECT_LT(f32.total_bytes, 4 * (matrix_elements + norm_elements) + num_slots * weight_plan::alignment);
-  std::printf("device weights of the %s test model: %zu bytes with fp32 matrices, %zu with bf16 (%.3f)\n",
-              std::string(architecture_name(GetParam())).c_str(), f32.total_bytes, bf16.total_bytes,
-              double(bf16.total_bytes) / double(f32.total_bytes));
+  EXPECT_LT(f32.total_bytes,
+            4 * (matrix_elements + norm_elements) + num_slots * weight_plan::alignment);
+  std::printf(
+    "device weights of the %s test model: %zu bytes with fp32 matrices, %zu with bf16 (%.3f)\n",
+    std::string(architecture_name(GetParam())).c_str(), f32.total_bytes, bf16.total_bytes,
+    double(bf16.total_bytes) / double(f32.total_bytes));
 }
 
 TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rounded) {
@@ -118,7 +123,9 @@ TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rou
   std::vector<uint16_t> rounded(got.size());
   for (int64_t first = 0; first < s32.num_elements(); first += 997) {
     const auto n = static_cast<std::size_t>(std::min<int64_t>(997, s32.num_elements() - first));
-    device_image(s32, first, std::as_writable_bytes(std::span(rounded).subspan(static_cast<std::size_t>(first), n)));
+    device_image(
+      s32, first,
+      std::as_writable_bytes(std::span(rounded).subspan(static_cast<std::size_t>(first), n)));
   }
   EXPECT_EQ(rounded, got);
   // A norm weight stays fp32 in a bf16 plan.
@@ -128,7 +135,8 @@ TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rou
   EXPECT_EQ(n32, std::vector<float>(norm.source.f32(), norm.source.f32() + norm.num_elements()));
 }
 
-INSTANTIATE_TEST_SUITE_P(styles, weight_plan_test, ::testing::Values(architecture::llama, architecture::qwen3),
+INSTANTIATE_TEST_SUITE_P(styles, weight_plan_test,
+                         ::testing::Values(architecture::llama, architecture::qwen3),
                          [](const auto& p) { return std::string(architecture_name(p.param)); });
 
 } // namespace

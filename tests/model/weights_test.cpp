@@ -122,7 +122,8 @@ TEST_P(weights_round_trip, values_match_the_generator) {
   }
   // Same dtype on disk and in memory: the matrices stay in the mapping.
   if (p.on_disk == p.want) {
-    const std::size_t norm_bytes = 4 * (32 * (2 * 2 + 1) + (p.arch == architecture::qwen3 ? 2 * 2 * 16 : 0));
+    const std::size_t norm_bytes =
+      4 * (32 * (2 * 2 + 1) + (p.arch == architecture::qwen3 ? 2 * 2 * 16 : 0));
     EXPECT_EQ(w->num_owned_bytes(), p.want == dtype::f32 ? 0u : norm_bytes);
   }
 }
@@ -156,7 +157,8 @@ TEST(weights, misaligned_tensors_are_copied_not_used_in_place) {
 
   auto w = load(dir, dtype::bf16);
   ASSERT_TRUE(w) << w.error().message;
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w->layers()[0].q_proj.data) % 64, 0u); // an owned, aligned copy
+  // an owned, aligned copy
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w->layers()[0].q_proj.data) % 64, 0u);
   const auto spec = tiny::tensor_specs(o)[2]; // layer 0 q_proj
   ASSERT_EQ(spec.name, "model.layers.0.self_attn.q_proj.weight");
   const auto want = tiny::tensor_values(o, spec);
@@ -173,9 +175,10 @@ TEST(weights, shape_disagreeing_with_config_names_file_and_tensor) {
   auto w = load(dir, dtype::f32);
   ASSERT_FALSE(w);
   EXPECT_THAT(w.error().message, HasSubstr((dir / "model.safetensors").string()));
-  EXPECT_THAT(w.error().message,
-              HasSubstr("tensor 'model.layers.0.self_attn.k_proj.weight': shape [16, 32] disagrees with "
-                        "the config (expected [32, 32]: num_key_value_heads * head_dim, hidden_size)"));
+  EXPECT_THAT(
+    w.error().message,
+    HasSubstr("tensor 'model.layers.0.self_attn.k_proj.weight': shape [16, 32] disagrees with "
+              "the config (expected [32, 32]: num_key_value_heads * head_dim, hidden_size)"));
 }
 
 TEST(weights, missing_tensor_is_named) {
@@ -189,7 +192,8 @@ TEST(weights, missing_tensor_is_named) {
   ASSERT_TRUE(w.write(dir / "model.safetensors"));
   auto loaded = load(dir, dtype::f32);
   ASSERT_FALSE(loaded);
-  EXPECT_THAT(loaded.error().message, HasSubstr("tensor 'model.layers.1.self_attn.k_norm.weight': missing"));
+  EXPECT_THAT(loaded.error().message,
+              HasSubstr("tensor 'model.layers.1.self_attn.k_norm.weight': missing"));
 }
 
 TEST(weights, untied_model_needs_lm_head) {

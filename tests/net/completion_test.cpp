@@ -130,7 +130,8 @@ TEST(completion, carries_token_ids_when_asked_even_for_held_back_text) {
 }
 
 // A token that carries logprobs: its text, its logprob and two alternatives.
-token_event with_logprobs(request_id id, int32_t index, std::string text, std::string bytes, float logprob) {
+token_event with_logprobs(request_id id, int32_t index, std::string text, std::string bytes,
+                          float logprob) {
   token_event ev = token(id, index, std::move(text));
   ev.has_logprobs = true;
   ev.logprob = {ev.token, logprob, bytes};

@@ -137,7 +137,8 @@ protected:
   std::string expected_text(std::vector<int32_t> prompt, int32_t n, uint64_t seed = 1) {
     const auto out = test_runtime::expected_output(std::move(prompt), n, seed);
     simdjson::dom::parser p;
-    return std::string(std::string_view(p.parse(json_writer().field("t", rt_->tokenizer->decode(out)).str())["t"]));
+    return std::string(
+      std::string_view(p.parse(json_writer().field("t", rt_->tokenizer->decode(out)).str())["t"]));
   }
 
   test_config cfg_;

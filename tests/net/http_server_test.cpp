@@ -18,8 +18,8 @@ using namespace kvactor::net::testing;
 TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
   start();
   http_client c(port_);
-  const response res =
-    c.post("/v1/completions", R"({"model":"tiny","prompt":[5,6,7],"max_tokens":6,"temperature":0})");
+  const response res = c.post(
+    "/v1/completions", R"({"model":"tiny","prompt":[5,6,7],"max_tokens":6,"temperature":0})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   EXPECT_EQ(res[http::field::content_type], "application/json");
   simdjson::dom::parser p;
@@ -40,11 +40,13 @@ TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
 TEST_F(http_server_test, answers_each_tokens_logprobs_when_asked) {
   start();
   http_client c(port_);
-  const response res = c.post("/v1/completions", R"({"prompt":[5,6,7],"max_tokens":6,"temperature":0,"logprobs":2})");
+  const response res =
+    c.post("/v1/completions", R"({"prompt":[5,6,7],"max_tokens":6,"temperature":0,"logprobs":2})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   simdjson::dom::parser p;
   simdjson::dom::element lp = p.parse(res.body())["choices"].at(0)["logprobs"];
-  simdjson::dom::array tokens = lp["tokens"], values = lp["token_logprobs"], top = lp["top_logprobs"];
+  simdjson::dom::array tokens = lp["tokens"], values = lp["token_logprobs"],
+                       top = lp["top_logprobs"];
   ASSERT_EQ(tokens.size(), 6u);
   ASSERT_EQ(values.size(), 6u);
   ASSERT_EQ(top.size(), 6u);
@@ -61,13 +63,15 @@ TEST_F(http_server_test, answers_each_tokens_logprobs_when_asked) {
     EXPECT_EQ(v, best) << "token " << i;
   }
 
-  const response chat = c.post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],)"
-                                                       R"("max_tokens":3,"logprobs":true,"top_logprobs":1})");
+  const response chat =
+    c.post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],)"
+                                   R"("max_tokens":3,"logprobs":true,"top_logprobs":1})");
   ASSERT_EQ(chat.result_int(), 200) << chat.body();
   simdjson::dom::element body = p.parse(chat.body());
   simdjson::dom::array content = body["choices"].at(0)["logprobs"]["content"];
   EXPECT_EQ(int64_t(content.size()), int64_t(body["usage"]["completion_tokens"]));
-  for (simdjson::dom::element e : content) EXPECT_EQ(simdjson::dom::array(e["top_logprobs"]).size(), 1u);
+  for (simdjson::dom::element e : content)
+    EXPECT_EQ(simdjson::dom::array(e["top_logprobs"]).size(), 1u);
 }
 
 TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_done) {
@@ -78,8 +82,9 @@ TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_d
   simdjson::dom::parser p;
   const std::string text(std::string_view(p.parse(whole)["choices"].at(0)["text"]));
 
-  const response res = c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"seed":1,"stream":true,)"
-                                                 R"("stream_options":{"include_usage":true}})");
+  const response res =
+    c.post("/v1/completions", R"({"prompt":[9,8],"max_tokens":12,"seed":1,"stream":true,)"
+                              R"("stream_options":{"include_usage":true}})");
   ASSERT_EQ(res.result_int(), 200);
   EXPECT_EQ(res[http::field::content_type], "text/event-stream");
   EXPECT_TRUE(res.chunked());
@@ -102,7 +107,8 @@ TEST_F(http_server_test, streams_the_same_text_as_events_ending_with_usage_and_d
 TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   start();
   http_client c(port_);
-  const response res = c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4,"seed":1})");
+  const response res =
+    c.post("/v1/completions", R"({"prompt":[[1,2],[3,4,5]],"max_tokens":4,"seed":1})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   simdjson::dom::parser p;
   simdjson::dom::element body = p.parse(res.body());
@@ -146,10 +152,12 @@ TEST_F(http_server_test, answers_429_when_the_waiting_queue_is_full) {
   start(256, 1);
   rt_->runner->pause(); // hold the model so requests stay live
   http_client running(port_), waiting(port_), refused(port_);
-  running.send(http::verb::post, "/v1/completions", R"({"prompt":[1,2],"max_tokens":3,"stream":true})");
+  running.send(http::verb::post, "/v1/completions",
+               R"({"prompt":[1,2],"max_tokens":3,"stream":true})");
   EXPECT_THAT(running.read_until("\r\n"), HasSubstr("200 OK")); // admitted
   ASSERT_TRUE(rt_->runner->wait_arrived(1));                     // and in a step
-  waiting.send(http::verb::post, "/v1/completions", R"({"prompt":[3,4],"max_tokens":3,"stream":true})");
+  waiting.send(http::verb::post, "/v1/completions",
+               R"({"prompt":[3,4],"max_tokens":3,"stream":true})");
   EXPECT_THAT(waiting.read_until("\r\n"), HasSubstr("200 OK")); // waits (limit 1)
   const response res = refused.post("/v1/completions", R"({"prompt":[5,6],"max_tokens":3})");
   EXPECT_EQ(res.result_int(), 429) << res.body();
@@ -163,7 +171,8 @@ TEST_F(http_server_test, refuses_a_body_over_the_limit_and_closes) {
   small.max_body_bytes = 64;
   start(256, 1024, small);
   http_client c(port_);
-  const response res = c.post("/v1/completions", R"({"prompt":")" + std::string(100, 'x') + R"("})");
+  const response res =
+    c.post("/v1/completions", R"({"prompt":")" + std::string(100, 'x') + R"("})");
   EXPECT_EQ(res.result_int(), 413);
   EXPECT_THAT(res.body(), HasSubstr("64 bytes"));
   EXPECT_TRUE(c.closed_by_server());
@@ -173,7 +182,8 @@ TEST_F(http_server_test, answers_pipelined_requests_in_order) {
   start();
   http_client c(port_);
   std::string both;
-  for (const char* body : {R"({"prompt":[1,2,3],"max_tokens":5,"seed":1})", R"({"prompt":[4],"max_tokens":2,"seed":1})"})
+  for (const char* body : {R"({"prompt":[1,2,3],"max_tokens":5,"seed":1})",
+                           R"({"prompt":[4],"max_tokens":2,"seed":1})"})
     both += "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
             std::to_string(std::strlen(body)) + "\r\n\r\n" + body;
   both += "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -183,8 +193,10 @@ TEST_F(http_server_test, answers_pipelined_requests_in_order) {
   auto second = c.read();
   auto third = c.read();
   ASSERT_TRUE(first && second && third);
-  EXPECT_EQ(std::string_view(p.parse(first->body())["choices"].at(0)["text"]), expected_text({1, 2, 3}, 5));
-  EXPECT_EQ(std::string_view(p.parse(second->body())["choices"].at(0)["text"]), expected_text({4}, 2));
+  EXPECT_EQ(std::string_view(p.parse(first->body())["choices"].at(0)["text"]),
+            expected_text({1, 2, 3}, 5));
+  EXPECT_EQ(std::string_view(p.parse(second->body())["choices"].at(0)["text"]),
+            expected_text({4}, 2));
   EXPECT_EQ(std::string_view(p.parse(third->body())["data"].at(0)["id"]), "tiny");
 }
 
@@ -192,7 +204,8 @@ TEST_F(http_server_test, a_client_that_goes_away_mid_stream_cancels_its_request)
   start(1024);
   rt_->runner->set_step_time(2ms);
   http_client c(port_);
-  c.send(http::verb::post, "/v1/completions", R"({"prompt":[3,1],"max_tokens":3000,"stream":true})");
+  c.send(http::verb::post, "/v1/completions",
+         R"({"prompt":[3,1],"max_tokens":3000,"stream":true})");
   EXPECT_THAT(c.read_until("data: "), HasSubstr("text/event-stream"));
   c.close();
   const runtime_figures f = idle_figures();
@@ -207,9 +220,10 @@ TEST_F(http_server_test, chats_through_the_models_template) {
   // by the runtime like any text prompt.
   const std::string rendered = "system: Be brief.\nuser: Hi\nassistant:";
   const auto prompt = rt_->tokenizer->encode(rendered);
-  const response res = c.post("/v1/chat/completions",
-                              R"({"model":"tiny","messages":[{"role":"system","content":"Be brief."},)"
-                              R"({"role":"user","content":"Hi"}],"max_tokens":4,"ignore_eos":true,"seed":1})");
+  const response res =
+    c.post("/v1/chat/completions",
+           R"({"model":"tiny","messages":[{"role":"system","content":"Be brief."},)"
+           R"({"role":"user","content":"Hi"}],"max_tokens":4,"ignore_eos":true,"seed":1})");
   ASSERT_EQ(res.result_int(), 200) << res.body();
   simdjson::dom::parser p;
   simdjson::dom::element body = p.parse(res.body());
@@ -219,8 +233,9 @@ TEST_F(http_server_test, chats_through_the_models_template) {
             expected_text({prompt.begin(), prompt.end()}, 4));
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), int64_t(prompt.size()));
 
-  const response stream = c.post("/v1/chat/completions",
-                                 R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3})");
+  const response stream =
+    c.post("/v1/chat/completions",
+           R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3})");
   ASSERT_EQ(stream.result_int(), 200);
   const auto events = sse_events(stream.body());
   ASSERT_GE(events.size(), 3u);
@@ -243,7 +258,8 @@ TEST_F(http_server_test, health_models_and_metrics) {
   idle_figures();
   const response metrics = c.get("/metrics");
   EXPECT_EQ(metrics.result_int(), 200);
-  EXPECT_THAT(std::string(metrics[http::field::content_type]), HasSubstr("text/plain; version=0.0.4"));
+  EXPECT_THAT(std::string(metrics[http::field::content_type]),
+              HasSubstr("text/plain; version=0.0.4"));
   const std::string& m = metrics.body();
   EXPECT_THAT(m, HasSubstr("kvactor:generation_tokens_total{model_name=\"tiny\"} 3\n"));
   EXPECT_THAT(m, HasSubstr("kvactor:prompt_tokens_total{model_name=\"tiny\"} 2\n"));
@@ -262,7 +278,8 @@ TEST_F(http_server_test, shutdown_ends_a_live_stream_as_aborted_then_closes) {
   start(1024);
   rt_->runner->set_step_time(1ms);
   http_client c(port_);
-  c.send(http::verb::post, "/v1/completions", R"({"prompt":[1,2],"max_tokens":1500,"stream":true})");
+  c.send(http::verb::post, "/v1/completions",
+         R"({"prompt":[1,2],"max_tokens":1500,"stream":true})");
   std::string got = c.read_until("data: ");
   server_->stop_accepting();
   front_->draining = true;

@@ -58,7 +58,8 @@ TEST(json_writer, writes_integers_at_their_limits) {
               .field("d", int32_t{0})
               .str(),
             R"({"a":-9223372036854775808,"b":9223372036854775807,"c":-2147483648,"d":0})");
-  EXPECT_EQ(json_writer().field("u", std::numeric_limits<uint64_t>::max()).str(), R"({"u":18446744073709551615})");
+  EXPECT_EQ(json_writer().field("u", std::numeric_limits<uint64_t>::max()).str(),
+            R"({"u":18446744073709551615})");
 }
 
 TEST(json_writer, writes_doubles_with_six_significant_digits) {
@@ -142,8 +143,9 @@ TEST(json_writer, writes_lists_of_integers_and_strings) {
   EXPECT_EQ(json_writer().field("e", std::vector<std::string>{}).str(), R"({"e":[]})");
   EXPECT_EQ(json_writer().field("s", std::vector<std::string>{"a\"", "", "\n\n"}).str(),
             R"({"s":["a\"","","\n\n"]})");
-  EXPECT_EQ(json_writer().field("l", std::vector<int64_t>{-1, std::numeric_limits<int64_t>::max()}).str(),
-            R"({"l":[-1,9223372036854775807]})");
+  EXPECT_EQ(
+    json_writer().field("l", std::vector<int64_t>{-1, std::numeric_limits<int64_t>::max()}).str(),
+    R"({"l":[-1,9223372036854775807]})");
   EXPECT_EQ(json_writer().field("d", std::vector<double>{0.5, 1.0 / 3, std::nan("")}).str(),
             R"({"d":[0.5,0.333333,null]})");
   EXPECT_EQ(json_writer().field("d", std::vector<double>{}).str(), R"({"d":[]})");

@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto* g2 = std::get_if<generate_op>(&back);
     if (!g2 || g2->id != g->id || g2->request.prompt_tokens != g->request.prompt_tokens ||
         g2->request.max_tokens != g->request.max_tokens || g2->request.stop != g->request.stop) {
-      std::fprintf(stderr, "round trip changed the request: %s\n", generate_line(g->id, g->request).c_str());
+      std::fprintf(stderr, "round trip changed the request: %s\n",
+                   generate_line(g->id, g->request).c_str());
       std::abort();
     }
   }

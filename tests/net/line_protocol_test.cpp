@@ -24,7 +24,8 @@ generate_op generate_of(std::string_view line) {
   line_parser p;
   auto m = p.parse(line);
   EXPECT_TRUE(std::holds_alternative<generate_op>(m))
-    << line << " -> " << (std::holds_alternative<protocol_error>(m) ? std::get<protocol_error>(m).message : "");
+    << line << " -> "
+    << (std::holds_alternative<protocol_error>(m) ? std::get<protocol_error>(m).message : "");
   return std::holds_alternative<generate_op>(m) ? std::get<generate_op>(m) : generate_op{};
 }
 
@@ -85,23 +86,29 @@ TEST(line_protocol, names_the_request_in_field_errors) {
     {R"({"id":"r1","prompt":"a"})", "missing_field", "op"},
     {R"({"op":"fly","id":"r1"})", "unknown_op", "fly"},
     {R"({"op":"generate","id":"r1"})", "missing_field", "prompt"},
-    {R"({"op":"generate","id":"r1","prompt":"a","prompt_tokens":[1]})", "invalid_field", "exactly one"},
+    {R"({"op":"generate","id":"r1","prompt":"a","prompt_tokens":[1]})", "invalid_field",
+     "exactly one"},
     {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":0})", "invalid_field", "max_tokens"},
     {R"({"op":"generate","id":"r1","prompt":"a","logprobs":21})", "invalid_field", "logprobs"},
     {R"({"op":"generate","id":"r1","prompt":"a","logprobs":-1})", "invalid_field", "logprobs"},
     {R"({"op":"generate","id":"r1","prompt":"a","n":0})", "invalid_field", "n must be"},
     {R"({"op":"generate","id":"r1","prompt":"a","n":129})", "invalid_field", "n must be"},
-    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":"16"})", "invalid_field", "max_tokens"},
-    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1e20})", "invalid_field", "max_tokens"},
-    {R"({"op":"generate","id":"r1","prompt":"a","temperature":-1})", "invalid_field", "temperature"},
+    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":"16"})", "invalid_field",
+     "max_tokens"},
+    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1e20})", "invalid_field",
+     "max_tokens"},
+    {R"({"op":"generate","id":"r1","prompt":"a","temperature":-1})", "invalid_field",
+     "temperature"},
     {R"({"op":"generate","id":"r1","prompt":"a","top_p":0})", "invalid_field", "top_p"},
     {R"({"op":"generate","id":"r1","prompt":"a","top_p":1.5})", "invalid_field", "top_p"},
     {R"({"op":"generate","id":"r1","prompt":"a","top_k":-3})", "invalid_field", "top_k"},
     {R"({"op":"generate","id":"r1","prompt":"a","seed":-1})", "invalid_field", "seed"},
     {R"({"op":"generate","id":"r1","prompt":"a","stop":"x"})", "invalid_field", "stop"},
     {R"({"op":"generate","id":"r1","prompt":"a","stop":["x",""]})", "invalid_field", "stop"},
-    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1048577})", "invalid_field", "max_tokens"},
-    {R"({"op":"generate","id":"r1","prompt":"a","temperature":1e7})", "invalid_field", "temperature"},
+    {R"({"op":"generate","id":"r1","prompt":"a","max_tokens":1048577})", "invalid_field",
+     "max_tokens"},
+    {R"({"op":"generate","id":"r1","prompt":"a","temperature":1e7})", "invalid_field",
+     "temperature"},
     {R"({"op":"generate","id":"r1","prompt":"a","top_k":4294967296})", "invalid_field", "top_k"},
     {R"({"op":"generate","id":"r1","prompt":"a","priority":1000001})", "invalid_field", "priority"},
     {R"({"op":"generate","id":"r1","prompt":"a","priority":"high"})", "invalid_field", "priority"},
@@ -175,8 +182,10 @@ TEST(line_protocol, token_events_carry_logprobs_when_asked) {
   const std::string line = format_token("a", ev);
   auto parsed = parse_event(line);
   ASSERT_TRUE(parsed.has_value()) << line;
-  EXPECT_THAT(line, HasSubstr(R"("text":"h","logprob":-0.5,"top_logprobs":[{"token":42,"text":"h","logprob":-0.5},)"
-                              "{\"token\":7,\"text\":\"\xef\xbf\xbd\",\"logprob\":-9999}]"));
+  EXPECT_THAT(
+    line,
+    HasSubstr(R"("text":"h","logprob":-0.5,"top_logprobs":[{"token":42,"text":"h","logprob":-0.5},)"
+              "{\"token\":7,\"text\":\"\xef\xbf\xbd\",\"logprob\":-9999}]"));
 }
 
 TEST(line_protocol, client_lines_parse_as_the_same_request) {

@@ -13,7 +13,8 @@ constexpr uint64_t drawn = 4242;
 completion_request parsed(std::string_view body) {
   auto r = parse_completion_request(body, drawn);
   EXPECT_TRUE(std::holds_alternative<completion_request>(r))
-    << body << " -> " << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
+    << body << " -> "
+    << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
   return std::holds_alternative<completion_request>(r) ? std::get<completion_request>(r)
                                                        : completion_request{};
 }
@@ -25,9 +26,10 @@ api_error refused(std::string_view body) {
 }
 
 TEST(openai_request, reads_every_sampling_field) {
-  auto c = parsed(R"({"model":"m","prompt":"Hi","max_tokens":7,"temperature":0.5,"top_p":0.9,)"
-                  R"("top_k":5,"seed":11,"stop":["\n","END"],"stream":true,)"
-                  R"("stream_options":{"include_usage":true},"ignore_eos":true,"priority":3,"user":"u"})");
+  auto c =
+    parsed(R"({"model":"m","prompt":"Hi","max_tokens":7,"temperature":0.5,"top_p":0.9,)"
+           R"("top_k":5,"seed":11,"stop":["\n","END"],"stream":true,)"
+           R"("stream_options":{"include_usage":true},"ignore_eos":true,"priority":3,"user":"u"})");
   EXPECT_EQ(c.model, "m");
   ASSERT_EQ(c.prompts.size(), 1u);
   const auto& r = c.prompts[0];
@@ -57,7 +59,8 @@ TEST(openai_request, defaults_as_openai_and_a_drawn_seed) {
   EXPECT_EQ(c.prompts[0].seed, drawn);
   EXPECT_FALSE(c.stream);
   // Nulls are as absent, as clients send them for unset fields.
-  auto n = parsed(R"({"prompt":"Hi","max_tokens":null,"stop":null,"seed":null,"logprobs":null,"top_k":-1})");
+  auto n = parsed(
+    R"({"prompt":"Hi","max_tokens":null,"stop":null,"seed":null,"logprobs":null,"top_k":-1})");
   EXPECT_EQ(n.prompts[0].max_tokens, 16);
   EXPECT_EQ(n.prompts[0].seed, drawn);
   EXPECT_EQ(n.prompts[0].top_k, 0);
@@ -84,32 +87,33 @@ TEST(openai_request, names_the_field_at_fault) {
     const char* body;
     const char* param;
   };
-  for (const auto& b : {bad{R"({"prompt":"a","top_p":0})", "top_p"},
-                        bad{R"({"prompt":"a","temperature":3})", "temperature"},
-                        bad{R"({"prompt":"a","max_tokens":0})", "max_tokens"},
-                        bad{R"({"prompt":"a","max_tokens":"8"})", "max_tokens"},
-                        bad{R"({"prompt":"a","top_k":-2})", "top_k"},
-                        bad{R"({"prompt":"a","stop":[""]})", "stop"},
-                        bad{R"({"prompt":"a","stop":7})", "stop"},
-                        bad{R"({"prompt":"a","stop":""})", "stop"},
-                        bad{R"({"prompt":"a","max_tokens":1048577})", "max_tokens"},
-                        bad{R"({"prompt":"a","top_k":4294967296})", "top_k"},
-                        bad{R"({"prompt":"a","top_p":1.5})", "top_p"},
-                        bad{R"({"prompt":"a","priority":-1000001})", "priority"},
-                        bad{R"({"prompt":"a","priority":1.5})", "priority"},
-                        bad{R"({"prompt":"a","stream":"yes"})", "stream"},
-                        bad{R"({"prompt":"a","n":0})", "n"},
-                        bad{R"({"prompt":"a","n":129})", "n"},
-                        bad{R"({"prompt":"a","n":1.5})", "n"},
-                        bad{R"({"prompt":"a","model":1})", "model"},
-                        bad{R"({"prompt":[]})", "prompt"},
-                        bad{R"({"prompt":[1,"a"]})", "prompt"},
-                        bad{R"({"prompt":["a",1]})", "prompt"},
-                        bad{R"({"prompt":[[]]})", "prompt"},
-                        bad{R"({"prompt":[-1]})", "prompt"},
-                        bad{R"({"prompt":{}})", "prompt"},
-                        bad{R"({"max_tokens":4})", "prompt"},
-                        bad{R"({"prompt":"a","stream_options":{"include_usage":true}})", "stream_options"}}) {
+  for (const auto& b :
+       {bad{R"({"prompt":"a","top_p":0})", "top_p"},
+        bad{R"({"prompt":"a","temperature":3})", "temperature"},
+        bad{R"({"prompt":"a","max_tokens":0})", "max_tokens"},
+        bad{R"({"prompt":"a","max_tokens":"8"})", "max_tokens"},
+        bad{R"({"prompt":"a","top_k":-2})", "top_k"},
+        bad{R"({"prompt":"a","stop":[""]})", "stop"},
+        bad{R"({"prompt":"a","stop":7})", "stop"},
+        bad{R"({"prompt":"a","stop":""})", "stop"},
+        bad{R"({"prompt":"a","max_tokens":1048577})", "max_tokens"},
+        bad{R"({"prompt":"a","top_k":4294967296})", "top_k"},
+        bad{R"({"prompt":"a","top_p":1.5})", "top_p"},
+        bad{R"({"prompt":"a","priority":-1000001})", "priority"},
+        bad{R"({"prompt":"a","priority":1.5})", "priority"},
+        bad{R"({"prompt":"a","stream":"yes"})", "stream"},
+        bad{R"({"prompt":"a","n":0})", "n"},
+        bad{R"({"prompt":"a","n":129})", "n"},
+        bad{R"({"prompt":"a","n":1.5})", "n"},
+        bad{R"({"prompt":"a","model":1})", "model"},
+        bad{R"({"prompt":[]})", "prompt"},
+        bad{R"({"prompt":[1,"a"]})", "prompt"},
+        bad{R"({"prompt":["a",1]})", "prompt"},
+        bad{R"({"prompt":[[]]})", "prompt"},
+        bad{R"({"prompt":[-1]})", "prompt"},
+        bad{R"({"prompt":{}})", "prompt"},
+        bad{R"({"max_tokens":4})", "prompt"},
+        bad{R"({"prompt":"a","stream_options":{"include_usage":true}})", "stream_options"}}) {
     const api_error e = refused(b.body);
     EXPECT_EQ(e.status, 400) << b.body;
     EXPECT_EQ(e.type, "invalid_request_error");
@@ -172,7 +176,8 @@ TEST(openai_request, formats_errors_in_openai_shape) {
 }
 
 TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
-  const api_error full = admission_error({0, 5, errc::overloaded, "the waiting queue is full (4)"}, std::nullopt);
+  const api_error full =
+    admission_error({0, 5, errc::overloaded, "the waiting queue is full (4)"}, std::nullopt);
   EXPECT_EQ(full.status, 429);
   const api_error lng = admission_error({0, 5, errc::prompt_too_long, "too long"}, 1);
   EXPECT_EQ(lng.status, 400);
@@ -183,7 +188,8 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(openai_finish_reason("stop"), "stop");
   EXPECT_EQ(openai_finish_reason("aborted"), "abort");
   EXPECT_EQ(openai_finish_reason("error"), "error");
-  const api_error lost = admission_error({0, 0, errc::worker_lost, "worker h:1 was lost"}, std::nullopt);
+  const api_error lost =
+    admission_error({0, 0, errc::worker_lost, "worker h:1 was lost"}, std::nullopt);
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.code, "worker_lost");
 }
@@ -193,7 +199,8 @@ const model::chat_template chatml = model::chat_template::detect("<|im_start|><|
 completion_request chat_parsed(std::string_view body, const model::chat_template& t = chatml) {
   auto r = parse_chat_request(body, drawn, t, "25 Nov 2026");
   EXPECT_TRUE(std::holds_alternative<completion_request>(r))
-    << body << " -> " << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
+    << body << " -> "
+    << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
   return std::holds_alternative<completion_request>(r) ? std::get<completion_request>(r)
                                                        : completion_request{};
 }
@@ -205,12 +212,14 @@ api_error chat_refused(std::string_view body, const model::chat_template& t = ch
 }
 
 TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
-  auto c = chat_parsed(R"({"model":"m","messages":[{"role":"system","content":"S"},)"
-                       R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],)"
-                       R"("max_completion_tokens":9,"stop":"END","stream":true})");
+  auto c = chat_parsed(
+    R"({"model":"m","messages":[{"role":"system","content":"S"},)"
+    R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],)"
+    R"("max_completion_tokens":9,"stop":"END","stream":true})");
   ASSERT_EQ(c.prompts.size(), 1u);
-  EXPECT_EQ(c.prompts[0].prompt,
-            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\nb<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(
+    c.prompts[0].prompt,
+    "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\nb<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(c.prompts[0].max_tokens, 9);
   EXPECT_EQ(c.prompts[0].stop, (std::vector<std::string>{"END", "<|im_end|>"}));
   EXPECT_TRUE(c.stream);
@@ -230,7 +239,8 @@ TEST(openai_chat_request, reads_logprobs_and_top_logprobs) {
   EXPECT_EQ(chat_parsed(m + R"(,"logprobs":false,"top_logprobs":0})").prompts[0].logprobs, -1);
   EXPECT_EQ(chat_parsed(m + R"(,"logprobs":true})").prompts[0].logprobs, 0);
   EXPECT_EQ(chat_parsed(m + R"(,"top_logprobs":5,"logprobs":true})").prompts[0].logprobs, 5);
-  EXPECT_EQ(chat_refused(m + R"(,"top_logprobs":2})").param, std::optional<std::string>("top_logprobs"));
+  EXPECT_EQ(chat_refused(m + R"(,"top_logprobs":2})").param,
+            std::optional<std::string>("top_logprobs"));
   EXPECT_EQ(chat_refused(m + R"(,"logprobs":true,"top_logprobs":21})").param,
             std::optional<std::string>("top_logprobs"));
 }
@@ -248,16 +258,19 @@ TEST(openai_chat_request, names_the_message_or_field_at_fault) {
     const char* body;
     const char* param;
   };
-  for (const auto& b : {bad{R"({"prompt":"a"})", "messages"},
-                        bad{R"({"messages":[]})", "messages"},
-                        bad{R"({"messages":"hi"})", "messages"},
-                        bad{R"({"messages":[{"content":"x"}]})", "messages[0].role"},
-                        bad{R"({"messages":[{"role":"user","content":7}]})", "messages[0].content"},
-                        bad{R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content"},
-                        bad{R"({"messages":[{"role":"tool","content":"x"}]})", "messages"},
-                        bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":1})", "logprobs"},
-                        bad{R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools"},
-                        bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})", "response_format"}}) {
+  for (
+    const auto& b :
+    {bad{R"({"prompt":"a"})", "messages"}, bad{R"({"messages":[]})", "messages"},
+     bad{R"({"messages":"hi"})", "messages"},
+     bad{R"({"messages":[{"content":"x"}]})", "messages[0].role"},
+     bad{R"({"messages":[{"role":"user","content":7}]})", "messages[0].content"},
+     bad{R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
+         "messages[0].content"},
+     bad{R"({"messages":[{"role":"tool","content":"x"}]})", "messages"},
+     bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":1})", "logprobs"},
+     bad{R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools"},
+     bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})",
+         "response_format"}}) {
     const api_error e = chat_refused(b.body);
     EXPECT_EQ(e.status, 400) << b.body;
     EXPECT_EQ(e.param, std::optional<std::string>(b.param)) << b.body << " -> " << e.message;

@@ -53,7 +53,8 @@ struct test_runtime {
 
 inline void shutdown(caf::actor_system& sys, const runtime_actor& runtime) {
   caf::scoped_actor self{sys};
-  self->request(runtime, caf::infinite, shutdown_atom::value).receive([](bool) {}, [](const caf::error&) {});
+  self->request(runtime, caf::infinite, shutdown_atom::value)
+    .receive([](bool) {}, [](const caf::error&) {});
 }
 
 // A server on an ephemeral loopback port (port() tells which).

@@ -122,8 +122,8 @@ TEST(stress_checker, a_clean_run_passes_with_its_counts) {
   records[1].cancel_sent = true;
   auto c = check_run(records, {std::vector<int32_t>{1, 2}, std::nullopt}, idle());
   EXPECT_TRUE(c.passed());
-  EXPECT_EQ(c.summary(),
-            "requests 2 choices 2 ok 1 aborted 1 errors 0 mismatches 0 leaked_blocks 0 duplicates 0 missing 0");
+  EXPECT_EQ(c.summary(), "requests 2 choices 2 ok 1 aborted 1 errors 0 mismatches 0 leaked_blocks "
+                         "0 duplicates 0 missing 0");
 }
 
 TEST(stress_checker, catches_a_duplicate_end_and_a_missing_one) {

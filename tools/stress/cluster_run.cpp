@@ -68,7 +68,9 @@ run_cluster(caf::actor_system& sys, const stress_config& cfg, const std::string&
     options.workers.push_back({"127.0.0.1", w.port()});
   options.resubmit = cfg.resubmit_lost;
   if (!cfg.quiet)
-    options.log = [](const std::string& line) { std::cerr << "kvactor-stress: front: " << line << std::endl; };
+    options.log = [](const std::string& line) {
+      std::cerr << "kvactor-stress: front: " << line << std::endl;
+    };
   const runtime_actor front = cluster::spawn_front(sys, std::move(options));
   net::server line(net::line_protocol(sys, front));
   auto bound = line.listen(cfg.host, 0);
@@ -122,7 +124,8 @@ run_cluster(caf::actor_system& sys, const stress_config& cfg, const std::string&
   if (!killer_error.empty())
     failed = killer_error;
   else if (killer_note.empty())
-    failed = "the run ended before a worker was killed (--kill-at " + std::to_string(cfg.kill_at) + ")";
+    failed =
+      "the run ended before a worker was killed (--kill-at " + std::to_string(cfg.kill_at) + ")";
   else if (!wait_live(sys, front, workers.size()))
     failed = "the restarted worker never rejoined the front";
   if (auto* err = std::get_if<std::string>(&*tcp)) {

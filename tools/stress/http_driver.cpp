@@ -16,7 +16,9 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-std::string http_request(std::string_view body) { return net::completions_request("kvactor", body); }
+std::string http_request(std::string_view body) {
+  return net::completions_request("kvactor", body);
+}
 
 // Requests the server must answer with a 4xx.
 const std::string malformed_requests[] = {
@@ -83,7 +85,8 @@ public:
       return close(*c, r.index, true, f.cancel_delay_ms);
     auto status = c->read_line();
     if (!status || net::http_status(*status) != 200) {
-      book_.error(r.index, status ? "http_" + std::to_string(net::http_status(*status)) : "no_response");
+      book_.error(r.index,
+                  status ? "http_" + std::to_string(net::http_status(*status)) : "no_response");
       return finish(c.get());
     }
     book_.accepted(r.index);
@@ -150,7 +153,8 @@ private:
       return;
     ++num_malformed_sent;
     c->send(malformed_requests[static_cast<size_t>(index) % std::size(malformed_requests)]);
-    if (auto line = c->read_line(); line && net::http_status(*line) >= 400 && net::http_status(*line) < 500)
+    if (auto line = c->read_line();
+        line && net::http_status(*line) >= 400 && net::http_status(*line) < 500)
       ++num_malformed_answered;
     finish(c.get());
   }

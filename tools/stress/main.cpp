@@ -1,11 +1,13 @@
 // kvactor-stress: drives a kvactor runtime with a seeded workload and
 // injected faults, then checks that nothing was lost, duplicated, mixed up
 // or leaked. Exit status 0 only if every check holds; the last line is
-//   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing 0
+//   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing
+//   0
 //
 //   kvactor-stress [--mode=in-process|tcp|http|cluster] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
-//                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4] [--host=H --port=P]
+//                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4] [--host=H
+//                  --port=P]
 //                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
 //                  [--stall-s=60] [--quiet] [--workers=2 --kill-at=0.3 --serve=PATH] ...
 // (--help lists every option.)
@@ -22,7 +24,8 @@ namespace {
 using namespace kvactor::stress;
 
 int stress(caf::actor_system& sys, const stress_config& cfg) {
-  if (cfg.mode != "in-process" && cfg.mode != "tcp" && cfg.mode != "http" && cfg.mode != "cluster") {
+  if (cfg.mode != "in-process" && cfg.mode != "tcp" && cfg.mode != "http" &&
+      cfg.mode != "cluster") {
     std::cerr << "kvactor-stress: --mode must be in-process, tcp, http or cluster\n";
     return 2;
   }
@@ -35,7 +38,8 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
     return 2;
   }
   if (cfg.requests < 0 || cfg.port < 0 || cfg.port > 65535 || cfg.jitter_ms < 0) {
-    std::cerr << "kvactor-stress: --requests and --jitter-ms must be >= 0 and --port in [0, 65535]\n";
+    std::cerr
+      << "kvactor-stress: --requests and --jitter-ms must be >= 0 and --port in [0, 65535]\n";
     return 2;
   }
   std::optional<small_model> generated;

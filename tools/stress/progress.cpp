@@ -38,7 +38,8 @@ void progress::draw() {
     std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int64_t runtime = runtime_preemptions.load();
   const int64_t preemptions = runtime >= 0 ? runtime : book_.num_preemptions();
-  std::fprintf(stderr, "\r%s: %lld/%lld requests done, %.0f tokens/s, %lld preemptions, %lld cancels   ",
+  std::fprintf(stderr,
+               "\r%s: %lld/%lld requests done, %.0f tokens/s, %lld preemptions, %lld cancels   ",
                label_.c_str(), static_cast<long long>(book_.num_resolved()),
                static_cast<long long>(num_requests_),
                s > 0 ? static_cast<double>(book_.num_tokens()) / s : 0.0,

@@ -133,8 +133,9 @@ bool record_book::resolved(int32_t index) {
   return all;
 }
 
-record_book::wait_result record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline,
-                                                        std::chrono::steady_clock::duration stall) {
+record_book::wait_result
+record_book::wait_all_resolved(std::chrono::steady_clock::time_point deadline,
+                               std::chrono::steady_clock::duration stall) {
   std::unique_lock lock(mutex_);
   last_event_ = std::chrono::steady_clock::now(); // the sends before were events too
   while (num_resolved_.load() != static_cast<int64_t>(records_.size())) {

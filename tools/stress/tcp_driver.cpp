@@ -122,7 +122,8 @@ private:
     book_.cancel_sent(index);
     const int32_t delay_ms = plan_[static_cast<size_t>(index)].cancel_delay_ms;
     if (delay_ms > 0) {
-      cancels_.push({clock::now() + std::chrono::milliseconds(delay_ms), net::cancel_line(id_of(index))});
+      cancels_.push(
+        {clock::now() + std::chrono::milliseconds(delay_ms), net::cancel_line(id_of(index))});
       wake_.notify_all();
     } else if (client_) {
       client_->send(net::cancel_line(id_of(index)));

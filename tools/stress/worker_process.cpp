@@ -11,9 +11,9 @@ extern char** environ;
 
 namespace kvactor::stress {
 
-std::variant<worker_process, std::string> worker_process::start(const std::string& serve,
-                                                                const std::vector<std::string>& args,
-                                                                uint16_t port) {
+std::variant<worker_process, std::string>
+worker_process::start(const std::string& serve, const std::vector<std::string>& args,
+                      uint16_t port) {
   std::vector<std::string> all{serve};
   all.insert(all.end(), args.begin(), args.end());
   all.push_back("--worker-port=" + std::to_string(port));

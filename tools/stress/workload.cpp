@@ -75,7 +75,8 @@ std::vector<stress_request> make_workload(const workload_options& o) {
         q.n = uniform(choices_rng, 2, 4);
     }
     if (unit(rng) < o.stop_fraction)
-      q.stop = {stops[static_cast<size_t>(uniform(rng, 0, static_cast<int32_t>(stops.size()) - 1))]};
+      q.stop = {
+        stops[static_cast<size_t>(uniform(rng, 0, static_cast<int32_t>(stops.size()) - 1))]};
     out.push_back(std::move(r));
   }
   return out;

@@ -62,13 +62,16 @@ struct bench_config : caf::actor_system_config {
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(threads, "threads", "CPU device threads (0: all cores)")
       .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
-      .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB (where not set by a comparison)")
+      .add(kv_cache_mib, "kv-cache-mib",
+           "device KV cache budget in MiB (where not set by a comparison)")
       .add(kv_dtype, "kv-dtype", "KV cache elements: f32 or bf16 (CPU)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
-      .add(activations, "activations", "the products' input rows: f32, bf16 (lossy; AMX or AVX512_BF16), or auto "
+      .add(activations, "activations",
+           "the products' input rows: f32, bf16 (lossy; AMX or AVX512_BF16), or auto "
            "(bf16 on CUDA with bf16 matrices, else f32)")
-      .add(transport, "transport", "in-process, or tcp (the line protocol through a loopback server)")
+      .add(transport, "transport",
+           "in-process, or tcp (the line protocol through a loopback server)")
       .add(connections, "connections", "tcp: client connections per run")
       .add(openai, "openai",
            "servers of the OpenAI completions API to measure side by side: HOST:PORT[|FILE],... "
@@ -167,7 +170,8 @@ int side_by_side(const bench_config& cfg, int32_t vocab_size, std::vector<int32_
 int bench(caf::actor_system& sys, const bench_config& cfg) {
   auto names = comparisons_of(cfg.compare);
   auto levels = levels_of(cfg.sweep);
-  for (const std::string* err : {std::get_if<std::string>(&names), std::get_if<std::string>(&levels)})
+  for (const std::string* err :
+       {std::get_if<std::string>(&names), std::get_if<std::string>(&levels)})
     if (err) {
       std::cerr << "kvactor-bench: " << *err << "\n";
       return 2;
@@ -196,12 +200,14 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.model_dir = *dir;
   s.engine.device = cfg.device;
   s.engine.num_threads = cfg.threads;
-  s.engine.block_size = cfg.block_size != 0 ? cfg.block_size : kvactor::default_block_size(cfg.device);
+  s.engine.block_size =
+    cfg.block_size != 0 ? cfg.block_size : kvactor::default_block_size(cfg.device);
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
-  for (caf::error err : {kvactor::parse_option("--kv-dtype", cfg.kv_dtype, s.engine.kv_dtype),
-                         kvactor::parse_option("--activations", cfg.activations, s.engine.activations)})
+  for (caf::error err :
+       {kvactor::parse_option("--kv-dtype", cfg.kv_dtype, s.engine.kv_dtype),
+        kvactor::parse_option("--activations", cfg.activations, s.engine.activations)})
     if (err) {
       std::cerr << "kvactor-bench: " << sys.render(err) << "\n";
       return 2;
@@ -257,13 +263,15 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
       std::cout << "kvactor-bench: wrote " << png.string() << "\n";
   }
   for (const auto& c : results.comparisons)
-    if (c.a.metrics.num_ok != c.a.metrics.num_requests || c.b.metrics.num_ok != c.b.metrics.num_requests) {
+    if (c.a.metrics.num_ok != c.a.metrics.num_requests ||
+        c.b.metrics.num_ok != c.b.metrics.num_requests) {
       std::cerr << "kvactor-bench: " << c.name << ": not every request ended normally\n";
       return 1;
     }
   for (const auto& r : results.sweep)
     if (r.metrics.num_ok != r.metrics.num_requests) {
-      std::cerr << "kvactor-bench: sweep: " << r.spec.label << ": not every request ended normally\n";
+      std::cerr << "kvactor-bench: sweep: " << r.spec.label
+                << ": not every request ended normally\n";
       return 1;
     }
   return 0;

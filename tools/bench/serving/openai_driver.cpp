@@ -24,7 +24,8 @@ void run_one(const openai_target& target, const bench_request& r, size_t i, requ
     return t.refused(i, "the connection closed");
   auto status = (*c)->read_line();
   if (!status || net::http_status(*status) != 200)
-    return t.refused(i, status ? "HTTP status " + std::to_string(net::http_status(*status)) : "no response");
+    return t.refused(i, status ? "HTTP status " + std::to_string(net::http_status(*status))
+                               : "no response");
   t.accepted(i);
   simdjson::dom::parser parser;
   std::string finish = "none";
@@ -65,7 +66,8 @@ std::variant<openai_target, std::string> parse_openai_target(const std::string& 
   const std::string address = arg.substr(0, bar);
   const size_t colon = address.rfind(':');
   char* end = nullptr;
-  const long port = colon == std::string::npos ? 0 : std::strtol(address.c_str() + colon + 1, &end, 10);
+  const long port =
+    colon == std::string::npos ? 0 : std::strtol(address.c_str() + colon + 1, &end, 10);
   if (colon == std::string::npos || colon == 0 || *end != '\0' || port < 1 || port > 65535)
     return "'" + address + "' is not HOST:PORT";
   target.host = address.substr(0, colon);

@@ -95,14 +95,14 @@ std::string to_json(const bench_results& r) {
 void print_run(std::ostream& out, const run_report& r) {
   const auto& m = r.metrics;
   out << "  " << r.spec.label << ": " << m.num_ok << "/" << m.num_requests << " ok, "
-      << fixed(m.tokens_per_s, 1) << " tok/s, " << fixed(m.requests_per_s, 2) << " req/s, TTFT p50/p90/p99 "
-      << fixed(m.ttft_ms.p50, 0) << "/" << fixed(m.ttft_ms.p90, 0) << "/" << fixed(m.ttft_ms.p99, 0)
-      << " ms, ITL p50/p90/p99 " << fixed(m.itl_ms.p50, 1) << "/" << fixed(m.itl_ms.p90, 1) << "/"
-      << fixed(m.itl_ms.p99, 1) << " ms, KV util " << fixed(100 * m.kv_utilisation, 1)
-      << "%, peak running " << m.peak_running << ", preemptions " << m.preemptions
-      << ", prefix hits " << fixed(100 * m.prefix_hit_rate, 1) << "%, overhead "
-      << fixed(100 * m.overhead_share, 2) << "% (planning " << fixed(100 * m.planning_share, 2)
-      << "%), " << fixed(m.wall_s, 1) << " s\n";
+      << fixed(m.tokens_per_s, 1) << " tok/s, " << fixed(m.requests_per_s, 2)
+      << " req/s, TTFT p50/p90/p99 " << fixed(m.ttft_ms.p50, 0) << "/" << fixed(m.ttft_ms.p90, 0)
+      << "/" << fixed(m.ttft_ms.p99, 0) << " ms, ITL p50/p90/p99 " << fixed(m.itl_ms.p50, 1) << "/"
+      << fixed(m.itl_ms.p90, 1) << "/" << fixed(m.itl_ms.p99, 1) << " ms, KV util "
+      << fixed(100 * m.kv_utilisation, 1) << "%, peak running " << m.peak_running
+      << ", preemptions " << m.preemptions << ", prefix hits " << fixed(100 * m.prefix_hit_rate, 1)
+      << "%, overhead " << fixed(100 * m.overhead_share, 2) << "% (planning "
+      << fixed(100 * m.planning_share, 2) << "%), " << fixed(m.wall_s, 1) << " s\n";
   for (const auto& e : m.errors)
     out << "    error: " << e << "\n";
 }

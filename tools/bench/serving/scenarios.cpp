@@ -76,7 +76,8 @@ std::variant<comparison, std::string> paged_vs_contiguous(caf::actor_system& sys
 std::variant<comparison, std::string> prefix_on_vs_off(caf::actor_system& sys,
                                                        const bench_settings& s) {
   run_spec a{"prefix cache on", s.engine,
-             shared_prefix_workload(scaled(s, 64, 8), scaled(s, 1024, 64), s.seed, s.vocab_size), s.load};
+             shared_prefix_workload(scaled(s, 64, 8), scaled(s, 1024, 64), s.seed, s.vocab_size),
+             s.load};
   run_spec b = a;
   b.label = "prefix cache off";
   b.engine.prefix_caching = false;

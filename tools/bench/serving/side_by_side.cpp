@@ -11,7 +11,8 @@ namespace kvactor::bench {
 
 namespace {
 
-std::vector<bench_request> workload(const side_by_side_options& o, int32_t concurrency, int32_t rep) {
+std::vector<bench_request> workload(const side_by_side_options& o, int32_t concurrency,
+                                    int32_t rep) {
   workload_spec spec;
   spec.name = "side-by-side";
   spec.num_requests = o.quick ? concurrency : std::max(8, 2 * concurrency);
@@ -21,7 +22,8 @@ std::vector<bench_request> workload(const side_by_side_options& o, int32_t concu
   return make_requests(spec); // greedy (temperature 0), ignoring EOS, all at once
 }
 
-run_metrics run(const openai_target& target, const std::vector<bench_request>& requests, int32_t concurrency) {
+run_metrics run(const openai_target& target, const std::vector<bench_request>& requests,
+                int32_t concurrency) {
   request_tracker t(requests.size(), request_tracker::clock::now());
   send_over_openai(target, requests, concurrency, t);
   load_result r;
@@ -96,7 +98,8 @@ std::vector<side_by_side_row> run_side_by_side(const side_by_side_options& o, st
   return rows;
 }
 
-void print_side_by_side(std::ostream& out, const side_by_side_options& o, const std::vector<side_by_side_row>& rows) {
+void print_side_by_side(std::ostream& out, const side_by_side_options& o,
+                        const std::vector<side_by_side_row>& rows) {
   out << "side by side: " << o.prompt_len << "-token prompts, " << o.output_len
       << " tokens out, greedy; medians of " << (o.quick ? 1 : o.reps) << " alternating runs\n";
   out << "| concurrency | server | output tok/s | TTFT p50/p90/p99 ms | ITL p50/p90/p99 ms |\n"
@@ -104,20 +107,24 @@ void print_side_by_side(std::ostream& out, const side_by_side_options& o, const 
   for (const auto& row : rows) {
     for (size_t k = 0; k < row.targets.size(); ++k) {
       const run_metrics& m = row.targets[k];
-      out << "| " << row.concurrency << " | " << o.targets[k].label() << " | " << fixed(m.tokens_per_s, 1) << " | "
-          << fixed(m.ttft_ms.p50, 0) << "/" << fixed(m.ttft_ms.p90, 0) << "/" << fixed(m.ttft_ms.p99, 0) << " | "
-          << fixed(m.itl_ms.p50, 1) << "/" << fixed(m.itl_ms.p90, 1) << "/" << fixed(m.itl_ms.p99, 1) << " |\n";
+      out << "| " << row.concurrency << " | " << o.targets[k].label() << " | "
+          << fixed(m.tokens_per_s, 1) << " | " << fixed(m.ttft_ms.p50, 0) << "/"
+          << fixed(m.ttft_ms.p90, 0) << "/" << fixed(m.ttft_ms.p99, 0) << " | "
+          << fixed(m.itl_ms.p50, 1) << "/" << fixed(m.itl_ms.p90, 1) << "/"
+          << fixed(m.itl_ms.p99, 1) << " |\n";
     }
     if (row.targets.size() == 2) {
       const run_metrics &a = row.targets[0], &b = row.targets[1];
       auto ratio = [](double x, double y) { return y > 0 ? fixed(x / y, 2) : std::string("-"); };
-      out << "| " << row.concurrency << " | ratio | " << ratio(a.tokens_per_s, b.tokens_per_s) << " | "
-          << ratio(a.ttft_ms.p50, b.ttft_ms.p50) << " (p50) | " << ratio(a.itl_ms.p50, b.itl_ms.p50) << " (p50) |\n";
+      out << "| " << row.concurrency << " | ratio | " << ratio(a.tokens_per_s, b.tokens_per_s)
+          << " | " << ratio(a.ttft_ms.p50, b.ttft_ms.p50) << " (p50) | "
+          << ratio(a.itl_ms.p50, b.itl_ms.p50) << " (p50) |\n";
     }
   }
 }
 
-std::string side_by_side_json(const side_by_side_options& o, const std::vector<side_by_side_row>& rows) {
+std::string side_by_side_json(const side_by_side_options& o,
+                              const std::vector<side_by_side_row>& rows) {
   std::vector<net::json_writer> runs;
   for (const auto& row : rows)
     for (size_t k = 0; k < row.targets.size(); ++k) {

@@ -36,7 +36,9 @@ std::vector<side_by_side_row> run_side_by_side(const side_by_side_options& o, st
 
 // The table: per concurrency and target, output tokens/s, TTFT and ITL
 // percentiles, and the first target's ratios to the second.
-void print_side_by_side(std::ostream& out, const side_by_side_options& o, const std::vector<side_by_side_row>& rows);
-std::string side_by_side_json(const side_by_side_options& o, const std::vector<side_by_side_row>& rows);
+void print_side_by_side(std::ostream& out, const side_by_side_options& o,
+                        const std::vector<side_by_side_row>& rows);
+std::string side_by_side_json(const side_by_side_options& o,
+                              const std::vector<side_by_side_row>& rows);
 
 } // namespace kvactor::bench

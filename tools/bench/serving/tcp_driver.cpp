@@ -63,7 +63,8 @@ std::optional<std::string> send_over_tcp(const tcp_target& target,
   std::vector<std::thread> readers;
   for (size_t k = 0; k < n; ++k) {
     const size_t expected = requests.size() / n + (k < requests.size() % n ? 1 : 0);
-    readers.emplace_back([&, k, expected] { read_events(*clients[k], requests.size(), expected, t); });
+    readers.emplace_back(
+      [&, k, expected] { read_events(*clients[k], requests.size(), expected, t); });
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     std::this_thread::sleep_until(
