@@ -1,6 +1,7 @@
 #include "tools/stress/tcp_driver.hpp"
 
 #include "net/client.hpp"
+#include "tools/load/request_ids.hpp"
 #include "tools/stress/server_stats.hpp"
 
 #include <algorithm>
@@ -27,13 +28,7 @@ const char* const malformed_lines[] = {
   "{\"op\":\"cancel\"\n",
 };
 
-// NOTE: appended, not "r" + to_string: g++ 12 -O3 warns -Wrestrict on the
-// latter (a false positive, GCC bug 105329).
-std::string id_of(int32_t index) {
-  std::string id(1, 'r');
-  id.append(std::to_string(index));
-  return id;
-}
+using tools::id_of;
 
 // The choice an event names; 0 for a request of one choice.
 int32_t choice_of(const net::server_event& ev) {
@@ -42,17 +37,7 @@ int32_t choice_of(const net::server_event& ev) {
 
 // The request index of an id we sent ("r17" → 17); -1 for any other.
 int32_t index_of(const std::string& id, size_t num_requests) {
-  if (id.size() < 2 || id[0] != 'r')
-    return -1;
-  int64_t v = 0;
-  for (size_t i = 1; i < id.size(); ++i) {
-    if (id[i] < '0' || id[i] > '9')
-      return -1;
-    v = v * 10 + (id[i] - '0');
-    if (v >= static_cast<int64_t>(num_requests))
-      return -1;
-  }
-  return static_cast<int32_t>(v);
+  return static_cast<int32_t>(tools::index_of(id, static_cast<int64_t>(num_requests)));
 }
 
 // One connection: the requests it carries, the client it currently uses. Its

@@ -1,5 +1,8 @@
 #include "tools/stress/workload.hpp"
 
+#include "tools/load/arrivals.hpp"
+#include "tools/load/draws.hpp"
+
 #include <random>
 
 namespace kvactor::stress {
@@ -11,16 +14,10 @@ namespace {
 constexpr int32_t first_token = 32;
 
 std::vector<int32_t> random_tokens(std::mt19937_64& rng, int32_t n, int32_t vocab) {
-  std::uniform_int_distribution<int32_t> tok(first_token, vocab - 1);
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  for (auto& t : v)
-    t = tok(rng);
-  return v;
+  return tools::random_tokens(rng, n, first_token, vocab);
 }
 
-int32_t uniform(std::mt19937_64& rng, int32_t lo, int32_t hi) {
-  return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
-}
+using tools::uniform;
 
 } // namespace
 
@@ -38,15 +35,12 @@ std::vector<stress_request> make_workload(const workload_options& o) {
   std::mt19937_64 choices_rng(o.seed ^ 0x6a09e667f3bcc908ull);
   std::vector<stress_request> out;
   out.reserve(static_cast<size_t>(o.num_requests));
-  double clock = 0;
-  std::exponential_distribution<double> gap(o.rate > 0 ? o.rate : 1.0);
+  tools::arrival_clock arrivals(o.rate);
   for (int32_t i = 0; i < o.num_requests; ++i) {
     stress_request r;
     r.index = i;
     r.connection = o.num_connections > 0 ? uniform(rng, 0, o.num_connections - 1) : 0;
-    if (o.rate > 0)
-      clock += gap(rng);
-    r.arrival_s = clock;
+    r.arrival_s = arrivals.next(rng);
     // Three shapes: short chat, long prompt / short answer, short prompt /
     // long answer.
     int32_t prompt = 0, output = 0;

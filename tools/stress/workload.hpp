@@ -6,18 +6,14 @@
 // connections.
 
 #include "kvactor/kvactor.hpp"
+#include "tools/load/arrivals.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
 namespace kvactor::stress {
 
-// s seconds (arrival times, the drivers' timeouts) as a steady_clock duration.
-inline std::chrono::steady_clock::duration seconds(double s) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-    std::chrono::duration<double>(s));
-}
+using tools::seconds; // arrival times and the drivers' timeouts as durations
 
 struct workload_options {
   int32_t num_requests = 2000;

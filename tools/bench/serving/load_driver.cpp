@@ -3,6 +3,7 @@
 #include "net/session.hpp"
 #include "tools/bench/serving/request_tracker.hpp"
 #include "tools/bench/serving/tcp_driver.hpp"
+#include "tools/load/arrivals.hpp"
 #include "tools/runtime_calls.hpp"
 
 #include <atomic>
@@ -29,9 +30,7 @@ void send_in_process(caf::actor_system& sys, runtime_actor runtime,
                      std::shared_ptr<request_tracker> t) {
   caf::scoped_actor self{sys};
   for (size_t i = 0; i < requests.size(); ++i) {
-    std::this_thread::sleep_until(t->start() +
-                                  std::chrono::duration_cast<clock::duration>(
-                                    std::chrono::duration<double>(requests[i].arrival_s)));
+    std::this_thread::sleep_until(t->start() + tools::seconds(requests[i].arrival_s));
     t->wait_for_room(concurrency);
     auto sink = sys.spawn(sink_fn, i, t);
     t->sent(i);
@@ -104,9 +103,7 @@ std::optional<load_result> run_load(caf::actor_system& sys, runtime_actor runtim
   } else {
     send_in_process(sys, runtime, requests, options.concurrency, t);
   }
-  const bool all_ended =
-    t->wait_all(t->start() + std::chrono::duration_cast<clock::duration>(
-                               std::chrono::duration<double>(options.timeout_s)));
+  const bool all_ended = t->wait_all(t->start() + tools::seconds(options.timeout_s));
   load_result r;
   r.samples = figures.stop();
   if (!all_ended) {

@@ -2,6 +2,7 @@
 
 #include "net/client.hpp"
 #include "net/json_writer.hpp"
+#include "tools/load/arrivals.hpp"
 
 #include <simdjson.h>
 
@@ -118,9 +119,7 @@ void send_over_openai(const openai_target& target, const std::vector<bench_reque
   std::vector<std::thread> threads;
   threads.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    std::this_thread::sleep_until(
-      t.start() + std::chrono::duration_cast<request_tracker::clock::duration>(
-                    std::chrono::duration<double>(requests[i].arrival_s)));
+    std::this_thread::sleep_until(t.start() + tools::seconds(requests[i].arrival_s));
     t.wait_for_room(concurrency);
     t.sent(i);
     threads.emplace_back([&, i] { run_one(target, requests[i], i, t); });

@@ -1,6 +1,8 @@
 #include "tools/bench/serving/tcp_driver.hpp"
 
 #include "net/client.hpp"
+#include "tools/load/arrivals.hpp"
+#include "tools/load/request_ids.hpp"
 
 #include <memory>
 #include <thread>
@@ -9,27 +11,13 @@ namespace kvactor::bench {
 
 namespace {
 
-std::string id_of(size_t i) {
-  std::string id = "r"; // NOTE: not "r" + ...: g++ 12 warns falsely (-Wrestrict)
-  return id += std::to_string(i);
-}
-
-// The request index of an id written by id_of; -1 for anything else.
-int64_t index_of(const std::string& id, size_t num_requests) {
-  if (id.size() < 2 || id[0] != 'r')
-    return -1;
-  char* end = nullptr;
-  const long long v = std::strtoll(id.c_str() + 1, &end, 10);
-  return *end == '\0' && v >= 0 && static_cast<size_t>(v) < num_requests ? v : -1;
-}
-
 // Reads one connection's events until its requests ended or it closed.
 void read_events(net::client& c, size_t num_requests, size_t num_expected, request_tracker& t) {
   for (size_t num_ended = 0; num_ended < num_expected;) {
     auto ev = c.read_event();
     if (!ev)
       return; // NOTE: the server went away; the run times out on the rest
-    const int64_t i = index_of(ev->id, num_requests);
+    const int64_t i = tools::index_of(ev->id, static_cast<int64_t>(num_requests));
     if (i < 0)
       continue;
     const auto index = static_cast<size_t>(i);
@@ -67,13 +55,12 @@ std::optional<std::string> send_over_tcp(const tcp_target& target,
       [&, k, expected] { read_events(*clients[k], requests.size(), expected, t); });
   }
   for (size_t i = 0; i < requests.size(); ++i) {
-    std::this_thread::sleep_until(
-      t.start() + std::chrono::duration_cast<request_tracker::clock::duration>(
-                    std::chrono::duration<double>(requests[i].arrival_s)));
+    std::this_thread::sleep_until(t.start() + tools::seconds(requests[i].arrival_s));
     t.wait_for_room(concurrency);
     t.sent(i);
     // NOTE: this thread only writes and the reader only reads the socket.
-    if (!clients[i % n]->send(net::generate_line(id_of(i), requests[i].request)))
+    if (!clients[i % n]->send(
+          net::generate_line(tools::id_of(static_cast<int64_t>(i)), requests[i].request)))
       t.refused(i, "the connection closed");
   }
   for (auto& r : readers)

@@ -1,5 +1,8 @@
 #include "tools/bench/serving/workload.hpp"
 
+#include "tools/load/arrivals.hpp"
+#include "tools/load/draws.hpp"
+
 #include <random>
 
 namespace kvactor::bench {
@@ -7,15 +10,11 @@ namespace kvactor::bench {
 namespace {
 
 int32_t draw(std::mt19937_64& rng, length_range r) {
-  return std::uniform_int_distribution<int32_t>(r.min, r.max)(rng);
+  return tools::uniform(rng, r.min, r.max);
 }
 
 std::vector<int32_t> random_tokens(std::mt19937_64& rng, int32_t n, int32_t vocab_size) {
-  std::uniform_int_distribution<int32_t> token(0, vocab_size - 1);
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  for (auto& t : v)
-    t = token(rng);
-  return v;
+  return tools::random_tokens(rng, n, 0, vocab_size);
 }
 
 } // namespace
@@ -27,11 +26,10 @@ std::vector<bench_request> make_requests(const workload_spec& spec) {
     weights.push_back(s.weight);
   std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
   std::bernoulli_distribution shares(spec.shared_prefix_fraction);
-  std::exponential_distribution<double> gap(spec.rate > 0 ? spec.rate : 1.0);
+  tools::arrival_clock arrivals(spec.rate);
   const auto prefix = random_tokens(rng, spec.shared_prefix_len, spec.vocab_size);
 
   std::vector<bench_request> out;
-  double t = 0;
   for (int32_t i = 0; i < spec.num_requests; ++i) {
     const request_shape& shape = spec.shapes[pick(rng)];
     bench_request r;
@@ -42,9 +40,7 @@ std::vector<bench_request> make_requests(const workload_spec& spec) {
     r.request.max_tokens = draw(rng, shape.output);
     r.request.ignore_eos = true;
     r.request.seed = spec.seed + static_cast<uint64_t>(i);
-    if (spec.rate > 0)
-      t += gap(rng);
-    r.arrival_s = t;
+    r.arrival_s = arrivals.next(rng);
     out.push_back(std::move(r));
   }
   return out;
