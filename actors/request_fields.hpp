@@ -29,4 +29,29 @@ std::optional<std::string> check_logprobs(int64_t n, std::string_view field = "l
 // is request_state's to check: it needs the model.
 std::optional<std::string> check_fields(const generate_request& req);
 
+// The numeric fields a front door reads as they are, by their rule alone:
+// the name the line protocol gives them (and OpenAI's API, for those it
+// takes by the same rule), the rule, and the field of generate_request.
+struct integer_field {
+  std::string_view key;
+  std::optional<std::string> (*check)(int64_t);
+  int32_t generate_request::*member;
+};
+struct number_field {
+  std::string_view key;
+  std::optional<std::string> (*check)(double);
+  float generate_request::*member;
+};
+inline constexpr integer_field max_tokens_field{"max_tokens", check_max_tokens,
+                                                &generate_request::max_tokens};
+inline constexpr integer_field top_k_field{"top_k", check_top_k, &generate_request::top_k};
+inline constexpr integer_field priority_field{"priority", check_priority,
+                                              &generate_request::priority};
+inline constexpr integer_field logprobs_field{
+  "logprobs", [](int64_t n) { return check_logprobs(n); }, &generate_request::logprobs};
+inline constexpr integer_field choices_field{"n", check_choices, &generate_request::n};
+inline constexpr number_field temperature_field{"temperature", check_temperature,
+                                                &generate_request::temperature};
+inline constexpr number_field top_p_field{"top_p", check_top_p, &generate_request::top_p};
+
 } // namespace kvactor

@@ -9,15 +9,14 @@
 namespace kvactor {
 
 struct scheduler_config {
-  // tokens per step: decodes plus prefill chunks
-  int32_t max_num_batched_tokens = default_max_num_batched_tokens;
+  int32_t max_num_batched_tokens = default_max_num_batched_tokens; // tokens per step
   int32_t max_num_seqs = default_max_num_seqs;                     // sequences per step
   preemption_mode preemption = preemption_mode::swap;
-  std::vector<token_id> eos_tokens;     // a sampled one ends the sequence (unless ignore_eos)
+  std::vector<token_id> eos_tokens; // a sampled one ends the sequence (unless ignore_eos)
   batching_mode batching = batching_mode::continuous;
   kv_reservation reservation = kv_reservation::paged;
-  int32_t max_model_len = 0;            // contiguous: slots reserved per sequence
-  bool prefix_caching = true;           // the block manager's: reuse full blocks by content
+  int32_t max_model_len = 0;  // contiguous: slots reserved per sequence
+  bool prefix_caching = true; // the block manager's: reuse full blocks by content
 };
 
 } // namespace kvactor

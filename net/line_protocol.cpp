@@ -3,6 +3,7 @@
 #include "actors/request_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/logprob_report.hpp"
+#include "net/numeric_fields.hpp"
 
 #include <limits>
 
@@ -23,30 +24,10 @@ struct fields {
   generate_request req; // the optional parameters, defaults where absent
 };
 
-// The numeric generation parameters: each read as its JSON type, checked by
-// the runtime's rule (request_fields.hpp), then stored.
-struct integer_field {
-  std::string_view key;
-  std::optional<std::string> (*check)(int64_t);
-  int32_t generate_request::*member;
-};
-constexpr integer_field integer_fields[] = {
-  {"max_tokens", check_max_tokens, &generate_request::max_tokens},
-  {"top_k", check_top_k, &generate_request::top_k},
-  {"priority", check_priority, &generate_request::priority},
-  {"logprobs", [](int64_t n) { return check_logprobs(n); }, &generate_request::logprobs},
-  {"n", check_choices, &generate_request::n},
-};
-
-struct number_field {
-  std::string_view key;
-  std::optional<std::string> (*check)(double);
-  float generate_request::*member;
-};
-constexpr number_field number_fields[] = {
-  {"temperature", check_temperature, &generate_request::temperature},
-  {"top_p", check_top_p, &generate_request::top_p},
-};
+// The numeric generation parameters, each by the runtime's rule alone.
+constexpr integer_field integer_fields[] = {max_tokens_field, top_k_field, priority_field,
+                                            logprobs_field, choices_field};
+constexpr number_field number_fields[] = {temperature_field, top_p_field};
 
 // Reads one known field into f: its JSON type here, its range by the
 // runtime's rules (request_fields); an error names the field.
@@ -58,28 +39,17 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
   auto bad = [&](std::string_view what) {
     return invalid(std::string(key) + " must be " + std::string(what));
   };
-  for (const integer_field& i : integer_fields) {
-    if (key != i.key)
-      continue;
-    int64_t n;
-    if (v.get_int64().get(n))
-      return bad("an integer");
-    if (auto wrong = i.check(n))
-      return invalid(*wrong);
-    f.req.*i.member = static_cast<int32_t>(n);
-    return std::nullopt;
-  }
-  for (const number_field& x : number_fields) {
-    if (key != x.key)
-      continue;
-    double d;
-    if (v.get_double().get(d))
-      return bad("a number");
-    if (auto wrong = x.check(d))
-      return invalid(*wrong);
-    f.req.*x.member = static_cast<float>(d);
-    return std::nullopt;
-  }
+  auto fault = [&](std::optional<field_fault> problem) -> std::optional<protocol_error> {
+    if (!problem)
+      return std::nullopt;
+    return problem->wrong_type ? bad(problem->message) : invalid(std::move(problem->message));
+  };
+  for (const integer_field& field : integer_fields)
+    if (key == field.key)
+      return fault(read_numeric(field, v, f.req));
+  for (const number_field& field : number_fields)
+    if (key == field.key)
+      return fault(read_numeric(field, v, f.req));
   if (key == "op" || key == "id" || key == "prompt") {
     std::string_view s;
     if (auto err = v.get_string().get(s))

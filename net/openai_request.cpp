@@ -4,6 +4,7 @@
 
 #include "actors/request_fields.hpp"
 #include "net/json_writer.hpp"
+#include "net/numeric_fields.hpp"
 
 #include <simdjson.h>
 
@@ -112,6 +113,11 @@ std::optional<api_error> read_stop(od::value v, std::vector<std::string>& stop) 
   }
   return std::nullopt;
 }
+// The numeric fields OpenAI's API takes by the runtime's rules as they are
+// (its temperature, top_k and logprobs have rules of their own, below).
+constexpr integer_field integer_fields[] = {max_tokens_field, choices_field, priority_field};
+constexpr number_field number_fields[] = {top_p_field};
+
 // One field of the body into f; an error names the field. Unknown keys and
 // nulls are ignored, as OpenAI's API does.
 std::optional<api_error> read_field(std::string_view key, od::value v, fields& f, bool chat) {
@@ -122,6 +128,18 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     return read_chat_field(key, v, f);
   if (chat && key == "max_completion_tokens")
     key = "max_tokens";
+  auto fault = [&](std::optional<field_fault> problem) -> std::optional<api_error> {
+    if (!problem)
+      return std::nullopt;
+    return problem->wrong_type ? must_be(key, problem->message)
+                             : invalid(key, std::move(problem->message));
+  };
+  for (const integer_field& field : integer_fields)
+    if (key == field.key)
+      return fault(read_numeric(field, v, f.params));
+  for (const number_field& field : number_fields)
+    if (key == field.key)
+      return fault(read_numeric(field, v, f.params));
   if (key == "model") {
     std::string_view s;
     if (v.get_string().get(s))
@@ -132,26 +150,12 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     if (auto* e = std::get_if<api_error>(&p))
       return *e;
     f.prompts = std::move(std::get<prompt_list>(p));
-  } else if (key == "max_tokens") {
-    int64_t n;
-    if (v.get_int64().get(n))
-      return must_be(key, "an integer");
-    if (auto wrong = check_max_tokens(n))
-      return invalid(key, *wrong);
-    f.params.max_tokens = static_cast<int32_t>(n);
   } else if (key == "temperature") {
     // NOTE: OpenAI's API takes [0, 2], within the runtime's range.
     double t;
     if (v.get_double().get(t) || !(t >= 0 && t <= 2))
       return must_be(key, "a number in [0, 2]");
     f.params.temperature = static_cast<float>(t);
-  } else if (key == "top_p") {
-    double p;
-    if (v.get_double().get(p))
-      return must_be(key, "a number");
-    if (auto wrong = check_top_p(p))
-      return invalid(key, *wrong);
-    f.params.top_p = static_cast<float>(p);
   } else if (key == "top_k") {
     int64_t k;
     if (v.get_int64().get(k))
@@ -186,13 +190,6 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
         return must_be("stream_options.include_usage", "true or false");
     }
     f.include_usage = include;
-  } else if (key == "n") {
-    int64_t n;
-    if (v.get_int64().get(n))
-      return must_be(key, "an integer");
-    if (auto wrong = check_choices(n))
-      return invalid(key, *wrong);
-    f.params.n = static_cast<int32_t>(n);
   } else if (key == "best_of") {
     // NOTE: best_of > n ranks extra choices by their likelihood, which
     // kvactor does not do.
@@ -239,13 +236,6 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   } else if (key == "ignore_eos") { // as vLLM accepts it
     if (v.get_bool().get(f.params.ignore_eos))
       return must_be(key, "true or false");
-  } else if (key == "priority") {
-    int64_t p;
-    if (v.get_int64().get(p))
-      return must_be(key, "an integer");
-    if (auto wrong = check_priority(p))
-      return invalid(key, *wrong);
-    f.params.priority = static_cast<int32_t>(p);
   }
   return std::nullopt;
 }

@@ -8,12 +8,11 @@
 
 namespace kvactor {
 
-// tokens per step: decodes plus prefill chunks
-inline constexpr int32_t default_max_num_batched_tokens = 512;
-inline constexpr int32_t default_max_num_seqs = 64;            // sequences per step
-inline constexpr int32_t default_max_waiting = 1024;           // more waiting requests are refused
-// the most choices (n) of one request
-inline constexpr int32_t max_choices = 128;
+inline constexpr int32_t default_max_num_batched_tokens = 512; // tokens per step (decodes
+                                                               // plus prefill chunks)
+inline constexpr int32_t default_max_num_seqs = 64;  // sequences per step
+inline constexpr int32_t default_max_waiting = 1024; // more waiting requests are refused
+inline constexpr int32_t max_choices = 128;          // the most choices (n) of one request
 inline constexpr int64_t default_kv_cache_bytes = int64_t{256} << 20; // device KV pool
 inline constexpr int64_t default_swap_bytes = int64_t{256} << 20;     // pinned host pool
 

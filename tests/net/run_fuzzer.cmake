@@ -7,7 +7,7 @@ execute_process(
           -fno-sanitize-recover=undefined -I${SOURCE_DIR} -I${SOURCE_DIR}/actors
           ${SOURCE_DIR}/net/line_protocol.cpp ${SOURCE_DIR}/actors/request_fields.cpp
           ${SOURCE_DIR}/actors/errors.cpp
-          ${SOURCE_DIR}/net/json_writer.cpp
+          ${SOURCE_DIR}/net/json_writer.cpp ${SOURCE_DIR}/net/numeric_fields.cpp
           ${SOURCE_DIR}/net/client.cpp ${SOURCE_DIR}/base/json.cpp ${SOURCE_DIR}/base/utf8.cpp
           ${SOURCE_DIR}/tests/net/line_protocol_fuzz.cpp
           -lsimdjson -lcaf_core -lpthread -o ${fuzzer}
