@@ -26,7 +26,6 @@ namespace kvactor {
 namespace {
 
 using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 using testing::greedy_alone;
