@@ -9,8 +9,9 @@
 namespace kvactor {
 
 struct scheduler_config {
-  int32_t max_num_batched_tokens = default_max_num_batched_tokens; // tokens per step
-  int32_t max_num_seqs = default_max_num_seqs;                     // sequences per step
+  // Tokens per step: decodes plus prefill chunks.
+  int32_t max_num_batched_tokens = default_max_num_batched_tokens;
+  int32_t max_num_seqs = default_max_num_seqs; // sequences per step
   preemption_mode preemption = preemption_mode::swap;
   std::vector<token_id> eos_tokens; // a sampled one ends the sequence (unless ignore_eos)
   batching_mode batching = batching_mode::continuous;

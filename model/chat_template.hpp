@@ -5,7 +5,8 @@
 // markers and renders that family's format itself, as the reference
 // templates do for plain text messages (no tools):
 //
-//   llama3   Llama 3 <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>…
+//   llama3   Llama 3      <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n
+//                         Hi<|eot_id|>…
 //   llama31  Llama 3.1+   the same after a system header with the knowledge and today's date
 //   chatml   ChatML       <|im_start|>user\nHi<|im_end|>\n… (Qwen2, Qwen2.5: with the
 //                         template's default system message when none is given)

@@ -132,7 +132,7 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     if (!problem)
       return std::nullopt;
     return problem->wrong_type ? must_be(key, problem->message)
-                             : invalid(key, std::move(problem->message));
+                               : invalid(key, std::move(problem->message));
   };
   for (const integer_field& field : integer_fields)
     if (key == field.key)

@@ -8,8 +8,8 @@
 
 namespace kvactor {
 
-inline constexpr int32_t default_max_num_batched_tokens = 512; // tokens per step (decodes
-                                                               // plus prefill chunks)
+// Tokens per step: decodes plus prefill chunks.
+inline constexpr int32_t default_max_num_batched_tokens = 512;
 inline constexpr int32_t default_max_num_seqs = 64;  // sequences per step
 inline constexpr int32_t default_max_waiting = 1024; // more waiting requests are refused
 inline constexpr int32_t max_choices = 128;          // the most choices (n) of one request

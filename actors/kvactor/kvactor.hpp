@@ -61,9 +61,9 @@ struct generate_request {
 struct admission {
   request_id id = 0;
   int32_t num_prompt_tokens = 0;
-  errc error_code = errc::none; // invalid_field, prompt_too_long, overloaded (a front:
-                                // worker_lost)
-  std::string error_message;    // names the field or limit at fault
+  // invalid_field, prompt_too_long, overloaded (and from a front, worker_lost)
+  errc error_code = errc::none;
+  std::string error_message; // names the field or limit at fault
   bool ok() const { return error_code == errc::none; }
 };
 

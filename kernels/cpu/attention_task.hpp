@@ -43,7 +43,7 @@ void attention_task(const paged_attention_params& p, int64_t token, int32_t seq,
   float* l = m + group;            // [group] running sum
 
   const int32_t head0 = kv_head * group;
-  // elements
+  // q_stride in elements
   const int64_t q_stride = p.query_stride > 0 ? p.query_stride : int64_t{p.num_heads} * d;
   const char* query =
     static_cast<const char*>(p.query) + (token * q_stride + int64_t{head0} * d) * elem;

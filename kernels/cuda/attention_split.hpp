@@ -51,8 +51,8 @@ constexpr split_plan plan_attention_split(int32_t num_seqs, int32_t num_head_gro
 }
 
 // Scratch of a split launch, in floats:
-//   out: [num_seqs * num_heads, num_splits, head_dim], then m and l: [num_seqs * num_heads,
-//   num_splits] each.
+//   out: [num_seqs * num_heads, num_splits, head_dim],
+//   then m and l: [num_seqs * num_heads, num_splits] each.
 constexpr int64_t split_scratch_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                                        int32_t num_splits) {
   return static_cast<int64_t>(num_seqs) * num_heads * num_splits * (head_dim + 2);

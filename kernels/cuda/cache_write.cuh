@@ -18,9 +18,8 @@ __global__ void cache_write_kernel(const cache_write_params p) {
   if (slot < 0) return;  // padding
   const int elem = p.type == dtype::f32 ? 4 : 2;
   const int row_bytes = p.num_kv_heads * p.head_dim * elem;
-  // token to token
+  // From token to token:
   const int64_t key_bytes = p.key_stride > 0 ? p.key_stride * elem : row_bytes;
-  // token to token
   const int64_t value_bytes = p.value_stride > 0 ? p.value_stride * elem : row_bytes;
   const char* key = static_cast<const char*>(p.key) + token * key_bytes;        // [row_bytes]
   const char* value = static_cast<const char*>(p.value) + token * value_bytes;  // [row_bytes]

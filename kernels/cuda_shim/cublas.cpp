@@ -123,8 +123,8 @@ cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, siz
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
   if (const cublasStatus_t s = enter("cublasSetMathMode", handle); s != CUBLAS_STATUS_SUCCESS)
     return s;
-  // NOTE: fp32 products only; a mode that allows TF32 or lower would change numerics the shim does
-  // not model.
+  // NOTE: fp32 products only; a mode that allows TF32 or lower would change
+  // numerics the shim does not model.
   return mode == CUBLAS_DEFAULT_MATH || mode == CUBLAS_PEDANTIC_MATH ? CUBLAS_STATUS_SUCCESS
                                                                      : CUBLAS_STATUS_NOT_SUPPORTED;
 }

@@ -109,16 +109,16 @@ const error_text* find_text(cudaError_t e) {
 extern "C" {
 
 cudaError_t cudaGetLastError() {
-  // reports the violation
-  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaGetLastError");
+  if (kvactor::cuda_shim::in_host_function) // enter reports the violation
+    (void)kvactor::cuda_shim::enter("cudaGetLastError");
   if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess)
     return s;
   return std::exchange(kvactor::cuda_shim::last_error, cudaSuccess);
 }
 
 cudaError_t cudaPeekAtLastError() {
-  // reports the violation
-  if (kvactor::cuda_shim::in_host_function) (void)kvactor::cuda_shim::enter("cudaPeekAtLastError");
+  if (kvactor::cuda_shim::in_host_function) // enter reports the violation
+    (void)kvactor::cuda_shim::enter("cudaPeekAtLastError");
   if (const auto s = static_cast<cudaError_t>(kvactor::cuda_shim::sticky.load()); s != cudaSuccess)
     return s;
   return kvactor::cuda_shim::last_error;

@@ -6,8 +6,8 @@
 // copies and kernels can tell it from pageable memory.
 //
 //  region: [base, base + reserved)   reserved = 80 GiB of address space, never backed until touched
-//          [base, base + used)       handed out (page-aligned, first fit; freed ranges are reused
-//          and their pages returned)
+//          [base, base + used)       handed out (page-aligned, first fit; freed ranges
+//                                    are reused and their pages returned)
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -120,8 +120,8 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   const char* a = static_cast<const char*>(info->si_addr);
   if (a >= m.base && a < m.base + reserved) {
     static const char host_msg[] =
-        "kvactor CUDA shim: host code touched device memory (cudaMalloc) outside stream work; "
-        "copy it to pinned host memory with cudaMemcpyAsync first\n";
+      "kvactor CUDA shim: host code touched device memory (cudaMalloc) outside stream work; "
+      "copy it to pinned host memory with cudaMemcpyAsync first\n";
     static const char stream_msg[] =
       "kvactor CUDA shim: a kernel, copy or product touched device memory outside every allocation "
       "(out of bounds, or freed)\n";

@@ -7,8 +7,8 @@
 // weights (matrix bytes x steps/s) and its ratio to a plain read of as many
 // bytes over as many threads, run alternately with the steps.
 //
-//   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] [--reps=5]
-//   [--threads=0]
+//   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
+//                       [--reps=5] [--threads=0]
 //                       [--weights=f32|bf16] [--activations=f32|bf16] [--kv-dtype=f32|bf16]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16.)
@@ -181,8 +181,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(max_batch));
-  for (int s = 0; s < max_batch; ++s)
-    // interleaved
+  for (int s = 0; s < max_batch; ++s) // the sequences' blocks interleaved
     for (int b = 0; b < blocks_per_seq; ++b) tables[size_t(s)].push_back(b * max_batch + s);
   std::vector<int32_t> tokens(size_t(o.prefill));
   for (int i = 0; i < o.prefill; ++i)

@@ -48,8 +48,8 @@ class forward_ops {
 public:
   virtual ~forward_ops() = default;
 
-  // out[t] = table[ids[t]]; table: [vocab, hidden] of table_type (f32 or bf16); ids: [T]; out: [T,
-  // hidden]
+  // out[t] = table[ids[t]]; table: [vocab, hidden] of table_type (f32 or bf16);
+  // ids: [T]; out: [T, hidden]
   virtual status embedding(const void* table, kernels::dtype table_type, const int32_t* ids,
                            int32_t num_tokens, int32_t hidden, float* out) = 0;
   // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart (may be x); weight: [n]
@@ -63,12 +63,12 @@ public:
   // out[r] = x[rows[r]]; x: [T, n]; rows: [num_rows]; out: [num_rows, n]
   virtual status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                              float* out) = 0;
-  // y = x W^T (accumulate: y += x W^T); x: [m, k] rows ldx apart; w: [n, k]; y: [m, n] rows ldy
-  // apart
+  // y = x W^T (accumulate: y += x W^T); x: [m, k] rows ldx apart; w: [n, k];
+  // y: [m, n] rows ldy apart
   virtual status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n,
                         int64_t k, float* y, int64_t ldy, bool accumulate) = 0;
-  // y = x W^T (accumulate: y += x W^T) in bf16 with fp32 sums; x: [m, k] bf16 rows ldx apart; w:
-  // [n, k] bf16; y: [m, n] fp32 rows ldy apart
+  // y = x W^T (accumulate: y += x W^T) in bf16 with fp32 sums; x: [m, k] bf16
+  // rows ldx apart; w: [n, k] bf16; y: [m, n] fp32 rows ldy apart
   virtual status linear_bf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w,
                              int64_t n, int64_t k, float* y, int64_t ldy, bool accumulate) = 0;
   // out = x rounded to bf16 (nearest even); x: [num_rows, n] rows ldx apart; out: rows ldo apart

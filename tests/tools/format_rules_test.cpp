@@ -66,5 +66,16 @@ TEST(format_rules, digit_separators_and_quotes_in_literals_do_not_open_raw_strin
   EXPECT_EQ(lines_of(check_format(text)), (std::vector<int32_t>{3}));
 }
 
+TEST(format_rules, comments_and_character_literals_hide_no_raw_string) {
+  const std::string long_line = "// " + columns_of(120) + "\n";
+  const std::string text = "/* R\"x( in a comment\n" // a comment across lines
+                           "still R\"y( a comment */ int a;\n" +
+                           long_line +                  // 3
+                           "int b; /* don't */ auto s = R\"(" + columns_of(120) + ")\";\n" +
+                           "auto c = u8'a'; auto t = R\"(" + columns_of(120) + ")\";\n" +
+                           long_line;                   // 6
+  EXPECT_EQ(lines_of(check_format(text)), (std::vector<int32_t>{3, 6}));
+}
+
 } // namespace
 } // namespace kvactor::tools

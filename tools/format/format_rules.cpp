@@ -16,66 +16,70 @@ int32_t columns(std::string_view line) {
 }
 
 // Follows string and character literals, comments and raw strings from
-// line to line.
+// line to line, to tell which lines hold raw-string text.
 class raw_string_tracker {
 public:
   // Whether `line`, the next one, holds text of a raw string literal.
   bool scan(std::string_view line) {
     size_t i = 0;
-    const bool continued = !close_.empty();
-    if (continued) {
-      const size_t end = line.find(close_);
-      if (end == std::string_view::npos)
-        return true;
-      i = end + close_.size();
-      close_.clear();
-    }
-    return scan_from(line, i) || continued;
-  }
-
-private:
-  bool scan_from(std::string_view line, size_t i) {
     bool raw = false;
     while (i < line.size()) {
-      const char c = line[i];
-      if (line.substr(i, 2) == "//")
+      if (in_comment_) { // a /* */ comment, maybe from an earlier line
+        const size_t end = line.find("*/", i);
+        if (end == std::string_view::npos)
+          return raw;
+        in_comment_ = false;
+        i = end + 2;
+      } else if (!close_.empty()) { // a raw string, maybe from an earlier line
+        raw = true;
+        const size_t end = line.find(close_, i);
+        if (end == std::string_view::npos)
+          return raw;
+        i = end + close_.size();
+        close_.clear();
+      } else if (line.substr(i, 2) == "//") {
         return raw;
-      if (c == 'R' && line.substr(i + 1, 1) == "\"" && !part_of_name(line, i)) {
+      } else if (line.substr(i, 2) == "/*") {
+        in_comment_ = true;
+        i += 2;
+      } else if (line[i] == 'R' && line.substr(i + 1, 1) == "\"" && !part_of_name(line, i)) {
         const size_t open = line.find('(', i + 2);
         if (open == std::string_view::npos)
           return raw;
+        close_ = ")" + std::string(line.substr(i + 2, open - i - 2)) + "\"";
         raw = true;
-        const std::string close = ")" + std::string(line.substr(i + 2, open - i - 2)) + "\"";
-        const size_t end = line.find(close, open + 1);
-        if (end == std::string_view::npos) {
-          close_ = close;
-          return raw;
-        }
-        i = end + close.size();
-        continue;
-      }
-      if (c == '"' || (c == '\'' && !digit_separator(line, i))) {
+        i = open + 1;
+      } else if (line[i] == '"' || (line[i] == '\'' && !digit_separator(line, i))) {
         i = skip_literal(line, i);
-        continue;
+      } else {
+        ++i;
       }
-      ++i;
     }
     return raw;
   }
 
+private:
+  static bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+  // R"( opens a raw string alone or after an encoding prefix (u8R, uR, UR,
+  // LR); fooR"( is no raw string.
   static bool part_of_name(std::string_view line, size_t i) {
-    if (i == 0)
-      return false;
-    const char p = line[i - 1];
-    // u8R"( and LR"( are raw strings too; fooR"( is not C++.
-    return std::isalnum(static_cast<unsigned char>(p)) && p != '8' && p != 'u' && p != 'U' &&
-           p != 'L';
+    size_t start = i;
+    while (start > 0 && word_char(line[start - 1]))
+      --start;
+    const std::string_view prefix = line.substr(start, i - start);
+    return !(prefix.empty() || prefix == "u8" || prefix == "u" || prefix == "U" || prefix == "L");
   }
 
-  // 1'000'000: a separator, not a character literal.
+  // 1'000'000 and 0x0'ff: a separator within a number, not a character
+  // literal (u8'a' and case'a' are literals: their words start with no digit).
   static bool digit_separator(std::string_view line, size_t i) {
-    return i > 0 && std::isxdigit(static_cast<unsigned char>(line[i - 1])) &&
-           i + 1 < line.size() && std::isxdigit(static_cast<unsigned char>(line[i + 1]));
+    if (i + 1 >= line.size() || !std::isxdigit(static_cast<unsigned char>(line[i + 1])))
+      return false;
+    size_t start = i;
+    while (start > 0 && (word_char(line[start - 1]) || line[start - 1] == '\''))
+      --start;
+    return start < i && std::isdigit(static_cast<unsigned char>(line[start]));
   }
 
   static size_t skip_literal(std::string_view line, size_t i) {
@@ -85,6 +89,7 @@ private:
     return i + 1;
   }
 
+  bool in_comment_ = false;
   std::string close_; // while inside a raw string: its closing sequence
 };
 
@@ -102,7 +107,7 @@ std::vector<format_issue> check_format(std::string_view text) {
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     ++number;
     if (raw.scan(line))
-      continue; // a raw string's text is data, as long as it must be
+      continue; // a line with raw-string text holds data, as long as it must be
     const std::string s(line);
     if (columns(line) > max_line_columns)
       issues.push_back({number, "over " + std::to_string(max_line_columns) + " columns (" +

@@ -5,10 +5,10 @@
 //
 //   - lines of at most 100 characters (UTF-8 code points)
 //   - no tab and no trailing blank
-// The lines of raw string literals are data (JSON, templates, a corpus) and
-// exempt from all of them.
 //   - comments with //, never /// (one comment style)
-//   - int32_t and friends without std:: (one integer-type style)
+//   - int8_t to uint64_t without std:: (one integer-type style)
+// A line that holds text of a raw string literal is data (JSON, a template,
+// a corpus) and exempt from every rule, the code around the literal too.
 
 #include <cstdint>
 #include <string>

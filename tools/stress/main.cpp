@@ -1,13 +1,13 @@
 // kvactor-stress: drives a kvactor runtime with a seeded workload and
 // injected faults, then checks that nothing was lost, duplicated, mixed up
 // or leaked. Exit status 0 only if every check holds; the last line is
-//   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0 missing
-//   0
+//   requests N choices N ok N aborted N errors N mismatches 0 leaked_blocks 0 duplicates 0
+//   missing 0
 //
 //   kvactor-stress [--mode=in-process|tcp|http|cluster] [--requests=2000] [--seed=1] [--rate=0]
 //                  [--cancel-fraction=0.1] [--preempt-every=K] [--disconnect-fraction=F]
-//                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4] [--host=H
-//                  --port=P]
+//                  [--malformed-fraction=F] [--choices-fraction=0.1] [--connections=4]
+//                  [--host=H --port=P]
 //                  [--model=DIR] [--kv-cache-kib=1024] [--swap-kib=1024] [--jitter-ms=MAX]
 //                  [--stall-s=60] [--quiet] [--workers=2 --kill-at=0.3 --serve=PATH] ...
 // (--help lists every option.)
