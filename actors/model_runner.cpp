@@ -37,12 +37,25 @@ model_runner::~model_runner() {
     dev_->synchronize();
 }
 
+std::optional<std::string> model_runner::check_options(const model::model_config& config,
+                                                      const model_runner_options& options) {
+  if (options.block_size <= 0)
+    return "block_size must be positive";
+  const kernels::kv_cache_shape unit =
+    model::transformer::cache_shape(config, 1, options.block_size, options.kv_dtype);
+  if (kernels::num_blocks_for_budget(options.kv_cache_bytes, unit) <= 0)
+    return "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
+           " holds no KV block (one block of all layers takes " +
+           std::to_string(unit.total_bytes()) + " bytes)";
+  return std::nullopt;
+}
+
 kvactor::result<std::shared_ptr<model_runner>>
 model_runner::create(const model::model_config& config, model::model_weights weights,
                      const model_runner_options& options) {
+  if (auto wrong = check_options(config, options))
+    return kvactor::make_error("engine config", *wrong);
   std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
-  if (options.block_size <= 0)
-    return kvactor::make_error("engine config", "block_size must be positive");
   // Both pools hold options.kv_dtype: a bf16 block takes half the bytes of an f32 one.
   auto shape_of = [&](int64_t num_blocks) {
     return model::transformer::cache_shape(config, num_blocks, options.block_size,
@@ -50,11 +63,6 @@ model_runner::create(const model::model_config& config, model::model_weights wei
   };
   const kernels::kv_cache_shape unit = shape_of(1);
   const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
-  if (num_device_blocks <= 0)
-    return kvactor::make_error("engine config",
-                               "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
-                                 " holds no KV block (one block of all layers takes " +
-                                 std::to_string(unit.total_bytes()) + " bytes)");
   const int64_t num_host_blocks =
     options.swap_bytes > 0 ? kernels::num_blocks_for_budget(options.swap_bytes, unit) : 0;
 

@@ -20,6 +20,7 @@
 #include "model/weights.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,8 +41,12 @@ struct model_runner_options {
 
 class model_runner final : public step_runner {
 public:
+  // What is wrong with `options` for a model of `config` before any device
+  // work (the block size, a device pool that holds no block), or nullopt.
+  static std::optional<std::string> check_options(const model::model_config& config,
+                                                  const model_runner_options& options);
   // Makes the device, sizes and allocates both pools and prepares the
-  // forward pass; failures name what is wrong.
+  // forward pass; failures name what is wrong (check_options's first).
   static kvactor::result<std::shared_ptr<model_runner>> create(const model::model_config& config,
                                                              model::model_weights weights,
                                                              const model_runner_options& options);

@@ -27,7 +27,7 @@ enum class errc : uint8_t {
   // spawn_runtime.
   invalid_config,  // an engine_config field outside its choices or range
   bad_model,       // the model folder cannot be loaded
-  device_unusable, // the device cannot be made, or cannot hold the KV pools asked for
+  device_unusable, // the device cannot be made, or cannot allocate the KV pools or run the model
   // A cluster worker (cluster/worker.hpp).
   cannot_publish, // the worker cannot listen on its address
 };
