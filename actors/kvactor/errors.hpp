@@ -28,7 +28,7 @@ enum class errc : uint8_t {
   invalid_config,  // an engine_config field outside its choices or range
   bad_model,       // the model folder cannot be loaded
   device_unusable, // the device cannot be made, or cannot allocate the KV pools or run the model
-  // A cluster worker (cluster/worker.hpp).
+  // A cluster worker (cluster/worker_actor.hpp: publish_worker).
   cannot_publish, // the worker cannot listen on its address
 };
 
