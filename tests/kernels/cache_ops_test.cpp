@@ -13,12 +13,8 @@ namespace kvactor::kernels {
 namespace {
 
 kv_cache_shape small_shape(int64_t num_blocks) {
-  return kv_cache_shape{.num_layers = 3,
-                        .num_blocks = num_blocks,
-                        .block_size = 16,
-                        .num_kv_heads = 2,
-                        .head_dim = 64,
-                        .type = dtype::f16};
+  return kv_cache_shape{.num_layers = 3, .num_blocks = num_blocks, .block_size = 16,
+                        .num_kv_heads = 2, .head_dim = 64, .type = dtype::f16};
 }
 
 // Fills every byte of the pool with a value that names (layer, K|V, block, byte).
@@ -106,17 +102,10 @@ TEST(cache_ops, cache_write_reads_k_and_v_in_place_from_fused_qkv_rows) {
   for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i);
   std::vector<float> k_cache(4 * 16 * dim, -1.0f), v_cache(4 * 16 * dim, -1.0f);
   const std::vector<int64_t> slots{9, 40, 0};
-  cache_write_params p{qkv.data() + heads * dim,
-                       qkv.data() + (heads + kv_heads) * dim,
-                       k_cache.data(),
-                       v_cache.data(),
-                       slots.data(),
-                       num_tokens,
-                       kv_heads,
-                       dim,
-                       dtype::f32,
-                       stride,
-                       stride};
+  // K and V read in place, rows `stride` apart.
+  cache_write_params p{qkv.data() + heads * dim, qkv.data() + (heads + kv_heads) * dim,
+                       k_cache.data(), v_cache.data(), slots.data(), num_tokens, kv_heads, dim,
+                       dtype::f32, stride, stride};
   cache_write(dev, streams::compute, p);
   dev.record(streams::compute)->wait();
   for (int32_t t = 0; t < num_tokens; ++t)

@@ -132,12 +132,8 @@ INSTANTIATE_TEST_SUITE_P(all, cuda_attention,
                          shape_name);
 
 TEST_F(cuda_test, cache_write_and_copy_blocks) {
-  const kv_cache_shape shape{.num_layers = 2,
-                             .num_blocks = 4,
-                             .block_size = 16,
-                             .num_kv_heads = 2,
-                             .head_dim = 64,
-                             .type = dtype::f16};
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 4, .block_size = 16, .num_kv_heads = 2,
+                             .head_dim = 64, .type = dtype::f16};
   auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);
   ASSERT_TRUE(cache);
   const size_t row = 2 * 64 * 2;
@@ -165,12 +161,8 @@ TEST_F(cuda_test, cache_write_and_copy_blocks) {
 }
 
 TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
-  const kv_cache_shape shape{.num_layers = 2,
-                             .num_blocks = 6,
-                             .block_size = 16,
-                             .num_kv_heads = 2,
-                             .head_dim = 128,
-                             .type = dtype::bf16};
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 6, .block_size = 16, .num_kv_heads = 2,
+                             .head_dim = 128, .type = dtype::bf16};
   auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
   auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
   ASSERT_TRUE(gpu && host);
@@ -202,12 +194,8 @@ TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
 // 300 pairs: more than one swap launch takes (swap_blocks_params::max_pairs),
 // reversed order so that a pair lost at a launch boundary shows.
 TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
-  const kv_cache_shape shape{.num_layers = 2,
-                             .num_blocks = 300,
-                             .block_size = 16,
-                             .num_kv_heads = 1,
-                             .head_dim = 64,
-                             .type = dtype::f16};
+  const kv_cache_shape shape{.num_layers = 2, .num_blocks = 300, .block_size = 16,
+                             .num_kv_heads = 1, .head_dim = 64, .type = dtype::f16};
   auto gpu = allocate_kv_cache(*dev_, memory_kind::device, shape);
   auto host = allocate_kv_cache(*dev_, memory_kind::pinned_host, shape);
   ASSERT_TRUE(gpu && host);
@@ -234,12 +222,8 @@ TEST_F(cuda_test, a_swap_larger_than_one_launch_moves_every_block) {
 // pages cost nothing in the shim.) A context of one token: attention returns
 // that token's V row exactly.
 TEST_F(cuda_test, offsets_past_2_gi_elements_in_a_large_cache) {
-  const kv_cache_shape shape{.num_layers = 1,
-                             .num_blocks = 140000,
-                             .block_size = 16,
-                             .num_kv_heads = 8,
-                             .head_dim = 128,
-                             .type = dtype::f32};
+  const kv_cache_shape shape{.num_layers = 1, .num_blocks = 140000, .block_size = 16,
+                             .num_kv_heads = 8, .head_dim = 128, .type = dtype::f32};
   if (dev_->memory(memory_kind::device).free_bytes < shape.total_bytes() + (int64_t{1} << 30))
     GTEST_SKIP() << "a GPU with less than 19 GB free"; // the shim has 80 GB
   auto cache = allocate_kv_cache(*dev_, memory_kind::device, shape);

@@ -49,17 +49,10 @@ TEST(emulated_cache_write_strided, reads_rows_from_fused_qkv) {
   for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i) * 0.5f;
   std::vector<float> k_cache(2 * 16 * kv_heads * dim, -1.0f), v_cache(k_cache.size(), -1.0f);
   const std::vector<int64_t> slots{3, 31, -1, 16};
-  const cache_write_params p{qkv.data() + 2 * dim,
-                             qkv.data() + 4 * dim,
-                             k_cache.data(),
-                             v_cache.data(),
-                             slots.data(),
-                             num_tokens,
-                             kv_heads,
-                             dim,
-                             dtype::f32,
-                             stride,
-                             stride};
+  // K and V read in place, rows `stride` apart.
+  const cache_write_params p{qkv.data() + 2 * dim, qkv.data() + 4 * dim, k_cache.data(),
+                             v_cache.data(), slots.data(), num_tokens, kv_heads, dim, dtype::f32,
+                             stride, stride};
   emu::launch(dim3(num_tokens), dim3(gpu::cache_write_threads), gpu::cache_write_kernel, p);
   const size_t row = static_cast<size_t>(kv_heads * dim);
   for (size_t t = 0; t < slots.size(); ++t) {
