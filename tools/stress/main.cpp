@@ -42,6 +42,10 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
       << "kvactor-stress: --requests and --jitter-ms must be >= 0 and --port in [0, 65535]\n";
     return 2;
   }
+  if (auto modes = engine_of(cfg, cfg.model, false); !modes) { // before any model is written
+    std::cerr << "kvactor-stress: " << sys.render(modes.error()) << "\n";
+    return 2;
+  }
   std::optional<small_model> generated;
   std::string model_dir = cfg.model;
   if (model_dir.empty()) {
