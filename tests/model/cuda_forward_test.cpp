@@ -240,16 +240,11 @@ TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu)
   expect_close(got, std::vector<double>(want.begin(), want.end()), "last decode");
 }
 
-constexpr auto bf16 = dtype::bf16;
-constexpr auto f32 = dtype::f32;
-
-INSTANTIATE_TEST_SUITE_P(
-  styles, cuda_forward_test,
-  ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                     ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
-                                       dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
-                                       dtypes{bf16, bf16, bf16})),
-  case_name);
+INSTANTIATE_TEST_SUITE_P(styles, cuda_forward_test,
+                         ::testing::Combine(::testing::Values(architecture::llama,
+                                                              architecture::qwen3),
+                                            ::testing::ValuesIn(every_dtypes)),
+                         case_name);
 
 } // namespace
 } // namespace kvactor::model

@@ -321,13 +321,11 @@ TEST_P(emulated_forward_chunks, chunked_prefill_with_a_decode_riding_along) {
 constexpr auto bf16 = dtype::bf16;
 constexpr auto f32 = dtype::f32;
 
-INSTANTIATE_TEST_SUITE_P(
-  styles, emulated_forward_test,
-  ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),
-                     ::testing::Values(dtypes{f32, f32, f32}, dtypes{bf16, f32, f32},
-                                       dtypes{bf16, bf16, f32}, dtypes{f32, f32, bf16},
-                                       dtypes{bf16, bf16, bf16})),
-  case_name);
+INSTANTIATE_TEST_SUITE_P(styles, emulated_forward_test,
+                         ::testing::Combine(::testing::Values(architecture::llama,
+                                                              architecture::qwen3),
+                                            ::testing::ValuesIn(every_dtypes)),
+                         case_name);
 INSTANTIATE_TEST_SUITE_P(
   styles, emulated_forward_chunks,
   ::testing::Combine(::testing::Values(architecture::llama, architecture::qwen3),

@@ -243,6 +243,14 @@ struct dtypes {
   bool exact() const { return activations == dtype::f32 && kv == dtype::f32; }
 };
 
+// The combinations the CUDA pass is tested in, against the emulator and on
+// a GPU alike: all fp32, bf16 matrices widened, bf16 products, a bf16 KV
+// cache, and all bf16.
+inline const std::vector<dtypes> every_dtypes = {
+  {dtype::f32, dtype::f32, dtype::f32},   {dtype::bf16, dtype::f32, dtype::f32},
+  {dtype::bf16, dtype::bf16, dtype::f32}, {dtype::f32, dtype::f32, dtype::bf16},
+  {dtype::bf16, dtype::bf16, dtype::bf16}};
+
 // A parameterised test's name, e.g. llama_bf16_act_f32_kv_bf16.
 inline std::string case_name(
   const ::testing::TestParamInfo<std::tuple<architecture, dtypes>>& info) {
