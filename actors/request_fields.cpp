@@ -2,6 +2,7 @@
 
 #include "base/utf8.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace kvactor {
@@ -29,14 +30,75 @@ std::optional<std::string> check_temperature(double t) {
 }
 
 std::optional<std::string> check_top_k(int64_t k) {
-  if (k < 0 || k > std::numeric_limits<int32_t>::max())
-    return must_be("top_k", "an integer >= 0");
+  if (k < -1 || k > std::numeric_limits<int32_t>::max())
+    return must_be("top_k", "an integer >= -1 (-1 and 0: all tokens)");
   return std::nullopt;
 }
 
 std::optional<std::string> check_top_p(double p) {
   if (!(p > 0 && p <= 1))
     return must_be("top_p", "a number in (0, 1]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_min_p(double p) {
+  if (!(p >= 0 && p <= 1))
+    return must_be("min_p", "a number in [0, 1]");
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<std::string> check_penalty(std::string_view field, double p) {
+  if (!(p >= -max_abs_penalty && p <= max_abs_penalty))
+    return must_be(field, "a number in [-2, 2]");
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> check_presence_penalty(double p) {
+  return check_penalty("presence_penalty", p);
+}
+
+std::optional<std::string> check_frequency_penalty(double p) {
+  return check_penalty("frequency_penalty", p);
+}
+
+std::optional<std::string> check_repetition_penalty(double p) {
+  if (!(p > 0 && p <= std::numeric_limits<float>::max()))
+    return must_be("repetition_penalty", "a number > 0 (1: off)");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_min_tokens(int64_t n) {
+  if (n < 0 || n > max_max_tokens)
+    return must_be("min_tokens", "an integer in [0, " + std::to_string(max_max_tokens) + "]");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_logit_bias(const std::vector<logit_bias_entry>& bias) {
+  if (bias.size() > size_t(max_logit_bias))
+    return must_be("logit_bias", "at most " + std::to_string(max_logit_bias) + " entries");
+  std::vector<int32_t> ids;
+  ids.reserve(bias.size());
+  for (const logit_bias_entry& e : bias) {
+    if (e.token < 0)
+      return must_be("logit_bias", "keyed by token ids >= 0");
+    if (!(e.bias >= -max_abs_logit_bias && e.bias <= max_abs_logit_bias))
+      return must_be("logit_bias", "biases in [-100, 100]");
+    ids.push_back(e.token);
+  }
+  std::ranges::sort(ids);
+  if (std::ranges::adjacent_find(ids) != ids.end())
+    return must_be("logit_bias", "keyed by distinct token ids");
+  return std::nullopt;
+}
+
+std::optional<std::string> check_stop_token_ids(const std::vector<int32_t>& ids) {
+  for (int32_t t : ids)
+    if (t < 0)
+      return must_be("stop_token_ids", "token ids >= 0");
   return std::nullopt;
 }
 
@@ -74,6 +136,22 @@ std::optional<std::string> check_fields(const generate_request& req) {
     return e;
   if (auto e = check_top_p(req.top_p))
     return e;
+  if (auto e = check_min_p(req.min_p))
+    return e;
+  if (auto e = check_presence_penalty(req.presence_penalty))
+    return e;
+  if (auto e = check_frequency_penalty(req.frequency_penalty))
+    return e;
+  if (auto e = check_repetition_penalty(req.repetition_penalty))
+    return e;
+  if (auto e = check_logit_bias(req.logit_bias))
+    return e;
+  if (auto e = check_stop_token_ids(req.stop_token_ids))
+    return e;
+  if (auto e = check_min_tokens(req.min_tokens))
+    return e;
+  if (req.min_tokens > req.max_tokens)
+    return must_be("min_tokens", "at most max_tokens (" + std::to_string(req.max_tokens) + ")");
   if (auto e = check_priority(req.priority))
     return e;
   if (req.logprobs != -1)

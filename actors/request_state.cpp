@@ -22,13 +22,22 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
                                                            clock::time_point now) {
   if (auto wrong = check_fields(req))
     return refuse(id, errc::invalid_field, std::move(*wrong));
+  const auto outside_vocabulary = [&](std::string_view field, int32_t t) {
+    return refuse(id, errc::invalid_field,
+                  std::string(field) + ": id " + std::to_string(t) +
+                    " is outside the vocabulary [0, " + std::to_string(limits.vocab_size) + ")");
+  };
+  for (const logit_bias_entry& b : req.logit_bias)
+    if (b.token >= limits.vocab_size)
+      return outside_vocabulary("logit_bias", b.token);
+  for (int32_t t : req.stop_token_ids)
+    if (t >= limits.vocab_size)
+      return outside_vocabulary("stop_token_ids", t);
   std::vector<token_id> prompt;
   if (!req.prompt_tokens.empty()) {
     for (int32_t t : req.prompt_tokens)
       if (t < 0 || t >= limits.vocab_size)
-        return refuse(id, errc::invalid_field,
-                      "prompt_tokens: id " + std::to_string(t) + " is outside the vocabulary [0, " +
-                        std::to_string(limits.vocab_size) + ")");
+        return outside_vocabulary("prompt_tokens", t);
     prompt.assign(req.prompt_tokens.begin(), req.prompt_tokens.end());
   } else {
     if (!is_valid_utf8(req.prompt))

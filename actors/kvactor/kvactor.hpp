@@ -37,14 +37,36 @@ constexpr int32_t max_max_tokens = int32_t{1} << 20;
 constexpr double max_temperature = 1e6; // far above it sampling is uniform anyway
 constexpr int32_t max_priority = 1000000; // priorities lie in [-max_priority, max_priority]
 constexpr int32_t max_logprobs = 20;      // the most likely alternatives per token
+constexpr int32_t max_logit_bias = 300;   // entries of a request's logit_bias (OpenAI's limit)
+constexpr float max_abs_logit_bias = 100; // a bias lies in [-100, 100]
+constexpr float max_abs_penalty = 2;      // presence and frequency penalties in [-2, 2]
+
+// A bias added to one token's logit before sampling (OpenAI's logit_bias).
+struct logit_bias_entry {
+  int32_t token = 0;
+  float bias = 0.0f;
+};
 
 struct generate_request {
   std::string prompt;                 // tokenized by the model's tokenizer ...
   std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
   int32_t max_tokens = 64;            // [1, max_max_tokens]
   float temperature = 0.0f;           // [0, max_temperature]; 0: greedy
-  int32_t top_k = 0;                  // >= 0; 0: all tokens
+  int32_t top_k = 0;                  // >= -1; -1 and 0: all tokens
   float top_p = 1.0f;                 // (0, 1]
+  float min_p = 0.0f;                 // [0, 1]: keep tokens at least min_p times as likely as
+                                      // the most likely one; 0: all
+  float presence_penalty = 0.0f;      // [-max_abs_penalty, max_abs_penalty], subtracted from
+                                      // the logit of each token generated so far
+  float frequency_penalty = 0.0f;     // likewise, times how often it was generated
+  float repetition_penalty = 1.0f;    // > 0; a token of the prompt or output so far has its
+                                      // logit divided by it (multiplied when negative); 1: off
+  std::vector<logit_bias_entry> logit_bias; // up to max_logit_bias distinct ids of the
+                                            // vocabulary, each bias in [-100, 100]
+  std::vector<int32_t> stop_token_ids; // ids of the vocabulary: a sampled one ends the choice
+                                       // ("stop"; the token is its last)
+  int32_t min_tokens = 0;             // [0, max_tokens]: neither EOS nor stop_token_ids end
+                                      // a choice before it has this many tokens
   uint64_t seed = 1;
   int32_t priority = 0;               // higher runs first
   std::vector<std::string> stop;      // end when the text contains one of these (non-empty)
@@ -214,7 +236,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("kvactor.generate_request"), x.prompt, x.prompt_tokens,
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
-           x.ignore_eos, x.logprobs, x.n);
+           x.ignore_eos, x.logprobs, x.n, x.min_p, x.presence_penalty, x.frequency_penalty,
+           x.repetition_penalty, x.logit_bias, x.stop_token_ids, x.min_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, logit_bias_entry& x) {
+  return f(caf::meta::type_name("kvactor.logit_bias_entry"), x.token, x.bias);
 }
 
 template <class Inspector>
