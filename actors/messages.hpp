@@ -53,7 +53,7 @@ typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generation_params& x) {
   return f(caf::meta::type_name("kvactor.generation_params"), x.max_tokens, x.ignore_eos,
-           x.sampling, x.num_logprobs);
+           x.sampling, x.num_logprobs, x.stop_token_ids);
 }
 
 template <class Inspector>
@@ -64,7 +64,7 @@ typename Inspector::result_type inspect(Inspector& f, table_delta& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("kvactor.scheduled_sequence"), x.id, x.start, x.tokens,
-           x.blocks, x.sample, x.sampling, x.num_output_tokens, x.num_logprobs);
+           x.blocks, x.sample, x.sampling, x.num_output_tokens, x.num_logprobs, x.history_prompt);
 }
 
 template <class Inspector>
@@ -79,7 +79,8 @@ typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_output& x) {
-  return f(caf::meta::type_name("kvactor.step_output"), x.step_id, x.sampled, x.forward_seconds);
+  return f(caf::meta::type_name("kvactor.step_output"), x.step_id, x.sampled, x.forward_seconds,
+           x.sampling_seconds);
 }
 
 template <class Inspector>
@@ -136,7 +137,13 @@ namespace model {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("kvactor.sampling_params"), x.temperature, x.top_k, x.top_p,
-           x.seed);
+           x.seed, x.min_p, x.presence_penalty, x.frequency_penalty, x.repetition_penalty,
+           x.logit_bias, x.min_tokens, x.min_tokens_banned);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_bias& x) {
+  return f(caf::meta::type_name("kvactor.token_bias"), x.token, x.bias);
 }
 
 template <class Inspector>

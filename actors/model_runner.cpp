@@ -1,5 +1,6 @@
 #include "actors/model_runner.hpp"
 
+#include "base/assert.hpp"
 #include "kernels/ops.hpp"
 #include "model/logprobs.hpp"
 #include "model/sampler.hpp"
@@ -144,8 +145,10 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   }
 
   if (p.seqs.empty()) {
-    dev_->record(kernels::streams::compute,
-                 [job] { job->done(step_output{job->plan.step_id, {}, job->seconds()}); });
+    dev_->record(kernels::streams::compute, [this, job] {
+      forget_histories(job->plan);
+      job->done(step_output{job->plan.step_id, {}, job->seconds()});
+    });
     return;
   }
   std::vector<model::sequence_chunk> chunks;
@@ -158,20 +161,13 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   // NOTE: build copies the tables; the spans into tables_ end here.
   auto batch =
     std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
-  const auto vocab = static_cast<size_t>(config_.vocab_size);
   const status enqueued =
-    forward_->enqueue(std::move(batch), [job, vocab](std::span<const float> logits) {
+    forward_->enqueue(std::move(batch), [this, job](std::span<const float> logits) {
       step_output out{job->plan.step_id, {}};
-      size_t row = 0;
-      for (const scheduled_sequence& s : job->plan.seqs) {
-        if (!s.sample)
-          continue;
-        const auto r = logits.subspan(row++ * vocab, vocab);
-        const token_id t = model::sample(r, s.sampling, static_cast<uint64_t>(s.num_output_tokens));
-        out.sampled.push_back(
-          {s.id, t,
-           s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}});
-      }
+      const clock::time_point sampling_started = clock::now();
+      out.sampled = sample(job->plan, logits);
+      out.sampling_seconds =
+        std::chrono::duration<double>(clock::now() - sampling_started).count();
       out.forward_seconds = job->seconds();
       job->done(std::move(out));
     });
@@ -182,6 +178,54 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     std::fprintf(stderr, "kvactor: %s\n", enqueued.error().message.c_str());
     std::abort();
   }
+}
+
+void model_runner::forget_histories(const step_plan& plan) {
+  for (seq_id id : plan.released)
+    histories_.erase(id);
+}
+
+std::vector<sampled_token> model_runner::sample(const step_plan& plan,
+                                                std::span<const float> logits) {
+  forget_histories(plan);
+  struct row {
+    const scheduled_sequence* seq;
+    model::sampling_history* history; // penalised sequences only
+  };
+  std::vector<row> rows;
+  rows.reserve(plan.seqs.size());
+  for (const scheduled_sequence& s : plan.seqs) {
+    model::sampling_history* history = nullptr;
+    if (s.sampling.penalises()) {
+      // NOTE: the first plan of the sequence carries its prompt (step.hpp);
+      // the history is a mirror of the scheduler's tokens, guarded below.
+      auto [at, fresh] = histories_.try_emplace(s.id, s.history_prompt);
+      KVACTOR_ASSERT(fresh == !s.history_prompt.empty(),
+                     "a sequence's prompt for its penalties missing or sent twice");
+      history = &at->second;
+    }
+    if (!s.sample)
+      continue;
+    KVACTOR_ASSERT(!history || history->num_outputs() == s.num_output_tokens,
+                   "the runner's sampling history lost step with the scheduler's tokens");
+    rows.push_back({&s, history});
+  }
+  const auto vocab = static_cast<size_t>(config_.vocab_size);
+  std::vector<sampled_token> sampled(rows.size());
+  // NOTE: each row reads its own logits and writes its own history and
+  // result, so the rows run in parallel on the device's threads.
+  dev_->host_parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t i) {
+    const scheduled_sequence& s = *rows[size_t(i)].seq;
+    const auto r = logits.subspan(size_t(i) * vocab, vocab);
+    const auto step = static_cast<uint64_t>(s.num_output_tokens);
+    const token_id t = model::sample(r, s.sampling, step, rows[size_t(i)].history);
+    if (rows[size_t(i)].history)
+      rows[size_t(i)].history->add_output(t);
+    sampled[size_t(i)] = {
+      s.id, t,
+      s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}};
+  });
+  return sampled;
 }
 
 status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {

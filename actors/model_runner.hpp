@@ -17,6 +17,7 @@
 #include "model/config.hpp"
 #include "base/result.hpp"
 #include "model/forward/transformer.hpp"
+#include "model/sampling_history.hpp"
 #include "model/weights.hpp"
 
 #include <memory>
@@ -83,6 +84,14 @@ private:
   // Each live sequence's block table, built from the plans' changes; only
   // run() touches it, on the executor's thread.
   std::unordered_map<seq_id, std::vector<block_id>> tables_;
+  // The sampling history of each live sequence whose sampling penalises
+  // repeats; only the steps' completions touch it, on the compute stream's
+  // device thread, one step after another.
+  std::unordered_map<seq_id, model::sampling_history> histories_;
+  void forget_histories(const step_plan& plan); // of its released sequences
+  // A token for each sequence of `plan` that samples, from its row of
+  // `logits` [num_sample_rows, vocab], the rows in parallel.
+  std::vector<sampled_token> sample(const step_plan& plan, std::span<const float> logits);
 };
 
 } // namespace kvactor

@@ -62,9 +62,21 @@ request_state::request_state(request_id id, generate_request req, std::vector<to
 }
 
 generation_params request_state::params() const {
-  return {req_.max_tokens, req_.ignore_eos,
-          model::sampling_params{req_.temperature, req_.top_k, req_.top_p, req_.seed},
-          req_.logprobs};
+  model::sampling_params s;
+  s.temperature = req_.temperature;
+  s.top_k = std::max(req_.top_k, 0); // -1 and 0: all tokens
+  s.top_p = req_.top_p;
+  s.seed = req_.seed;
+  s.min_p = req_.min_p;
+  s.presence_penalty = req_.presence_penalty;
+  s.frequency_penalty = req_.frequency_penalty;
+  s.repetition_penalty = req_.repetition_penalty;
+  s.logit_bias.reserve(req_.logit_bias.size());
+  for (const logit_bias_entry& b : req_.logit_bias)
+    s.logit_bias.push_back({b.token, b.bias});
+  s.min_tokens = req_.min_tokens;
+  return {req_.max_tokens, req_.ignore_eos, std::move(s), req_.logprobs,
+          {req_.stop_token_ids.begin(), req_.stop_token_ids.end()}};
 }
 
 token_logprob request_state::logprob_of(token_id t, float logprob) const {

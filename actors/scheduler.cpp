@@ -37,8 +37,14 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
            std::to_string(block_size_) + " per block) but the device pool has " +
            std::to_string(num_device_blocks_);
   }
+  if (params.sampling.min_tokens > 0) { // what may not end it before then
+    std::vector<token_id>& banned = params.sampling.min_tokens_banned;
+    banned = params.stop_token_ids;
+    if (!params.ignore_eos)
+      banned.insert(banned.end(), config_.eos_tokens.begin(), config_.eos_tokens.end());
+  }
   const seq_id id = seq.id();
-  entry& e = entries_.emplace(id, entry{std::move(seq), params}).first->second;
+  entry& e = entries_.emplace(id, entry{std::move(seq), std::move(params)}).first->second;
   e.num_unforked = num_choices - 1;
   insert(e);
   maybe_fork(e); // a one-token prompt has nothing to share
@@ -194,8 +200,11 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
     const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
-    st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
-                              e.params.sampling, e.seq.num_output_tokens(), e.params.num_logprobs);
+    scheduled_sequence& s =
+      st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
+                                e.params.sampling, e.seq.num_output_tokens(), e.params.num_logprobs);
+    if (e.params.sampling.penalises() && !std::exchange(e.history_sent, true))
+      s.history_prompt = token_list(e.seq.prompt());
     st.in_flight.emplace_back(&e, e.seq.id(), sample);
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());

@@ -159,6 +159,7 @@ private:
     int32_t num_host_blocks = 0;   // held in the host pool while swapped
     batching_policy::row row{};    // its standing in the comparison modes
     bool padding() const { return row.padding(); }
+    bool history_sent = false;     // the runner has the prompt for its penalties (step.hpp)
     int32_t num_unforked = 0;      // choices still to fork from this one (which computes
                                    // its prompt short of the last token until then)
     // Tokens the ledger may see: a sequence that forks later holds back its last.
@@ -214,6 +215,7 @@ private:
   sequence_update finish(entry& e, finish_reason why);
   static sequence_update end_update(const entry& e, finish_reason why);
   bool is_eos(const entry& e, token_id t) const;
+  bool is_stop_token(const entry& e, token_id t) const; // one of the request's stop_token_ids
   int32_t num_with_status(sequence_status s) const;
 
   scheduler_config config_;

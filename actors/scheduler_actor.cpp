@@ -69,6 +69,7 @@ void figures(self_ptr self, caf::typed_response_promise<runtime_figures> rp) {
           f.peak_running = st.timing.peak_running;
           f.planning_seconds = st.timing.planning_seconds;
           f.forward_seconds = st.timing.forward_seconds;
+          f.sampling_seconds = st.timing.sampling_seconds;
           f.prefix_queries = pool.num_prefix_queries;
           f.prefix_hits = pool.num_prefix_hits;
           st.metrics.fill(f);

@@ -45,6 +45,8 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
       u = end_in_batch(e, finish_reason::eos);
+    else if (is_stop_token(e, sampled->token))
+      u = end_in_batch(e, finish_reason::stop);
     else if (e.seq.num_output_tokens() >= e.params.max_tokens)
       u = end_in_batch(e, finish_reason::max_tokens);
     u.token = sampled->token;
@@ -142,9 +144,16 @@ sequence_update scheduler::end_update(const entry& e, finish_reason why) {
   return {e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
 }
 
+// NOTE: the sampler makes these tokens impossible before min_tokens; the
+// count is checked here as well, so that an end never comes early.
 bool scheduler::is_eos(const entry& e, token_id t) const {
-  return !e.params.ignore_eos &&
+  return !e.params.ignore_eos && e.seq.num_output_tokens() >= e.params.sampling.min_tokens &&
          std::ranges::find(config_.eos_tokens, t) != config_.eos_tokens.end();
+}
+
+bool scheduler::is_stop_token(const entry& e, token_id t) const {
+  return e.seq.num_output_tokens() >= e.params.sampling.min_tokens &&
+         std::ranges::find(e.params.stop_token_ids, t) != e.params.stop_token_ids.end();
 }
 
 sequence_update scheduler::end_in_batch(entry& e, finish_reason why) {

@@ -21,6 +21,7 @@ struct generation_params {
   bool ignore_eos = false;
   model::sampling_params sampling;
   int32_t num_logprobs = -1; // -1: none; else the token's and this many alternatives'
+  std::vector<token_id> stop_token_ids{}; // a sampled one ends the sequence (finish_reason stop)
 };
 
 // One sequence's share of a step: a prefill chunk or a decode token.
@@ -42,6 +43,11 @@ struct scheduled_sequence {
   int32_t num_output_tokens = 0;     // tokens generated so far: the sampler's step
   // >= 0: the sampled token's logprobs and this many alternatives'
   int32_t num_logprobs = -1;
+  // The prompt, in the first plan of a sequence whose sampling penalises
+  // repeats: the runner keeps the sequence's sampling history from then on
+  // (model/sampling_history.hpp), adding each token it samples, until the
+  // sequence is released.
+  token_list history_prompt{};
 };
 
 struct step_plan {
@@ -62,6 +68,7 @@ struct step_output {
   uint64_t step_id = 0;
   std::vector<sampled_token> sampled; // one per scheduled sequence with sample set
   double forward_seconds = 0;         // the step's time on the device's compute stream
+  double sampling_seconds = 0;        // of which sampling the step's rows
 };
 
 // Copies the swap actor runs for one sequence: device -> host when swapping

@@ -40,6 +40,7 @@ void on_output(self_ptr self, const step_output& out) {
   dispatch(self, st.sched->update_from_output(out));
   st.metrics.stepped(seconds_since(st.timing.step_start));
   st.timing.forward_seconds += out.forward_seconds;
+  st.timing.sampling_seconds += out.sampling_seconds;
   st.timing.peak_running = std::max(st.timing.peak_running, st.sched->num_running());
   kick(self);
 }

@@ -26,6 +26,7 @@ struct step_timing {
   clock::time_point step_start;
   double planning_seconds = 0;
   double forward_seconds = 0;
+  double sampling_seconds = 0;
   int32_t peak_running = 0;
 };
 

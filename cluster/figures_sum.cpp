@@ -42,6 +42,7 @@ runtime_figures sum_figures(const std::vector<addressed_figures>& parts) {
     s.busy_seconds += f.busy_seconds;
     s.planning_seconds += f.planning_seconds;
     s.forward_seconds += f.forward_seconds;
+    s.sampling_seconds += f.sampling_seconds;
     for (const auto& b : f.broken_invariants)
       s.broken_invariants.push_back(address + ": " + b);
     s.prompt_tokens += f.prompt_tokens;

@@ -35,6 +35,9 @@ public:
   void wait_event(stream_id stream, const event_ptr& e) override;
   void synchronize() override;
 
+  void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) override {
+    pool_.parallel_for(n, fn);
+  }
   // Runs task on the stream's thread after everything enqueued before it.
   void enqueue(stream_id stream, std::function<void()> task);
   thread_pool& pool() { return pool_; }

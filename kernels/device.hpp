@@ -113,6 +113,14 @@ public:
   // (paged_attention_params::workspace); empty where attention never splits
   // (CPU). Owned by the device, one per stream, reused by every launch.
   virtual attention_workspace split_workspace(stream_id) const { return {}; }
+  // Calls fn(i) for every i in [0, n) on the device's host threads and
+  // returns when all are done; only from a device thread (a stream's task or
+  // completion). CPU: spread over the kernel thread pool; elsewhere: in turn
+  // on the calling thread.
+  virtual void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+  }
 
 protected:
   friend class buffer;

@@ -1,93 +1,171 @@
 #include "model/sampler.hpp"
 
-#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
+#include "base/assert.hpp"
 #include "model/rng.hpp"
+#include "model/sampling/cut_search.hpp"
+#include "model/sampling/row_ops.hpp"
+#include "model/sampling/row_sampler.hpp"
+#include "model/sampling/top_n.hpp"
 
 namespace kvactor::model {
 
-status validate(const sampling_params& p) {
-  if (std::isnan(p.temperature) || p.temperature < 0)
-    return make_error("sampling", "temperature must be >= 0");
-  if (p.top_k < 0) return make_error("sampling", "top_k must be >= 0");
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f))
-    return make_error("sampling", "top_p must be in (0, 1]");
-  return {};
+namespace {
+
+using sampling::measure_by;
+using sampling::row_cut;
+using sampling::row_measure;
+using sampling::row_ops;
+
+// One thread's buffers, grown to the largest vocabulary seen: rows are
+// sampled in parallel on the device's threads.
+struct row_scratch {
+  std::vector<float> logits; // the row once bias and penalties changed it
+  std::vector<float> w;      // exp((logit - max) / temperature)
+  std::vector<float> block_sums;
+  sampling::cut_scratch cut;
+};
+
+row_scratch& scratch() {
+  thread_local row_scratch s;
+  return s;
 }
 
-token_id greedy(std::span<const float> logits) {
-  KVACTOR_ASSERT(!logits.empty(), "greedy() needs logits");
-  std::size_t best = 0;
-  bool found = false;
-  for (std::size_t i = 0; i < logits.size(); ++i) {
-    if (std::isnan(logits[i])) continue;
-    if (!found || logits[i] > logits[best]) {
-      best = i;
-      found = true;
+// The row as the filters see it: bias, min_tokens and penalties applied.
+std::span<const float> adjusted(std::span<const float> logits, const sampling_params& p,
+                                uint64_t step, const sampling_history* history,
+                                std::vector<float>& out) {
+  out.assign(logits.begin(), logits.end());
+  const auto valid = [&](token_id t) { return t >= 0 && size_t(t) < out.size(); };
+  for (const token_bias& b : p.logit_bias)
+    if (valid(b.token))
+      out[size_t(b.token)] += b.bias;
+  if (step < static_cast<uint64_t>(p.min_tokens))
+    for (token_id t : p.min_tokens_banned)
+      if (valid(t))
+        out[size_t(t)] = -std::numeric_limits<float>::infinity();
+  if (p.penalises()) {
+    KVACTOR_ASSERT(history, "penalties need the request's history");
+    history->apply_penalties(out, p);
+  }
+  return out;
+}
+
+constexpr int32_t small_top_k = 256;
+
+// The cut of the tokens min_p, top_k and top_p keep, each over what the
+// last kept (row_ops.hpp: row_cut).
+row_cut keep_cut(const row_ops& ops, const float* w, int64_t n, const sampling_params& p,
+                 float* block_sums, sampling::cut_scratch& scratch) {
+  row_cut cut{0.0f, -1}; // every token of positive weight
+  // NOTE: the largest weight is 1, so min_p keeps the weights >= min_p.
+  if (p.min_p > 0.0f)
+    cut = {p.min_p, std::numeric_limits<int32_t>::max()};
+  row_measure kept =
+    ops.at_least(w, n, p.min_p > 0.0f ? p.min_p : std::numeric_limits<float>::denorm_min());
+  if (p.top_k > 0 && p.top_k < kept.count) {
+    // NOTE: a few dozen tokens (the usual top_k) come quicker from one scan.
+    if (p.top_k <= small_top_k) {
+      sampling::top_n(ops, w, n, size_t(p.top_k), cut.w, scratch.gathered);
+      cut = {scratch.gathered.back().w, scratch.gathered.back().id};
+    } else {
+      cut = find_cut(ops, w, n, cut, kept, measure_by::count, p.top_k, scratch);
     }
+    if (p.top_p < 1.0f)
+      kept = {ops.kept_sums(w, n, cut, block_sums), p.top_k};
   }
-  return static_cast<token_id>(best);
+  if (p.top_p < 1.0f)
+    cut = find_cut(ops, w, n, cut, kept, measure_by::mass, double(p.top_p) * kept.mass, scratch);
+  return cut;
 }
 
-token_id sample(std::span<const float> logits, const sampling_params& p, uint64_t step) {
-  KVACTOR_ASSERT(!logits.empty(), "sample() needs logits");
-  if (p.is_greedy()) return greedy(logits);
-
-  struct cand {
-    float logit;
-    token_id id;
-  };
-  std::vector<cand> c;
-  c.reserve(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i)
-    if (!std::isnan(logits[i])) c.push_back({logits[i], static_cast<token_id>(i)});
-  if (c.empty()) return 0;
-  const auto better = [](const cand& a, const cand& b) {
-    return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
-  };
-  const std::size_t k =
-    p.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(p.top_k), c.size()) : c.size();
-  if (k < c.size() || p.top_p < 1.0f) {
-    // NOTE: only the kept prefix needs ordering; top-p needs it sorted.
-    std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(k), c.end(), better);
-    c.resize(k);
-  }
-  float max_logit = c[0].logit;
-  for (const auto& x : c) max_logit = std::max(max_logit, x.logit);
-  if (std::isinf(max_logit) && max_logit < 0) return c[0].id; // every candidate is -inf
-
-  std::vector<double> w(c.size());
+// The first kept token, in vocabulary order, at which the kept mass passes
+// u times its total; block_sums[b] holds the kept mass of block b.
+token_id draw(const float* w, int64_t n, const float* block_sums, row_cut cut, double u) {
+  const int64_t num_blocks = sampling::num_row_blocks(n);
   double total = 0;
-  const double inv_t = 1.0 / static_cast<double>(p.temperature);
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    w[i] = std::exp((static_cast<double>(c[i].logit) - max_logit) * inv_t);
-    total += w[i];
+  for (int64_t b = 0; b < num_blocks; ++b)
+    total += block_sums[b];
+  const double target = u * total;
+  double acc = 0;
+  int64_t b = 0, last_with_mass = -1;
+  for (; b < num_blocks; ++b) {
+    if (block_sums[b] <= 0)
+      continue;
+    last_with_mass = b;
+    if (acc + block_sums[b] > target)
+      break;
+    acc += block_sums[b];
   }
-  std::size_t n = c.size();
-  if (p.top_p < 1.0f) {
-    // Smallest prefix (most likely first) whose mass reaches top_p.
-    const double target = static_cast<double>(p.top_p) * total;
-    double cum = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-      cum += w[i];
-      if (cum >= target) {
-        n = i + 1;
-        break;
-      }
-    }
-    total = 0;
-    for (std::size_t i = 0; i < n; ++i) total += w[i];
+  KVACTOR_ASSERT(last_with_mass >= 0, "a draw from a row with nothing kept");
+  if (b == num_blocks) { // rounding: u * total came out as the total
+    b = last_with_mass;
+    acc -= block_sums[b];
+  }
+  const auto kept = [&](int64_t i) { return w[i] > cut.w || (w[i] == cut.w && i <= cut.id); };
+  int64_t last = -1;
+  const int64_t block = sampling::row_block;
+  for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i) {
+    if (!kept(i))
+      continue;
+    last = i;
+    acc += w[i];
+    if (acc > target)
+      return static_cast<token_id>(i);
+  }
+  // NOTE: the block's own sum, in another order, fell just short.
+  KVACTOR_ASSERT(last >= 0, "a draw landed in a block with nothing kept");
+  return static_cast<token_id>(last);
+}
+
+} // namespace
+
+namespace sampling {
+
+token_id greedy_row(const row_ops& ops, std::span<const float> logits) {
+  KVACTOR_ASSERT(!logits.empty(), "greedy() needs logits");
+  const auto n = static_cast<int64_t>(logits.size());
+  const int64_t i = ops.next_at_least(logits.data(), 0, n, ops.max(logits.data(), n));
+  return i < n ? static_cast<token_id>(i) : 0; // every logit NaN
+}
+
+token_id sample_row(const row_ops& ops, std::span<const float> logits, const sampling_params& p,
+                    uint64_t step, const sampling_history* history) {
+  KVACTOR_ASSERT(!logits.empty(), "sample() needs logits");
+  row_scratch& s = scratch();
+  const std::span<const float> x =
+    p.changes_logits(step) ? adjusted(logits, p, step, history, s.logits) : logits;
+  if (p.is_greedy())
+    return greedy_row(ops, x);
+  const auto n = static_cast<int64_t>(x.size());
+  const float max_x = ops.max(x.data(), n);
+  if (!std::isfinite(max_x)) // no distribution: every logit -inf or NaN, or one +inf
+    return greedy_row(ops, x);
+  s.w.resize(size_t(n));
+  s.block_sums.resize(size_t(num_row_blocks(n)));
+  float* w = s.w.data();
+  ops.weights(x.data(), n, max_x, 1.0f / p.temperature, w, s.block_sums.data());
+  row_cut cut{0.0f, -1};
+  if (p.min_p > 0.0f || (p.top_k > 0 && p.top_k < n) || p.top_p < 1.0f) {
+    cut = keep_cut(ops, w, n, p, s.block_sums.data(), s.cut);
+    ops.kept_sums(w, n, cut, s.block_sums.data());
   }
   rng r(mix64(p.seed) ^ mix64(step ^ 0x5851f42d4c957f2dull));
-  const double u = r.uniform() * total;
-  double cum = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    cum += w[i];
-    if (u < cum) return c[i].id;
-  }
-  return c[n - 1].id; // rounding: u fell on the very top
+  return draw(w, n, s.block_sums.data(), cut, r.uniform());
+}
+
+} // namespace sampling
+
+token_id greedy(std::span<const float> logits) {
+  return sampling::greedy_row(sampling::best_row_ops(), logits);
+}
+
+token_id sample(std::span<const float> logits, const sampling_params& p, uint64_t step,
+                const sampling_history* history) {
+  return sampling::sample_row(sampling::best_row_ops(), logits, p, step, history);
 }
 
 } // namespace kvactor::model

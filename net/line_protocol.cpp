@@ -245,6 +245,7 @@ std::string format_stats(const runtime_figures& f) {
     .field("busy_seconds", f.busy_seconds)
     .field("planning_seconds", f.planning_seconds)
     .field("forward_seconds", f.forward_seconds)
+    .field("sampling_seconds", f.sampling_seconds)
     .field("invariants_ok", f.broken_invariants.empty());
   if (!f.workers.empty()) {
     std::vector<json_writer> workers;

@@ -183,6 +183,7 @@ struct runtime_figures {
   double busy_seconds = 0;
   double planning_seconds = 0;
   double forward_seconds = 0;
+  double sampling_seconds = 0; // of forward_seconds, sampling the steps' rows
   std::vector<std::string> broken_invariants; // empty when the pools are sound
   // Counters since the start, and latency distributions in seconds, for
   // monitoring (the HTTP front's /metrics).
@@ -288,7 +289,8 @@ typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
            x.host_blocks_total, x.host_blocks_free, x.running, x.waiting, x.swapped,
            x.requests_finished, x.requests_aborted, x.prefix_hit_rate, x.kv_utilisation,
            x.preemptions, x.tokens_generated, x.steps, x.peak_running, x.busy_seconds,
-           x.planning_seconds, x.forward_seconds, x.broken_invariants, x.prompt_tokens,
+           x.planning_seconds, x.forward_seconds, x.sampling_seconds, x.broken_invariants,
+           x.prompt_tokens,
            x.prefix_queries, x.prefix_hits, x.time_to_first_token, x.inter_token_latency,
            x.e2e_latency, x.queue_time, x.step_time, x.workers);
 }

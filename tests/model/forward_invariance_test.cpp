@@ -40,7 +40,7 @@ void expect_bit_equal(std::span<const float> a, std::span<const float> b, const 
 void expect_same_tokens(std::span<const float> a, std::span<const float> b, uint64_t step,
                         const std::string& what) {
   EXPECT_EQ(greedy(a), greedy(b)) << what;
-  const sampling_params seeded{0.8f, 40, 0.95f, 1234};
+  const sampling_params seeded{.temperature = 0.8f, .top_k = 40, .top_p = 0.95f, .seed = 1234};
   EXPECT_EQ(sample(a, seeded, step), sample(b, seeded, step)) << what;
 }
 

@@ -27,6 +27,19 @@ workload_spec mixed(const bench_settings& s, int32_t full, int32_t quick) {
   return w;
 }
 
+// 64 sequences of short prompts and long answers, `in_flight` at a time
+// (one step decodes them all at 64).
+run_spec decode_heavy(const bench_settings& s, int32_t in_flight) {
+  const int32_t num = in_flight >= 64 ? 64 : scaled(s, 16, 4);
+  run_spec spec{std::to_string(in_flight) + " decoding", s.engine,
+                mixed_workload(num, s.seed, s.vocab_size), s.load};
+  spec.workload.name = "decode-heavy";
+  spec.workload.shapes = {{1, {16, 32}, {scaled(s, 128, 8), scaled(s, 128, 8)}}};
+  spec.engine.max_num_seqs = 64;
+  spec.load.concurrency = in_flight;
+  return spec;
+}
+
 using metric_fn = std::function<double(const run_metrics&)>;
 
 std::variant<comparison, std::string> side_by_side(caf::actor_system& sys, std::string name,
@@ -97,6 +110,23 @@ std::variant<comparison, std::string> swap_vs_recompute(caf::actor_system& sys,
                       throughput, 0, a, b);
 }
 
+// The same decode-heavy requests sampled (temperature 0.8, top_p 0.95) and
+// greedy, `in_flight` at a time: what sampling costs a step.
+std::variant<comparison, std::string> sampled_vs_greedy(caf::actor_system& sys,
+                                                        const bench_settings& s,
+                                                        int32_t in_flight) {
+  run_spec a = decode_heavy(s, in_flight);
+  a.label = "sampled";
+  a.workload.temperature = sampled_temperature;
+  a.workload.top_p = sampled_top_p;
+  run_spec b = decode_heavy(s, in_flight);
+  b.label = "greedy";
+  return side_by_side(sys,
+                      "sampled (temperature 0.8, top_p 0.95) vs greedy, " +
+                        std::to_string(in_flight) + " in flight",
+                      "output tokens/s", throughput, 0.9, a, b);
+}
+
 } // namespace
 
 run_result run_one(caf::actor_system& sys, const run_spec& spec) {
@@ -116,8 +146,8 @@ run_result run_one(caf::actor_system& sys, const run_spec& spec) {
 }
 
 const std::vector<std::string>& comparison_names() {
-  static const std::vector<std::string> names{"continuous", "padded", "paged", "prefix",
-                                              "preemption"};
+  static const std::vector<std::string> names{"continuous", "padded",  "paged",  "prefix",
+                                              "preemption", "sampling", "sampling1"};
   return names;
 }
 
@@ -133,6 +163,10 @@ std::variant<comparison, std::string> compare(caf::actor_system& sys, const std:
     return prefix_on_vs_off(sys, s);
   if (name == "preemption")
     return swap_vs_recompute(sys, s);
+  if (name == "sampling")
+    return sampled_vs_greedy(sys, s, 64);
+  if (name == "sampling1")
+    return sampled_vs_greedy(sys, s, 1);
   return "unknown comparison '" + name + "'";
 }
 
@@ -152,11 +186,7 @@ sweep(caf::actor_system& sys, const std::vector<int32_t>& concurrency, const ben
 }
 
 run_result overhead_run(caf::actor_system& sys, const bench_settings& s) {
-  run_spec spec{"64 decoding", s.engine, mixed_workload(64, s.seed, s.vocab_size), s.load};
-  spec.workload.name = "decode-heavy";
-  spec.workload.shapes = {{1, {16, 32}, {scaled(s, 128, 8), scaled(s, 128, 8)}}};
-  spec.engine.max_num_seqs = 64;
-  return run_one(sys, spec);
+  return run_one(sys, decode_heavy(s, 64));
 }
 
 } // namespace kvactor::bench

@@ -40,6 +40,8 @@ std::vector<bench_request> make_requests(const workload_spec& spec) {
     r.request.max_tokens = draw(rng, shape.output);
     r.request.ignore_eos = true;
     r.request.seed = spec.seed + static_cast<uint64_t>(i);
+    r.request.temperature = spec.temperature;
+    r.request.top_p = spec.top_p;
     r.arrival_s = arrivals.next(rng);
     out.push_back(std::move(r));
   }

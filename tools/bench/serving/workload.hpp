@@ -32,7 +32,13 @@ struct workload_spec {
   double shared_prefix_fraction = 0; // of the prompts, these start with ...
   int32_t shared_prefix_len = 0;     // ... the same this many tokens
   int32_t vocab_size = 512;          // token ids are drawn below this
+  float temperature = 0;             // every request's; 0: greedy
+  float top_p = 1;
 };
+
+// What users send: OpenAI's clients and chat UIs sample, seeded here.
+inline constexpr float sampled_temperature = 0.8f;
+inline constexpr float sampled_top_p = 0.95f;
 
 struct bench_request {
   generate_request request;
