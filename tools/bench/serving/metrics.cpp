@@ -64,6 +64,7 @@ run_metrics summarize(const load_result& r) {
   if (f.busy_seconds > 0) {
     m.overhead_share = 1 - f.forward_seconds / f.busy_seconds;
     m.planning_share = f.planning_seconds / f.busy_seconds;
+    m.sampling_share = f.sampling_seconds / f.busy_seconds;
   }
   return m;
 }

@@ -29,6 +29,7 @@ struct run_metrics {
   int64_t steps = 0;
   double overhead_share = 0;      // of busy step time, outside the forward pass
   double planning_share = 0;      // of busy step time, planning
+  double sampling_share = 0;      // of busy step time, sampling (within the forward pass)
   std::vector<std::string> errors; // the first few requests that did not end normally
 };
 

@@ -52,7 +52,8 @@ json_writer run_json(const run_report& r) {
     .field("prefix_hit_rate", m.prefix_hit_rate)
     .field("steps", m.steps)
     .field("overhead_share", m.overhead_share)
-    .field("planning_share", m.planning_share);
+    .field("planning_share", m.planning_share)
+    .field("sampling_share", m.sampling_share);
   json_writer w;
   w.field("label", r.spec.label).object("workload", workload).object("engine", engine)
     .object("metrics", metrics);
@@ -102,7 +103,8 @@ void print_run(std::ostream& out, const run_report& r) {
       << fixed(100 * m.kv_utilisation, 1) << "%, peak running " << m.peak_running
       << ", preemptions " << m.preemptions << ", prefix hits " << fixed(100 * m.prefix_hit_rate, 1)
       << "%, overhead " << fixed(100 * m.overhead_share, 2) << "% (planning "
-      << fixed(100 * m.planning_share, 2) << "%), " << fixed(m.wall_s, 1) << " s\n";
+      << fixed(100 * m.planning_share, 2) << "%), sampling " << fixed(100 * m.sampling_share, 2)
+      << "%, " << fixed(m.wall_s, 1) << " s\n";
   for (const auto& e : m.errors)
     out << "    error: " << e << "\n";
 }
@@ -110,7 +112,7 @@ void print_run(std::ostream& out, const run_report& r) {
 void print_comparison(std::ostream& out, const comparison& c) {
   out << c.name << ": " << c.metric << " ratio " << fixed(c.ratio, 2);
   if (c.target > 0)
-    out << " (target >= " << fixed(c.target, 0) << ")";
+    out << " (target >= " << fixed(c.target, c.target < 1 ? 1 : 0) << ")";
   out << "\n";
   print_run(out, c.a);
   print_run(out, c.b);
