@@ -9,6 +9,7 @@
 #include "model/model_folder.hpp"
 #include "model/sampler.hpp"
 #include "model/tiny/tiny_model.hpp"
+#include "model_runtime_fixture.hpp"
 #include "tiny_serving.hpp"
 
 #include <gmock/gmock.h>
@@ -32,75 +33,7 @@ using testing::greedy_alone;
 using testing::model_dir;
 using testing::tokens;
 
-using testing::collector;
-using testing::sink_fn;
-using testing::test_config;
-
-class model_runtime : public ::testing::Test {
-protected:
-  void start(engine_config e) {
-    e.model_dir = model_dir().string();
-    auto rt = spawn_runtime(sys_, e);
-    ASSERT_TRUE(rt) << sys_.render(rt.error());
-    rt_ = *rt;
-    // NOTE: request ids start again in each runtime: a fresh collector.
-    events_ = std::make_shared<collector>();
-    sink_ = sys_.spawn(sink_fn, events_);
-  }
-
-  void TearDown() override { stop(); }
-
-  // Shuts the runtime down (every actor ends); start() may follow.
-  void stop() {
-    if (!rt_) return;
-    bool done = false;
-    self_->request(rt_, caf::infinite, shutdown_atom::value)
-      .receive([&](bool ok) { done = ok; },
-               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
-    EXPECT_TRUE(done);
-    rt_ = nullptr;
-  }
-
-  request_id generate(std::vector<int32_t> prompt, int32_t max_tokens) {
-    generate_request req;
-    req.prompt_tokens = std::move(prompt);
-    req.max_tokens = max_tokens;
-    req.ignore_eos = true;
-    return generate(req);
-  }
-
-  request_id generate(const generate_request& req) {
-    admission a;
-    self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
-      .receive([&](const admission& x) { a = x; },
-               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
-    EXPECT_TRUE(a.ok()) << a.error_message;
-    return a.id;
-  }
-
-  runtime_figures figures() {
-    runtime_figures f;
-    self_->request(rt_, caf::infinite, figures_atom::value)
-      .receive([&](const runtime_figures& x) { f = x; },
-               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
-    return f;
-  }
-
-  void expect_idle() {
-    const runtime_figures f = figures();
-    EXPECT_EQ(f.device_blocks_used, 0);
-    EXPECT_EQ(f.host_blocks_free, f.host_blocks_total);
-    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
-    EXPECT_THAT(f.broken_invariants, IsEmpty());
-  }
-
-  test_config cfg_;
-  caf::actor_system sys_{cfg_};
-  caf::scoped_actor self_{sys_};
-  std::shared_ptr<collector> events_ = std::make_shared<collector>();
-  runtime_actor rt_;
-  sink_actor sink_;
-};
+using testing::model_runtime;
 
 TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
   start(engine_config{});
@@ -136,9 +69,7 @@ TEST_P(model_runtime_weights, every_choice_gives_the_tokens_of_the_fp32_pass) {
 
 INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights,
                          ::testing::Values(std::nullopt, number_format::f32, number_format::bf16),
-                         [](const auto& p) {
-                           return p.param ? to_string(*p.param) : "auto";
-                         });
+                         [](const auto& p) { return p.param ? to_string(*p.param) : "auto"; });
 
 // Each token of a greedy request that asks for 3 logprobs is the most
 // likely of its step, its logprob the top one's, the alternatives in order.
@@ -171,10 +102,12 @@ TEST_F(model_runtime, token_events_carry_the_models_logprobs_when_asked) {
     EXPECT_GE(ev.top_logprobs[0].logprob, ev.top_logprobs[1].logprob);
     EXPECT_GE(ev.top_logprobs[1].logprob, ev.top_logprobs[2].logprob);
     double mass = 0;
-    for (const token_logprob& t : ev.top_logprobs) mass += std::exp(double(t.logprob));
+    for (const token_logprob& t : ev.top_logprobs)
+      mass += std::exp(double(t.logprob));
     EXPECT_LE(mass, 1.0 + 1e-6);
   }
-  for (const token_event& ev : events_->tokens[plain]) EXPECT_FALSE(ev.has_logprobs);
+  for (const token_event& ev : events_->tokens[plain])
+    EXPECT_FALSE(ev.has_logprobs);
 }
 
 TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
@@ -192,6 +125,7 @@ TEST_F(model_runtime, a_prefix_cache_hit_gives_the_same_tokens) {
 
 // (preemption, activations): bf16 activations keep batch invariance, so
 // their outputs too stay those of the sequence alone.
+
 class model_runtime_preemption
   : public model_runtime,
     public ::testing::WithParamInterface<std::tuple<preemption_mode, number_format>> {};

@@ -1,0 +1,86 @@
+#pragma once
+// The fixture of the tests that serve the tiny model end to end
+// (model_runtime*_test.cpp): a runtime from an engine_config, a sink that
+// collects its events, and the calls the tests make of it.
+
+#include "actors/actors.hpp"
+#include "kvactor/kvactor.hpp"
+#include "test_sink.hpp"
+#include "tiny_serving.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace kvactor::testing {
+
+class model_runtime : public ::testing::Test {
+protected:
+  void start(engine_config e) {
+    e.model_dir = model_dir().string();
+    auto rt = spawn_runtime(sys_, e);
+    ASSERT_TRUE(rt) << sys_.render(rt.error());
+    rt_ = *rt;
+    // NOTE: request ids start again in each runtime: a fresh collector.
+    events_ = std::make_shared<collector>();
+    sink_ = sys_.spawn(sink_fn, events_);
+  }
+
+  void TearDown() override { stop(); }
+
+  // Shuts the runtime down (every actor ends); start() may follow.
+  void stop() {
+    if (!rt_)
+      return;
+    bool done = false;
+    self_->request(rt_, caf::infinite, shutdown_atom::value)
+      .receive([&](bool ok) { done = ok; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    EXPECT_TRUE(done);
+    rt_ = nullptr;
+  }
+
+  request_id generate(std::vector<int32_t> prompt, int32_t max_tokens) {
+    generate_request req;
+    req.prompt_tokens = std::move(prompt);
+    req.max_tokens = max_tokens;
+    req.ignore_eos = true;
+    return generate(req);
+  }
+
+  request_id generate(const generate_request& req) {
+    admission a;
+    self_->request(rt_, caf::infinite, generate_atom::value, req, sink_)
+      .receive([&](const admission& x) { a = x; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    EXPECT_TRUE(a.ok()) << a.error_message;
+    return a.id;
+  }
+
+  runtime_figures figures() {
+    runtime_figures f;
+    self_->request(rt_, caf::infinite, figures_atom::value)
+      .receive([&](const runtime_figures& x) { f = x; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+    return f;
+  }
+
+  void expect_idle() {
+    const runtime_figures f = figures();
+    EXPECT_EQ(f.device_blocks_used, 0);
+    EXPECT_EQ(f.host_blocks_free, f.host_blocks_total);
+    EXPECT_EQ(f.running + f.waiting + f.swapped, 0);
+    EXPECT_THAT(f.broken_invariants, ::testing::IsEmpty());
+  }
+
+  test_config cfg_;
+  caf::actor_system sys_{cfg_};
+  caf::scoped_actor self_{sys_};
+  std::shared_ptr<collector> events_ = std::make_shared<collector>();
+  runtime_actor rt_;
+  sink_actor sink_;
+};
+
+} // namespace kvactor::testing
