@@ -27,11 +27,11 @@ struct fields {
 };
 
 // The numeric generation parameters, each by the runtime's rule alone.
-constexpr integer_field integer_fields[] = {max_tokens_field, top_k_field,   priority_field,
-                                            logprobs_field,   choices_field, min_tokens_field};
-constexpr number_field number_fields[] = {temperature_field,        top_p_field,
-                                          min_p_field,              presence_penalty_field,
-                                          frequency_penalty_field, repetition_penalty_field};
+constexpr integer_field integer_fields[] = {max_tokens_field, top_k_field, priority_field,
+                                            logprobs_field, choices_field, min_tokens_field};
+constexpr number_field number_fields[] = {temperature_field, top_p_field, min_p_field,
+                                          presence_penalty_field, frequency_penalty_field,
+                                          repetition_penalty_field};
 
 // Reads one known field into f: its JSON type here, its range by the
 // runtime's rules (request_fields); an error names the field.
