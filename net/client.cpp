@@ -94,6 +94,26 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
     w.field("logprobs", req.logprobs);
   if (req.n > 1)
     w.field("n", req.n);
+  // The sampling fields vLLM added, only where they differ from their
+  // defaults (a server that predates them ignores them then).
+  if (req.min_p != 0)
+    w.field("min_p", double(req.min_p));
+  if (req.presence_penalty != 0)
+    w.field("presence_penalty", double(req.presence_penalty));
+  if (req.frequency_penalty != 0)
+    w.field("frequency_penalty", double(req.frequency_penalty));
+  if (req.repetition_penalty != 1)
+    w.field("repetition_penalty", double(req.repetition_penalty));
+  if (!req.logit_bias.empty()) {
+    json_writer bias; // as OpenAI's API: token ids (decimal strings) as keys
+    for (const logit_bias_entry& e : req.logit_bias)
+      bias.field(std::to_string(e.token), double(e.bias));
+    w.object("logit_bias", bias);
+  }
+  if (!req.stop_token_ids.empty())
+    w.field("stop_token_ids", req.stop_token_ids);
+  if (req.min_tokens != 0)
+    w.field("min_tokens", req.min_tokens);
 }
 
 std::string cancel_line(std::string_view id) {

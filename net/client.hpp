@@ -34,8 +34,9 @@ struct server_event {
 std::optional<server_event> parse_event(std::string_view line);
 
 std::string generate_line(std::string_view id, const generate_request& req);
-// The generation fields of `req` (max_tokens through stop), as both the line
-// protocol and the HTTP front read them.
+// The generation fields of `req` (max_tokens through min_tokens), as both the
+// line protocol and the HTTP front read them; those after n only where they
+// differ from their defaults.
 void write_generation_fields(json_writer& w, const generate_request& req);
 std::string cancel_line(std::string_view id);
 

@@ -15,6 +15,7 @@
 
 #include "kvactor/kvactor.hpp"
 #include "model/chat_template.hpp"
+#include "model/sampling_defaults.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -48,6 +49,9 @@ struct http_front {
   http_options options;
   // the model's (plain: none)
   model::chat_template chat = model::chat_template::detect(std::nullopt);
+  // the model's generation_config.json defaults (none: OpenAI's), for the
+  // sampling fields a request leaves out
+  model::sampling_defaults sampling;
   std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
   int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())

@@ -4,6 +4,8 @@
 #include "net/json_writer.hpp"
 #include "net/logprob_report.hpp"
 #include "net/numeric_fields.hpp"
+#include "net/request_defaults.hpp"
+#include "net/token_fields.hpp"
 
 #include <limits>
 
@@ -26,8 +28,10 @@ struct fields {
 
 // The numeric generation parameters, each by the runtime's rule alone.
 constexpr integer_field integer_fields[] = {max_tokens_field, top_k_field, priority_field,
-                                            logprobs_field, choices_field};
-constexpr number_field number_fields[] = {temperature_field, top_p_field};
+                                            logprobs_field, choices_field, min_tokens_field};
+constexpr number_field number_fields[] = {temperature_field, top_p_field, min_p_field,
+                                          presence_penalty_field, frequency_penalty_field,
+                                          repetition_penalty_field};
 
 // Reads one known field into f: its JSON type here, its range by the
 // runtime's rules (request_fields); an error names the field.
@@ -50,6 +54,10 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
   for (const number_field& field : number_fields)
     if (key == field.key)
       return fault(read_numeric(field, v, f.req));
+  if (key == "logit_bias")
+    return fault(read_logit_bias(v, f.req));
+  if (key == "stop_token_ids")
+    return fault(read_stop_token_ids(v, f.req));
   if (key == "op" || key == "id" || key == "prompt") {
     std::string_view s;
     if (auto err = v.get_string().get(s))
@@ -134,8 +142,9 @@ client_message line_parser::parse(std::string_view line) {
       return fail("bad_json", std::nullopt, "trailing content after the JSON object");
   }
 
-  // Second pass: every known field, typed.
+  // Second pass: every known field, typed, over the model's defaults.
   fields f;
+  apply_sampling_defaults(defaults_, f.req);
   od::document doc;
   od::object obj;
   if (parser_.iterate(buffer_).get(doc) || doc.get_object().get(obj))
@@ -165,6 +174,8 @@ client_message line_parser::parse(std::string_view line) {
   if (f.prompt.has_value() == f.prompt_tokens.has_value())
     return fail(f.prompt ? "invalid_field" : "missing_field", f.id,
                 "exactly one of prompt or prompt_tokens is required");
+  if (auto wrong = check_min_tokens_fit(f.req))
+    return fail("invalid_field", f.id, std::move(*wrong));
   generate_op g{*f.id, std::move(f.req)};
   if (f.prompt)
     g.request.prompt = std::move(*f.prompt);

@@ -8,6 +8,7 @@
 //   server: {"event":"accepted"|"token"|"done"|"stats"|"pong"|"error",…}
 
 #include "kvactor/kvactor.hpp"
+#include "model/sampling_defaults.hpp"
 
 #include <simdjson.h>
 
@@ -39,12 +40,17 @@ struct protocol_error {
 
 using client_message = std::variant<generate_op, cancel_op, stats_op, ping_op, protocol_error>;
 
-// Parses one line (without its '\n'; a trailing '\r' is ignored).
+// Parses one line (without its '\n'; a trailing '\r' is ignored). A
+// generate line's omitted sampling fields take `defaults` (the model's
+// generation_config.json) where it sets them, else the protocol's own.
 class line_parser {
 public:
+  explicit line_parser(model::sampling_defaults defaults = {}) : defaults_(defaults) {}
+
   client_message parse(std::string_view line);
 
 private:
+  model::sampling_defaults defaults_;
   simdjson::ondemand::parser parser_;
   simdjson::padded_string buffer_;
 };

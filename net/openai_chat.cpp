@@ -133,11 +133,10 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
 
 } // namespace openai
 
-std::variant<completion_request, api_error> parse_chat_request(std::string_view body,
-                                                               uint64_t draw_seed,
-                                                               const model::chat_template& chat,
-                                                               std::string today) {
-  auto read = openai::read_body(body, draw_seed, true);
+std::variant<completion_request, api_error>
+parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_template& chat,
+                   std::string today, const model::sampling_defaults& defaults) {
+  auto read = openai::read_body(body, draw_seed, true, defaults);
   if (auto* e = std::get_if<api_error>(&read))
     return *e;
   auto& f = std::get<openai::fields>(read);

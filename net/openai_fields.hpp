@@ -36,8 +36,10 @@ bool is_chat_field(std::string_view key);
 std::optional<api_error> read_chat_field(std::string_view key, simdjson::ondemand::value v,
                                          fields& f);
 
-// The body's fields, read and checked, or the error naming the one at fault.
-std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat);
+// The body's fields, read and checked over the front door's defaults and
+// the model's (`defaults`), or the error naming the one at fault.
+std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat,
+                                          const model::sampling_defaults& defaults);
 
 // One generate_request per prompt of f.
 completion_request request_of(fields& f);

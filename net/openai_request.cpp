@@ -5,6 +5,8 @@
 #include "actors/request_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/numeric_fields.hpp"
+#include "net/request_defaults.hpp"
+#include "net/token_fields.hpp"
 
 #include <simdjson.h>
 
@@ -113,10 +115,13 @@ std::optional<api_error> read_stop(od::value v, std::vector<std::string>& stop) 
   }
   return std::nullopt;
 }
-// The numeric fields OpenAI's API takes by the runtime's rules as they are
-// (its temperature, top_k and logprobs have rules of their own, below).
-constexpr integer_field integer_fields[] = {max_tokens_field, choices_field, priority_field};
-constexpr number_field number_fields[] = {top_p_field};
+// The numeric fields OpenAI's API (with vLLM's extensions min_p,
+// repetition_penalty and min_tokens, and top_k) takes by the runtime's rules
+// as they are (its temperature and logprobs have rules of their own, below).
+constexpr integer_field integer_fields[] = {max_tokens_field, choices_field, priority_field,
+                                            top_k_field, min_tokens_field};
+constexpr number_field number_fields[] = {top_p_field, min_p_field, presence_penalty_field,
+                                          frequency_penalty_field, repetition_penalty_field};
 
 // One field of the body into f; an error names the field. Unknown keys and
 // nulls are ignored, as OpenAI's API does.
@@ -156,15 +161,6 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
     if (v.get_double().get(t) || !(t >= 0 && t <= 2))
       return must_be(key, "a number in [0, 2]");
     f.params.temperature = static_cast<float>(t);
-  } else if (key == "top_k") {
-    int64_t k;
-    if (v.get_int64().get(k))
-      return must_be(key, "an integer");
-    if (k == -1) // vLLM's word for all tokens, the runtime's 0
-      k = 0;
-    if (auto wrong = check_top_k(k))
-      return invalid(key, *wrong + " or -1 (0 and -1: all tokens)");
-    f.params.top_k = static_cast<int32_t>(k);
   } else if (key == "seed") {
     int64_t s;
     uint64_t u;
@@ -215,21 +211,12 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
       return must_be(key, "true or false");
     if (echo)
       return unsupported(key, "echo");
-  } else if (key == "presence_penalty" || key == "frequency_penalty") {
-    double p;
-    if (v.get_double().get(p) || !(p >= -2 && p <= 2))
-      return must_be(key, "a number in [-2, 2]");
-    if (p != 0)
-      return unsupported(key, std::string(key) + " other than 0");
   } else if (key == "suffix") {
     return unsupported(key, "suffix");
   } else if (key == "logit_bias") {
-    od::object o;
-    if (v.get_object().get(o))
-      return must_be(key, "an object");
-    size_t n = 0;
-    if (o.count_fields().get(n) || n > 0)
-      return unsupported(key, "logit_bias");
+    return fault(read_logit_bias(v, f.params));
+  } else if (key == "stop_token_ids") { // as vLLM accepts it
+    return fault(read_stop_token_ids(v, f.params));
   } else if (key == "return_token_ids") { // as vLLM accepts it
     if (v.get_bool().get(f.return_token_ids))
       return must_be(key, "true or false");
@@ -242,7 +229,8 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
 
 } // namespace
 
-std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat) {
+std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat,
+                                         const model::sampling_defaults& defaults) {
   simdjson::padded_string buffer(body);
   od::parser parser;
   od::document doc;
@@ -261,6 +249,7 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   f.params.max_tokens = chat ? default_chat_max_tokens : 16;
   f.params.temperature = 1.0f;
   f.params.seed = draw_seed;
+  apply_sampling_defaults(defaults, f.params); // the model's, for the fields left out
   for (auto field : obj) {
     std::string_view key;
     if ((err = field.unescaped_key().get(key)))
@@ -273,6 +262,8 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   if (chat ? !f.messages : !f.prompts)
     return invalid(chat ? "messages" : "prompt",
                    chat ? "messages is required" : "prompt is required");
+  if (auto wrong = check_min_tokens_fit(f.params))
+    return invalid("min_tokens", std::move(*wrong));
   if (f.include_usage && !f.stream)
     return invalid("stream_options", "stream_options is only allowed when stream is true");
   if (chat && f.chat_top_logprobs > 0 && !f.chat_logprobs)
@@ -301,9 +292,10 @@ completion_request request_of(fields& f) {
 
 } // namespace openai
 
-std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
-                                                                     uint64_t draw_seed) {
-  auto read = openai::read_body(body, draw_seed, false);
+std::variant<completion_request, api_error>
+parse_completion_request(std::string_view body, uint64_t draw_seed,
+                         const model::sampling_defaults& defaults) {
+  auto read = openai::read_body(body, draw_seed, false, defaults);
   if (auto* e = std::get_if<api_error>(&read))
     return *e;
   return openai::request_of(std::get<openai::fields>(read));

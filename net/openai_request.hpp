@@ -5,12 +5,15 @@
 // errors in OpenAI's shape with their HTTP status. No sockets here.
 //
 //   {"model":"m","prompt":"Hi" | [1,2,3] | ["a","b"] | [[1,2],[3]],
-//    "max_tokens":16,"temperature":1,"top_p":1,"top_k":-1,"seed":7,
+//    "max_tokens":16,"temperature":1,"top_p":1,"top_k":-1,"seed":7,"min_p":0.05,
+//    "presence_penalty":0.5,"frequency_penalty":0.5,"repetition_penalty":1.1,
+//    "logit_bias":{"50256":-100},"stop_token_ids":[2],"min_tokens":4,
 //    "stop":"\n" | ["\n","."],"stream":true,"stream_options":{"include_usage":true}}
 //   {"model":"m","messages":[{"role":"user","content":"Hi"}],"max_completion_tokens":64,…}
 
 #include "kvactor/kvactor.hpp"
 #include "model/chat_template.hpp"
+#include "model/sampling_defaults.hpp"
 
 #include <optional>
 #include <string>
@@ -46,19 +49,21 @@ struct completion_request {
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request
-// that names none (OpenAI's outputs differ from call to call then).
-std::variant<completion_request, api_error> parse_completion_request(std::string_view body,
-                                                                     uint64_t draw_seed);
+// that names none (OpenAI's outputs differ from call to call then);
+// `defaults` (the model's generation_config.json) the sampling fields it
+// leaves out, where set, else OpenAI's.
+std::variant<completion_request, api_error>
+parse_completion_request(std::string_view body, uint64_t draw_seed,
+                         const model::sampling_defaults& defaults = {});
 
 inline constexpr int32_t default_chat_max_tokens = 256;
 
 // Parses a /v1/chat/completions body into one prompt, the messages rendered
 // by `chat` (its end-of-turn text added to the stop strings); `today` for
-// templates that print the date.
-std::variant<completion_request, api_error> parse_chat_request(std::string_view body,
-                                                               uint64_t draw_seed,
-                                                               const model::chat_template& chat,
-                                                               std::string today);
+// templates that print the date; `defaults` as for completions.
+std::variant<completion_request, api_error>
+parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_template& chat,
+                   std::string today, const model::sampling_defaults& defaults = {});
 
 // The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
 // length, aborted -> abort (as vLLM reports a request it ended early),

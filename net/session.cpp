@@ -9,7 +9,7 @@ namespace asio = boost::asio;
 session::session(asio::ip::tcp::socket socket, caf::actor_system& sys, runtime_actor runtime,
                  session_options options)
   : socket_connection(std::move(socket), options.max_output_bytes), sys_(sys),
-    runtime_(std::move(runtime)), options_(options) {
+    runtime_(std::move(runtime)), options_(options), parser_(options.sampling) {
 }
 
 session::~session() {

@@ -24,6 +24,7 @@ struct session_options {
   size_t max_line_bytes = default_max_line_bytes;
   size_t max_output_bytes = size_t{16} << 20;
   int32_t socket_send_buffer = 0; // SO_SNDBUF in bytes; 0: the system's default
+  model::sampling_defaults sampling; // the model's, for the fields a request leaves out
 };
 
 class session : public socket_connection {

@@ -3,6 +3,8 @@
 //
 //   kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]
 //                  [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]
+//                  [--min-p=P] [--presence-penalty=X] [--frequency-penalty=X]
+//                  [--repetition-penalty=X] [--min-tokens=N]
 //                  [--logprobs=N] [--n=N] [--json] [--cancel-after=N] "prompt"
 //   kvactor-client [--host=H] [--port=P] --stats
 
@@ -29,6 +31,8 @@ struct options {
     << "kvactor-client: " << problem << "\n"
     << "usage: kvactor-client [--host=H] [--port=P] [--max-tokens=N] [--temperature=T]\n"
        "                      [--top-k=K] [--top-p=P] [--seed=S] [--stop=TEXT]\n"
+       "                      [--min-p=P] [--presence-penalty=X] [--frequency-penalty=X]\n"
+       "                      [--repetition-penalty=X] [--min-tokens=N]\n"
        "                      [--logprobs=N] [--n=N] [--json] [--cancel-after=N] \"prompt\"\n"
        "       kvactor-client [--host=H] [--port=P] --stats\n";
   std::exit(2);
@@ -62,6 +66,12 @@ options parse(int argc, char** argv) {
     else if (name == "temperature") o.req.temperature = static_cast<float>(number());
     else if (name == "top-k") o.req.top_k = static_cast<int32_t>(number());
     else if (name == "top-p") o.req.top_p = static_cast<float>(number());
+    else if (name == "min-p") o.req.min_p = static_cast<float>(number());
+    else if (name == "presence-penalty") o.req.presence_penalty = static_cast<float>(number());
+    else if (name == "frequency-penalty") o.req.frequency_penalty = static_cast<float>(number());
+    else if (name == "repetition-penalty")
+      o.req.repetition_penalty = static_cast<float>(number());
+    else if (name == "min-tokens") o.req.min_tokens = static_cast<int32_t>(number());
     else if (name == "seed") o.req.seed = static_cast<uint64_t>(number());
     else if (name == "stop") o.req.stop.push_back(v);
     else if (name == "logprobs") o.req.logprobs = static_cast<int32_t>(number());

@@ -2,6 +2,7 @@
 
 #include "cluster/front_actor.hpp"
 #include "cluster/worker_actor.hpp"
+#include "model/sampling_defaults.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "net/http_session.hpp"
 #include "net/session.hpp"
@@ -91,9 +92,20 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
     return 2;
   }
-  net::server server(net::line_protocol(sys, runtime));
+  // The model's generation_config.json: defaults for the sampling fields a
+  // request leaves out, at both front doors (as vLLM applies them).
+  auto sampling = model::load_sampling_defaults(model_dir);
+  if (!sampling) {
+    std::cerr << "kvactor-serve: " << sampling.error().message << "\n";
+    caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  net::session_options line_options;
+  line_options.sampling = *sampling;
+  net::server server(net::line_protocol(sys, runtime, line_options));
   auto front = std::make_shared<net::http_front>(
     sys, runtime, cfg.served_model_name.empty() ? folder_name(model_dir) : cfg.served_model_name);
+  front->sampling = *sampling;
   if (cfg.http_port > 0) {
     auto chat = model::chat_template::load(model_dir);
     if (!chat) {
@@ -116,6 +128,9 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
       return 1;
     }
   std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
+  if (!sampling->empty())
+    std::cout << "kvactor sampling defaults from generation_config.json: "
+              << model::to_string(*sampling) << std::endl;
   if (http)
     std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
               << ", model '" << front->model_name << "', chat template "

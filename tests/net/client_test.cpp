@@ -16,6 +16,7 @@ namespace kvactor::net {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using boost::asio::ip::tcp;
 
 TEST(client_http, writes_a_completions_request_and_reads_a_status_line) {
@@ -107,6 +108,40 @@ TEST(client_lines, generate_line_reads_back_as_the_same_request) {
   EXPECT_EQ(std::get<generate_op>(t).request.prompt, text.prompt);
   EXPECT_TRUE(std::get<generate_op>(t).request.prompt_tokens.empty());
   EXPECT_TRUE(std::get<generate_op>(t).request.stop.empty());
+}
+
+TEST(client_lines, generate_line_sends_the_sampling_fields_that_differ_from_their_defaults) {
+  generate_request r;
+  r.prompt = "x";
+  const std::string plain = generate_line("p", r);
+  for (const char* key : {"min_p", "presence_penalty", "frequency_penalty", "repetition_penalty",
+                          "logit_bias", "stop_token_ids", "min_tokens"})
+    EXPECT_THAT(plain, Not(HasSubstr(key))) << key;
+
+  r.min_p = 0.25f;
+  r.presence_penalty = -0.5f;
+  r.frequency_penalty = 1.5f;
+  r.repetition_penalty = 1.25f;
+  r.logit_bias = {{50256, -100.0f}, {7, 2.5f}};
+  r.stop_token_ids = {2, 13};
+  r.min_tokens = 3;
+  const std::string line = generate_line("s", r);
+  EXPECT_THAT(line, HasSubstr(R"("logit_bias":{"50256":-100,"7":2.5})"));
+  line_parser p;
+  auto m = p.parse(std::string_view(line).substr(0, line.size() - 1));
+  ASSERT_TRUE(std::holds_alternative<generate_op>(m)) << line;
+  const auto& g = std::get<generate_op>(m).request;
+  EXPECT_FLOAT_EQ(g.min_p, 0.25f);
+  EXPECT_FLOAT_EQ(g.presence_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(g.frequency_penalty, 1.5f);
+  EXPECT_FLOAT_EQ(g.repetition_penalty, 1.25f);
+  ASSERT_EQ(g.logit_bias.size(), 2u);
+  EXPECT_EQ(g.logit_bias[0].token, 50256);
+  EXPECT_FLOAT_EQ(g.logit_bias[0].bias, -100.0f);
+  EXPECT_EQ(g.logit_bias[1].token, 7);
+  EXPECT_FLOAT_EQ(g.logit_bias[1].bias, 2.5f);
+  EXPECT_EQ(g.stop_token_ids, r.stop_token_ids);
+  EXPECT_EQ(g.min_tokens, 3);
 }
 
 TEST(client_lines, cancel_line_reads_back_as_a_cancel) {

@@ -24,7 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto back = again.parse(generate_line(g->id, g->request));
     auto* g2 = std::get_if<generate_op>(&back);
     if (!g2 || g2->id != g->id || g2->request.prompt_tokens != g->request.prompt_tokens ||
-        g2->request.max_tokens != g->request.max_tokens || g2->request.stop != g->request.stop) {
+        g2->request.max_tokens != g->request.max_tokens || g2->request.stop != g->request.stop ||
+        g2->request.min_tokens != g->request.min_tokens ||
+        g2->request.stop_token_ids != g->request.stop_token_ids ||
+        g2->request.logit_bias.size() != g->request.logit_bias.size()) {
       std::fprintf(stderr, "round trip changed the request: %s\n",
                    generate_line(g->id, g->request).c_str());
       std::abort();
