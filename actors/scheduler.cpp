@@ -200,9 +200,9 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
     e.num_scheduled = g.num_new_tokens;
     auto tokens = e.seq.tokens().subspan(size_t(g.start), size_t(g.num_new_tokens));
     const bool sample = g.start + g.num_new_tokens == e.seq.num_tokens();
-    scheduled_sequence& s =
-      st.plan.seqs.emplace_back(e.seq.id(), g.start, token_list(tokens), g.blocks, sample,
-                                e.params.sampling, e.seq.num_output_tokens(), e.params.num_logprobs);
+    scheduled_sequence& s = st.plan.seqs.emplace_back(
+      e.seq.id(), g.start, token_list(tokens), g.blocks, sample, e.params.sampling,
+      e.seq.num_output_tokens(), e.params.num_logprobs);
     if (e.params.sampling.penalises() && !std::exchange(e.history_sent, true))
       s.history_prompt = token_list(e.seq.prompt());
     st.in_flight.emplace_back(&e, e.seq.id(), sample);

@@ -14,7 +14,8 @@ namespace {
 // Logits whose softmax is `probs`.
 std::vector<float> logits_of(std::initializer_list<double> probs) {
   std::vector<float> l;
-  for (double p : probs) l.push_back(static_cast<float>(std::log(p)));
+  for (double p : probs)
+    l.push_back(static_cast<float>(std::log(p)));
   return l;
 }
 
@@ -23,7 +24,8 @@ std::vector<double> frequencies(std::span<const float> logits, const sampling_pa
   std::vector<double> f(logits.size(), 0.0);
   for (int s = 0; s < n; ++s)
     f[static_cast<std::size_t>(sample(logits, p, static_cast<uint64_t>(s)))] += 1.0;
-  for (auto& x : f) x /= n;
+  for (auto& x : f)
+    x /= n;
   return f;
 }
 
@@ -60,13 +62,15 @@ TEST(sampler, same_seed_and_step_give_the_same_token) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(seen.size(), 4u); // the steps do draw differently
   std::vector<token_id> other;
-  for (uint64_t step = 0; step < 64; ++step) other.push_back(sample(l, {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 99}, step));
+  for (uint64_t step = 0; step < 64; ++step)
+    other.push_back(sample(l, {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 99}, step));
   EXPECT_NE(a, other); // another seed, another run
 }
 
 TEST(sampler, follows_the_softmax_distribution) {
   const auto l = logits_of({0.5, 0.3, 0.2});
-  const auto f = frequencies(l, {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 7}, num_draws);
+  const auto f =
+    frequencies(l, {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 7}, num_draws);
   EXPECT_NEAR(f[0], 0.5, tolerance);
   EXPECT_NEAR(f[1], 0.3, tolerance);
   EXPECT_NEAR(f[2], 0.2, tolerance);
@@ -75,17 +79,21 @@ TEST(sampler, follows_the_softmax_distribution) {
 TEST(sampler, temperature_sharpens_and_flattens) {
   const auto l = logits_of({0.5, 0.3, 0.2});
   // T = 0.5 squares the probabilities: .25, .09, .04 over .38.
-  const auto sharp = frequencies(l, {.temperature = 0.5f, .top_k = 0, .top_p = 1.0f, .seed = 11}, num_draws);
+  const auto sharp =
+    frequencies(l, {.temperature = 0.5f, .top_k = 0, .top_p = 1.0f, .seed = 11}, num_draws);
   EXPECT_NEAR(sharp[0], 0.25 / 0.38, tolerance);
   EXPECT_NEAR(sharp[2], 0.04 / 0.38, tolerance);
   // T = 100: nearly uniform.
-  const auto flat = frequencies(l, {.temperature = 100.0f, .top_k = 0, .top_p = 1.0f, .seed = 11}, num_draws);
-  for (double x : flat) EXPECT_NEAR(x, 1.0 / 3, tolerance);
+  const auto flat =
+    frequencies(l, {.temperature = 100.0f, .top_k = 0, .top_p = 1.0f, .seed = 11}, num_draws);
+  for (double x : flat)
+    EXPECT_NEAR(x, 1.0 / 3, tolerance);
 }
 
 TEST(sampler, top_k_keeps_the_k_most_likely) {
   const auto l = logits_of({0.1, 0.5, 0.15, 0.25});
-  const auto f = frequencies(l, {.temperature = 1.0f, .top_k = 2, .top_p = 1.0f, .seed = 5}, num_draws);
+  const auto f =
+    frequencies(l, {.temperature = 1.0f, .top_k = 2, .top_p = 1.0f, .seed = 5}, num_draws);
   EXPECT_EQ(f[0], 0.0);
   EXPECT_EQ(f[2], 0.0);
   EXPECT_NEAR(f[1], 0.5 / 0.75, tolerance);
@@ -95,7 +103,8 @@ TEST(sampler, top_k_keeps_the_k_most_likely) {
 TEST(sampler, top_p_keeps_the_smallest_sufficient_set) {
   const auto l = logits_of({0.2, 0.5, 0.3});
   // 0.5 < 0.6 <= 0.5 + 0.3: tokens 1 and 2 stay.
-  const auto f = frequencies(l, {.temperature = 1.0f, .top_k = 0, .top_p = 0.6f, .seed = 3}, num_draws);
+  const auto f =
+    frequencies(l, {.temperature = 1.0f, .top_k = 0, .top_p = 0.6f, .seed = 3}, num_draws);
   EXPECT_EQ(f[0], 0.0);
   EXPECT_NEAR(f[1], 0.5 / 0.8, tolerance);
   EXPECT_NEAR(f[2], 0.3 / 0.8, tolerance);

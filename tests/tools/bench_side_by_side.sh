@@ -13,11 +13,15 @@ trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -rf "$log" "$out_dir"' EXIT
 out=$("$bench" --openai="127.0.0.1:$http_port" --quick --sweep=1,3 --openai-prompt=20 --openai-output=6 \
         --model="$model" --out="$out_dir")
 echo "$out"
-grep -q "concurrency 3, 127.0.0.1:$http_port: 3/3 ok" <<<"$out"
-grep -q "^| 1 | 127.0.0.1:$http_port | " <<<"$out"
-grep -q '"concurrency":3,"server":"127.0.0.1:'"$http_port"'","requests":3,"ok":3' "$out_dir/side_by_side.json"
-# 1 + 3 requests of 6 tokens, counted by the server too
-grep -q '^kvactor:generation_tokens_total{[^}]*} 24' <(exec 3<>"/dev/tcp/127.0.0.1/$http_port";
+# Each concurrency greedy, then sampled.
+for mode in greedy sampled; do
+  grep -q "concurrency 3, $mode, 127.0.0.1:$http_port: 3/3 ok" <<<"$out"
+  grep -q "^| 1 | $mode | 127.0.0.1:$http_port | " <<<"$out"
+  grep -q '"concurrency":3,"decoding":"'$mode'","server":"127.0.0.1:'"$http_port"'","requests":3,"ok":3' \
+    "$out_dir/side_by_side.json"
+done
+# 2 x (1 + 3) requests of 6 tokens, counted by the server too
+grep -q '^kvactor:generation_tokens_total{[^}]*} 48' <(exec 3<>"/dev/tcp/127.0.0.1/$http_port";
   printf 'GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3; timeout 30 cat <&3 | tr -d '\r')
 
 if "$bench" --openai=127.0.0.1 --quick --model="$model" --out="$out_dir" 2>"$out_dir/err"; then
