@@ -31,8 +31,9 @@ std::vector<stress_request> make_workload(const workload_options& o) {
     prefixes.push_back(random_tokens(rng, prefix_length, o.vocab_size));
   const std::vector<std::string> stops = {"a", "e", "th", "in", "o "};
 
-  // NOTE: a stream of its own, so the other fields stay those of the same seed.
+  // NOTE: streams of their own, so the other fields stay those of the same seed.
   std::mt19937_64 choices_rng(o.seed ^ 0x6a09e667f3bcc908ull);
+  std::mt19937_64 penalty_rng(o.seed ^ 0xbb67ae8584caa73bull);
   std::vector<stress_request> out;
   out.reserve(static_cast<size_t>(o.num_requests));
   tools::arrival_clock arrivals(o.rate);
@@ -67,6 +68,13 @@ std::vector<stress_request> make_workload(const workload_options& o) {
       q.seed = rng() >> 1;
       if (unit(choices_rng) < o.choices_fraction)
         q.n = uniform(choices_rng, 2, 4);
+      if (unit(penalty_rng) < o.penalised_fraction) {
+        q.presence_penalty = 0.4f;
+        q.frequency_penalty = 0.3f;
+        q.repetition_penalty = 1.15f;
+        q.min_p = 0.02f;
+        q.logit_bias = {{uniform(penalty_rng, first_token, o.vocab_size - 1), -5.0f}};
+      }
     }
     if (unit(rng) < o.stop_fraction)
       q.stop = {

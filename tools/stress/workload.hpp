@@ -1,7 +1,8 @@
 #pragma once
 // workload: the seeded requests a stress run sends — prompt and output
 // lengths from a mix of shapes, some prompts sharing long prefixes, mixed
-// priorities, greedy and seeded sampling (some of several choices), some
+// priorities, greedy and seeded sampling (some of several choices, some
+// with penalties, whose history the runner keeps across preemption), some
 // stop sequences, Poisson arrivals (or all at once) spread over client
 // connections.
 
@@ -24,6 +25,7 @@ struct workload_options {
   double seeded_fraction = 0.5;       // the rest is greedy
   double stop_fraction = 0.2;
   double choices_fraction = 0.1;      // of the seeded: n of 2 to 4 choices
+  double penalised_fraction = 0.3;    // of the seeded: penalties, min_p and a logit_bias
   int32_t vocab_size = 512;
 };
 
