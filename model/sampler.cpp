@@ -58,14 +58,15 @@ constexpr int32_t small_top_k = 256;
 
 // The cut of the tokens min_p, top_k and top_p keep, each over what the
 // last kept (row_ops.hpp: row_cut).
-row_cut keep_cut(const row_ops& ops, const float* w, int64_t n, const sampling_params& p,
-                 float* block_sums, sampling::cut_scratch& scratch) {
+row_cut keep_cut(const row_ops& ops, const float* w, int64_t n, double total,
+                 const sampling_params& p, float* block_sums, sampling::cut_scratch& scratch) {
   row_cut cut{0.0f, -1}; // every token of positive weight
   // NOTE: the largest weight is 1, so min_p keeps the weights >= min_p.
   if (p.min_p > 0.0f)
     cut = {p.min_p, std::numeric_limits<int32_t>::max()};
-  row_measure kept =
-    ops.at_least(w, n, p.min_p > 0.0f ? p.min_p : std::numeric_limits<float>::denorm_min());
+  // NOTE: without min_p, every token counts (those of weight 0 never get
+  // past the cut's weight or the draw).
+  row_measure kept = p.min_p > 0.0f ? ops.at_least(w, n, p.min_p) : row_measure{total, n};
   if (p.top_k > 0 && p.top_k < kept.count) {
     // NOTE: a few dozen tokens (the usual top_k) come quicker from one scan.
     if (p.top_k <= small_top_k) {
@@ -105,7 +106,9 @@ token_id draw(const float* w, int64_t n, const float* block_sums, row_cut cut, d
     b = last_with_mass;
     acc -= block_sums[b];
   }
-  const auto kept = [&](int64_t i) { return w[i] > cut.w || (w[i] == cut.w && i <= cut.id); };
+  const auto kept = [&](int64_t i) {
+    return w[i] > 0 && (w[i] > cut.w || (w[i] == cut.w && i <= cut.id));
+  };
   int64_t last = -1;
   const int64_t block = sampling::row_block;
   for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i) {
@@ -147,10 +150,10 @@ token_id sample_row(const row_ops& ops, std::span<const float> logits, const sam
   s.w.resize(size_t(n));
   s.block_sums.resize(size_t(num_row_blocks(n)));
   float* w = s.w.data();
-  ops.weights(x.data(), n, max_x, 1.0f / p.temperature, w, s.block_sums.data());
+  const float total = ops.weights(x.data(), n, max_x, 1.0f / p.temperature, w, s.block_sums.data());
   row_cut cut{0.0f, -1};
   if (p.min_p > 0.0f || (p.top_k > 0 && p.top_k < n) || p.top_p < 1.0f) {
-    cut = keep_cut(ops, w, n, p, s.block_sums.data(), s.cut);
+    cut = keep_cut(ops, w, n, total, p, s.block_sums.data(), s.cut);
     ops.kept_sums(w, n, cut, s.block_sums.data());
   }
   rng r(mix64(p.seed) ^ mix64(step ^ 0x5851f42d4c957f2dull));

@@ -102,8 +102,8 @@ row_cut find_cut(const row_ops& ops, const float* w, int64_t n, row_cut floor, r
       at_hi = m;
     }
   }
-  scratch.w.resize(size_t(n));
-  scratch.id.resize(size_t(n));
+  scratch.w.resize(size_t(n + row_slack));
+  scratch.id.resize(size_t(n + row_slack));
   const int64_t num = ops.gather(w, n, std::bit_cast<float>(lo), std::bit_cast<float>(hi),
                                  scratch.w.data(), scratch.id.data());
   std::vector<candidate>& c = scratch.gathered;

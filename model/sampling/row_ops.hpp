@@ -16,6 +16,8 @@ namespace kvactor::model::sampling {
 // Elements per block of a row's block sums: the draw walks the blocks' sums,
 // then one block.
 inline constexpr int64_t row_block = 1024;
+// What gather's output buffers hold beyond n: it may write a whole vector.
+inline constexpr int64_t row_slack = 16;
 constexpr int64_t num_row_blocks(int64_t n) {
   return (n + row_block - 1) / row_block;
 }
@@ -54,7 +56,7 @@ struct row_ops {
   // The first index i in [from, n) with lo <= x[i] < hi, or n.
   int64_t (*next_in)(const float* x, int64_t from, int64_t n, float lo, float hi);
   // Writes the elements lo <= w[i] < hi, in index order, to out_w and their
-  // indices to out_id (each room for n); returns how many.
+  // indices to out_id (each room for n + row_slack); returns how many.
   int64_t (*gather)(const float* w, int64_t n, float lo, float hi, float* out_w, int32_t* out_id);
 };
 

@@ -204,11 +204,24 @@ int64_t next_in(const float* x, int64_t from, int64_t n, float lo, float hi) {
 }
 
 int64_t gather(const float* w, int64_t n, float lo, float hi, float* out_w, int32_t* out_id) {
+  const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
   int64_t count = 0;
-  for (int64_t i = next_in(w, 0, n, lo, hi); i < n; i = next_in(w, i + 1, n, lo, hi)) {
-    out_w[count] = w[i];
-    out_id[count++] = static_cast<int32_t>(i);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const __m256 v = _mm256_loadu_ps(w + i);
+    for (unsigned in = unsigned(_mm256_movemask_ps(
+           _mm256_and_ps(_mm256_cmp_ps(v, l, _CMP_GE_OQ), _mm256_cmp_ps(v, h, _CMP_LT_OQ))));
+         in != 0; in &= in - 1) {
+      const int64_t at = i + std::countr_zero(in);
+      out_w[count] = w[at];
+      out_id[count++] = static_cast<int32_t>(at);
+    }
   }
+  for (; i < n; ++i)
+    if (w[i] >= lo && w[i] < hi) {
+      out_w[count] = w[i];
+      out_id[count++] = static_cast<int32_t>(i);
+    }
   return count;
 }
 

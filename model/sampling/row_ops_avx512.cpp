@@ -194,8 +194,10 @@ int64_t gather(const float* w, int64_t n, float lo, float hi, float* out_w, int3
     if (!in)
       continue;
     const __m512i id = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(i)), ids);
-    _mm512_mask_compressstoreu_ps(out_w + count, in, v);
-    _mm512_mask_compressstoreu_epi32(out_id + count, in, id);
+    // NOTE: compressed in a register and stored whole (the buffers have a
+    // vector's slack): a compressing store to memory is slow on some CPUs.
+    _mm512_storeu_ps(out_w + count, _mm512_maskz_compress_ps(in, v));
+    _mm512_storeu_si512(out_id + count, _mm512_maskz_compress_epi32(in, id));
     count += __builtin_popcount(in);
   }
   return count;
