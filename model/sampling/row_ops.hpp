@@ -67,8 +67,9 @@ const char* isa_name(row_isa isa);
 const row_ops& row_ops_for(row_isa isa); // isa must be one of row_isas()
 const row_ops& best_row_ops();
 
-// exp(x) for x <= 0 on [-87, 0] (0 below), about 1 ulp: the polynomial both
-// instruction sets evaluate (Cody-Waite reduction by ln 2, degree-6 series).
+// exp(x) for x <= 0 on [-87, 0] (0 below), within 2 ulp: the polynomial every
+// instruction set evaluates (Cody-Waite reduction by ln 2, then 1 + r + r^2 P(r)
+// with P of degree 5).
 namespace exp_poly {
 inline constexpr float min_arg = -87.0f;
 inline constexpr float log2e = 1.44269504088896341f;
