@@ -77,6 +77,12 @@ std::optional<std::string> check_min_tokens(int64_t n) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_min_tokens_fit(int64_t min_tokens, int64_t max_tokens) {
+  if (min_tokens > max_tokens)
+    return must_be("min_tokens", "at most max_tokens (" + std::to_string(max_tokens) + ")");
+  return std::nullopt;
+}
+
 std::optional<std::string> check_logit_bias(const std::vector<logit_bias_entry>& bias) {
   if (bias.size() > size_t(max_logit_bias))
     return must_be("logit_bias", "at most " + std::to_string(max_logit_bias) + " entries");
@@ -150,8 +156,8 @@ std::optional<std::string> check_fields(const generate_request& req) {
     return e;
   if (auto e = check_min_tokens(req.min_tokens))
     return e;
-  if (req.min_tokens > req.max_tokens)
-    return must_be("min_tokens", "at most max_tokens (" + std::to_string(req.max_tokens) + ")");
+  if (auto e = check_min_tokens_fit(req.min_tokens, req.max_tokens))
+    return e;
   if (auto e = check_priority(req.priority))
     return e;
   if (req.logprobs != -1)

@@ -25,6 +25,8 @@ std::optional<std::string> check_presence_penalty(double p);  // [-2, 2]
 std::optional<std::string> check_frequency_penalty(double p); // [-2, 2]
 std::optional<std::string> check_repetition_penalty(double p); // finite, > 0
 std::optional<std::string> check_min_tokens(int64_t n);   // [0, max_max_tokens]
+// The one rule between two fields, for a parser once both are read.
+std::optional<std::string> check_min_tokens_fit(int64_t min_tokens, int64_t max_tokens);
 // At most max_logit_bias entries, distinct ids >= 0, each bias in
 // [-max_abs_logit_bias, max_abs_logit_bias] (the vocabulary is
 // request_state's to check).

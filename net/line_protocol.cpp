@@ -174,7 +174,7 @@ client_message line_parser::parse(std::string_view line) {
   if (f.prompt.has_value() == f.prompt_tokens.has_value())
     return fail(f.prompt ? "invalid_field" : "missing_field", f.id,
                 "exactly one of prompt or prompt_tokens is required");
-  if (auto wrong = check_min_tokens_fit(f.req))
+  if (auto wrong = check_min_tokens_fit(f.req.min_tokens, f.req.max_tokens))
     return fail("invalid_field", f.id, std::move(*wrong));
   generate_op g{*f.id, std::move(f.req)};
   if (f.prompt)

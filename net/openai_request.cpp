@@ -262,7 +262,7 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   if (chat ? !f.messages : !f.prompts)
     return invalid(chat ? "messages" : "prompt",
                    chat ? "messages is required" : "prompt is required");
-  if (auto wrong = check_min_tokens_fit(f.params))
+  if (auto wrong = check_min_tokens_fit(f.params.min_tokens, f.params.max_tokens))
     return invalid("min_tokens", std::move(*wrong));
   if (f.include_usage && !f.stream)
     return invalid("stream_options", "stream_options is only allowed when stream is true");

@@ -1,7 +1,5 @@
 #include "net/request_defaults.hpp"
 
-#include "actors/request_fields.hpp"
-
 namespace kvactor::net {
 
 void apply_sampling_defaults(const model::sampling_defaults& d, generate_request& req) {
@@ -15,15 +13,6 @@ void apply_sampling_defaults(const model::sampling_defaults& d, generate_request
     req.min_p = *d.min_p;
   if (d.repetition_penalty)
     req.repetition_penalty = *d.repetition_penalty;
-}
-
-std::optional<std::string> check_min_tokens_fit(const generate_request& req) {
-  // NOTE: only these two set, so that the one rule check_fields can find
-  // broken is theirs (every other field has its defaults).
-  generate_request probe;
-  probe.max_tokens = req.max_tokens;
-  probe.min_tokens = req.min_tokens;
-  return check_fields(probe);
 }
 
 } // namespace kvactor::net

@@ -8,16 +8,9 @@
 #include "kvactor/kvactor.hpp"
 #include "model/sampling_defaults.hpp"
 
-#include <optional>
-#include <string>
-
 namespace kvactor::net {
 
 // Sets each field of `req` that `d` sets.
 void apply_sampling_defaults(const model::sampling_defaults& d, generate_request& req);
-
-// The one rule between two fields, min_tokens <= max_tokens, in
-// request_fields' words; for a parser to check once every field is read.
-std::optional<std::string> check_min_tokens_fit(const generate_request& req);
 
 } // namespace kvactor::net
