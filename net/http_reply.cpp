@@ -24,7 +24,7 @@ std::string_view reason_phrase(int status) {
   }
 }
 
-std::string wire_bytes(const reply_part& part, bool keep_alive) {
+std::string wire_bytes(const reply_part& part, bool keep_alive, std::string_view headers) {
   std::string out;
   if (part.status != 0) {
     out = "HTTP/1.1 " + std::to_string(part.status) + " " +
@@ -34,6 +34,7 @@ std::string wire_bytes(const reply_part& part, bool keep_alive) {
       out += "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n";
     else
       out += "Content-Length: " + std::to_string(part.body.size()) + "\r\n";
+    out += headers;
     out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
   }
   if (!part.chunked) {

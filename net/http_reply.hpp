@@ -21,7 +21,8 @@ reply_part whole_reply(int status, std::string content_type, std::string body);
 
 // The bytes of one part: the status line and headers on a first part, then
 // the body (one chunk of it when chunked, and the closing chunk on the last).
-std::string wire_bytes(const reply_part& part, bool keep_alive);
+// `headers`: more header lines, each ending in CRLF.
+std::string wire_bytes(const reply_part& part, bool keep_alive, std::string_view headers = {});
 
 std::string_view reason_phrase(int status);
 

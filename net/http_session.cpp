@@ -7,6 +7,7 @@
 
 #include <boost/beast/http/read.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -30,12 +31,25 @@ uint64_t random_u64() {
   return (uint64_t{rd()} << 32) | rd();
 }
 
+std::string random_id() {
+  char id[20];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(random_u64()));
+  return id;
+}
+
+// The client's X-Request-Id when it is a sane header value (at most 128
+// visible ASCII characters), else a new one.
+template <class Request>
+std::string request_id_of(const Request& req) {
+  const auto given = req["x-request-id"];
+  const bool sane = !given.empty() && given.size() <= 128 &&
+                    std::ranges::all_of(given, [](char c) { return c > ' ' && c < 127; });
+  return sane ? std::string(given.data(), given.size()) : random_id();
+}
+
 // cmpl-… or, for a chat, chatcmpl-…, as OpenAI names them.
 std::string completion_id(bool chat) {
-  char id[40];
-  std::snprintf(id, sizeof id, "%scmpl-%016llx", chat ? "chat" : "",
-                static_cast<unsigned long long>(random_u64()));
-  return id;
+  return (chat ? "chatcmpl-" : "cmpl-") + random_id();
 }
 
 // The target without its query string.
@@ -50,13 +64,27 @@ bool connection_gone(boost::system::error_code ec) {
          ec.category() != http::make_error_code(http::error::end_of_stream).category();
 }
 
-std::string models_body(const http_front& front) {
+constexpr std::string_view models_prefix = "/v1/models/";
+
+json_writer model_body(const http_front& front) {
   json_writer model;
   model.field("id", front.model_name)
     .field("object", "model")
     .field("created", front.created)
     .field("owned_by", "kvactor");
-  return json_writer().field("object", "list").field("data", std::vector<json_writer>{model}).str();
+  return model;
+}
+
+json_writer models_body(const http_front& front) {
+  return json_writer()
+    .field("object", "list")
+    .field("data", std::vector<json_writer>{model_body(front)});
+}
+
+api_error model_not_found(const std::string& name, const std::string& served,
+                          std::optional<std::string> param) {
+  return {404, "the model '" + name + "' does not exist; this server serves '" + served + "'",
+          "invalid_request_error", std::move(param), "model_not_found"};
 }
 
 } // namespace
@@ -141,8 +169,12 @@ void http_session::next() {
   arrival a = std::move(queued_.front());
   queued_.pop_front();
   busy_ = true;
+  request_id_header_ = "X-Request-Id: " + (a.req ? request_id_of(*a.req) : random_id()) + "\r\n";
   if (a.error) {
+    // NOTE: reading stopped at the error, maybe in the middle of a body the
+    // client still sends: the close lingers so that the answer is read.
     keep_alive_ = false;
+    linger_ = true;
     reply(std::move(*a.error));
     return;
   }
@@ -163,7 +195,14 @@ void http_session::answer(const request& req) {
   } else if (path == "/v1/models") {
     if (!get)
       return wrong_method("GET");
-    reply(whole_reply(200, "application/json", models_body(*front_)));
+    reply(whole_reply(200, "application/json", models_body(*front_).str()));
+  } else if (path.starts_with(models_prefix)) {
+    if (!get)
+      return wrong_method("GET");
+    if (path.substr(models_prefix.size()) != front_->model_name)
+      return reply(error_reply(model_not_found(std::string(path.substr(models_prefix.size())),
+                                               front_->model_name, std::nullopt)));
+    reply(whole_reply(200, "application/json", model_body(*front_).str()));
   } else if (path == "/health") {
     if (!get)
       return wrong_method("GET");
@@ -194,11 +233,15 @@ void http_session::complete(const request& req, bool chat) {
   if (auto* e = std::get_if<api_error>(&parsed))
     return reply(error_reply(*e));
   auto& c = std::get<completion_request>(parsed);
+  const auto num_choices = c.prompts.size() * static_cast<size_t>(c.prompts.front().n);
+  if (num_choices > front_->options.max_choices)
+    return reply(error_reply({400,
+                              "the request asks for " + std::to_string(num_choices) +
+                                " choices (prompts x n); this server takes at most " +
+                                std::to_string(front_->options.max_choices) + " per request",
+                              "invalid_request_error", c.prompts.size() > 1 ? "prompt" : "n"}));
   if (c.model && *c.model != front_->model_name)
-    return reply(error_reply({404,
-                              "the model '" + *c.model + "' does not exist; this server serves '" +
-                                front_->model_name + "'",
-                              "invalid_request_error", "model", "model_not_found"}));
+    return reply(error_reply(model_not_found(*c.model, front_->model_name, "model")));
   completion_meta meta{completion_id(chat),
                        std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
@@ -225,13 +268,15 @@ void http_session::reply(reply_part part) {
   if (closed())
     return;
   const bool last = part.last;
-  send(wire_bytes(part, keep_alive_));
+  // A live stream's parts count against the slow-reader limit; a whole answer
+  // is written whatever its size.
+  send(wire_bytes(part, keep_alive_, request_id_header_), part.chunked);
   if (!last)
     return;
   live_.reset(); // the completion actor has quit
   busy_ = false;
   if (!keep_alive_ || draining_)
-    return close_after_flush();
+    return close_after_flush(linger_ && !draining_ ? std::optional(error_linger) : std::nullopt);
   if (!queued_.empty())
     return next();
   arm_timer();
@@ -263,9 +308,12 @@ void http_session::on_close() {
 }
 
 connection_factory http_protocol(std::shared_ptr<http_front> front) {
-  return [front = std::move(front)](asio::ip::tcp::socket socket) {
-    return std::make_shared<http_session>(std::move(socket), front);
-  };
+  const auto busy =
+    error_reply(server_error(503, "the server has too many connections; try again later"));
+  return {[front = std::move(front)](asio::ip::tcp::socket socket) {
+            return std::make_shared<http_session>(std::move(socket), front);
+          },
+          wire_bytes(busy, false, "Retry-After: 1\r\n")};
 }
 
 } // namespace kvactor::net

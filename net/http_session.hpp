@@ -34,6 +34,10 @@ struct http_options {
   std::chrono::milliseconds request_timeout{60000}; // for a request to arrive whole once idle
   size_t max_output_bytes = size_t{16} << 20;
   size_t max_pipelined = 16; // requests read ahead of the one being answered
+  // prompts x n of one request; more: 400. NOTE: a connection's requests
+  // are answered one at a time, so this bounds what one connection holds of
+  // the runtime's waiting queue (kvactor-serve: at most a quarter of it).
+  size_t max_choices = 256;
 };
 
 // What every HTTP connection of a server shares.
@@ -96,6 +100,8 @@ private:
   bool busy_ = false;       // a response is under way
   bool keep_alive_ = true;  // of the response under way
   bool draining_ = false;
+  bool linger_ = false;           // reading ended at an error: the close lingers
+  std::string request_id_header_; // of the response under way
 };
 
 // The HTTP front's connections, for a server.

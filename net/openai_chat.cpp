@@ -56,7 +56,9 @@ std::variant<std::vector<model::chat_message>, api_error> read_messages(od::valu
         std::string_view role;
         if (value.get_string().get(role))
           return must_be(where + ".role", "a string");
-        msg.role = std::string(role);
+        // NOTE: "developer" is OpenAI's newer name for "system" (its o1 and
+        // later models); the chat templates know "system" only.
+        msg.role = role == "developer" ? "system" : std::string(role);
         has_role = true;
       } else if (key == "content") {
         bool null = false;

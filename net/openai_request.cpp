@@ -47,8 +47,11 @@ std::optional<std::vector<int32_t>> token_ids(od::array a) {
 std::variant<prompt_list, api_error> read_prompt(od::value v) {
   const auto bad = must_be("prompt", "a string, an array of token ids, or an array of either");
   std::string_view s;
-  if (!v.get_string().get(s))
+  if (!v.get_string().get(s)) {
+    if (s.empty())
+      return must_be("prompt", "non-empty");
     return prompt_list{std::string(s)};
+  }
   od::array a;
   if (v.get_array().get(a))
     return bad;
@@ -70,6 +73,8 @@ std::variant<prompt_list, api_error> read_prompt(od::value v) {
       batch = true;
       if (item.get_string().get(s))
         return bad;
+      if (s.empty())
+        return must_be("prompt", "non-empty");
       out.emplace_back(std::string(s));
     } else if (type == od::json_type::array && !tokens) {
       batch = true;

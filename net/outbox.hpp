@@ -1,7 +1,9 @@
 #pragma once
 // outbox: a connection's bytes waiting to be written, in order, one write
 // in flight at a time, bounded: a client that does not read is cut off once
-// its outbox passes the limit rather than growing the server's memory.
+// the bounded bytes it has not taken pass the limit, rather than growing the
+// server's memory. Bytes pushed unbounded (a whole answer, written whatever
+// its size) do not count.
 //
 //   if (!outbox_.push(bytes)) close();    // over the limit
 //   else if (outbox_.ready()) write();    // async_write(outbox_.front()), then
@@ -17,37 +19,48 @@ class outbox {
 public:
   explicit outbox(size_t max_bytes) : max_bytes_(max_bytes) {}
 
-  // Queues data; false when that takes the outbox past its limit.
-  bool push(std::string data) {
-    num_bytes_ += data.size();
-    out_.push_back(std::move(data));
-    return num_bytes_ <= max_bytes_;
+  // Queues data; false when bounded data takes the outbox past its limit.
+  bool push(std::string data, bool bounded = true) {
+    if (bounded)
+      num_bounded_bytes_ += data.size();
+    out_.push_back({std::move(data), bounded});
+    return !bounded || num_bounded_bytes_ <= max_bytes_;
   }
   // Something to write and no write in flight: start one with front().
   bool ready() const { return !writing_ && !out_.empty(); }
   const std::string& front() {
     writing_ = true;
-    return out_.front();
+    return out_.front().data;
   }
   // The write of front() completed.
   void pop() {
     writing_ = false;
-    num_bytes_ -= out_.front().size();
+    uncount(out_.front());
     out_.pop_front();
   }
   bool empty() const { return !writing_ && out_.empty(); }
   // Drops what is queued; a write in flight keeps its buffer.
   void clear() {
     while (out_.size() > (writing_ ? 1u : 0u)) {
-      num_bytes_ -= out_.back().size();
+      uncount(out_.back());
       out_.pop_back();
     }
   }
+  size_t num_bounded_bytes() const { return num_bounded_bytes_; }
 
 private:
+  struct entry {
+    std::string data;
+    bool bounded;
+  };
+  void uncount(const entry& e) {
+    if (e.bounded)
+      num_bounded_bytes_ -= e.data.size();
+  }
+
   size_t max_bytes_;
-  std::deque<std::string> out_;
-  size_t num_bytes_ = 0;
+  std::deque<entry> out_;
+  size_t num_bounded_bytes_ = 0;
   bool writing_ = false;
 };
 

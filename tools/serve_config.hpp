@@ -20,6 +20,9 @@ struct serve_config : caf::actor_system_config {
   int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
   int32_t max_seqs = kvactor::default_max_num_seqs;
   int32_t max_waiting = kvactor::default_max_waiting;
+  int32_t max_connections = 0;       // 0: the descriptor limit less 128
+  int32_t max_request_choices = 256; // HTTP: prompts x n per request
+  int32_t request_timeout_s = 60;    // for a request (a line) to arrive whole
   std::string preemption = "swap";
   int32_t threads = 0;
   int32_t max_model_len = 0;
@@ -58,6 +61,13 @@ struct serve_config : caf::actor_system_config {
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step (chunked prefill budget)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_waiting, "max-waiting", "waiting requests before new ones are refused")
+      .add(max_connections, "max-connections",
+           "client connections of both front doors together; more are told so and closed "
+           "(0: the descriptor limit less 128)")
+      .add(max_request_choices, "max-request-choices",
+           "HTTP: prompts x n of one request (also at most a quarter of --max-waiting)")
+      .add(request_timeout_s, "request-timeout",
+           "seconds for an HTTP request, or a line of the line protocol, to arrive whole")
       .add(preemption, "preemption", "swap or recompute")
       .add(threads, "threads", "CPU device threads (0: all cores)")
       .add(max_model_len, "max-model-len", "longest prompt + output (0: the model's context)")

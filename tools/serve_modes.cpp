@@ -77,6 +77,8 @@ caf::expected<runtime_actor> start_runtime(caf::actor_system& sys, const serve_c
   return runtime;
 }
 
+constexpr std::chrono::seconds shutdown_grace{10};
+
 void wait_for_signal() {
   boost::asio::io_context signals_io;
   boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
@@ -102,9 +104,20 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   }
   net::session_options line_options;
   line_options.sampling = *sampling;
-  net::server server(net::line_protocol(sys, runtime, line_options));
+  line_options.line_timeout = std::chrono::seconds(cfg.request_timeout_s);
+  // Both front doors share one connection limit.
+  auto limit = std::make_shared<net::connection_limit>(
+    cfg.max_connections > 0 ? cfg.max_connections : net::default_max_connections());
+  net::server server(net::line_protocol(sys, runtime, line_options), limit);
+  net::http_options http_options;
+  http_options.request_timeout = std::chrono::seconds(cfg.request_timeout_s);
+  // NOTE: a connection's requests run one at a time: one connection holds at
+  // most a quarter of the waiting queue.
+  http_options.max_choices =
+    static_cast<size_t>(std::clamp(cfg.max_waiting / 4, 1, std::max(1, cfg.max_request_choices)));
   auto front = std::make_shared<net::http_front>(
-    sys, runtime, cfg.served_model_name.empty() ? folder_name(model_dir) : cfg.served_model_name);
+    sys, runtime, cfg.served_model_name.empty() ? folder_name(model_dir) : cfg.served_model_name,
+    http_options);
   front->sampling = *sampling;
   if (cfg.http_port > 0) {
     auto chat = model::chat_template::load(model_dir);
@@ -119,7 +132,7 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));
   std::variant<uint16_t, std::string> http_bound = uint16_t{0};
   if (cfg.http_port > 0 && std::holds_alternative<uint16_t>(bound))
-    http_bound = http.emplace(net::http_protocol(front))
+    http_bound = http.emplace(net::http_protocol(front), limit)
                    .listen(cfg.host, static_cast<uint16_t>(cfg.http_port));
   for (const auto* b : {&bound, &http_bound})
     if (auto* err = std::get_if<std::string>(b)) {
@@ -144,9 +157,16 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     http->stop_accepting();
     front->draining = true;
   }
+  // NOTE: bounded: whatever is queued, the process ends; requests the
+  // runtime has not ended by then are cut off with their connections.
   caf::scoped_actor self{sys};
-  self->request(runtime, caf::infinite, shutdown_atom::value)
-    .receive([](bool) {}, [&](const caf::error& e) { std::cerr << sys.render(e) << "\n"; });
+  self->request(runtime, shutdown_grace, shutdown_atom::value)
+    .receive([](bool) {},
+             [&](const caf::error& e) {
+               std::cerr << "kvactor-serve: the runtime did not stop in " << shutdown_grace.count()
+                         << " s (" << sys.render(e) << "); stopping anyway\n";
+               caf::anon_send_exit(runtime, caf::exit_reason::kill);
+             });
   server.stop();
   if (http)
     http->stop();

@@ -23,13 +23,15 @@ constexpr request_id first_id = fake_runtime::first_id;
 class session_test : public ::testing::Test {
 protected:
   void start(session_options options = {}) {
-    auto make = line_protocol(sys_, rt_.handle(), options);
-    server_ = serve_on_loopback([this, make](boost::asio::ip::tcp::socket socket) {
+    auto protocol = line_protocol(sys_, rt_.handle(), options);
+    auto make = protocol.make;
+    protocol.make = [this, make](boost::asio::ip::tcp::socket socket) {
       auto c = make(std::move(socket));
       std::lock_guard lock(mutex_);
       sessions_.push_back(c);
       return c;
-    });
+    };
+    server_ = serve_on_loopback(std::move(protocol));
   }
 
   void TearDown() override {
