@@ -97,10 +97,11 @@ private:
 
 class http_server_test : public ::testing::Test {
 protected:
-  void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {}) {
+  void start(int32_t device_blocks = 256, int32_t max_waiting = 1024, http_options options = {},
+             std::shared_ptr<connection_limit> limit = {}) {
     rt_ = std::make_unique<test_runtime>(sys_, device_blocks, max_waiting);
     front_ = std::make_shared<http_front>(sys_, rt_->runtime, "tiny", options);
-    server_ = serve_on_loopback(http_protocol(front_));
+    server_ = serve_on_loopback(http_protocol(front_), std::move(limit));
     port_ = server_->port();
   }
 

@@ -58,8 +58,9 @@ inline void shutdown(caf::actor_system& sys, const runtime_actor& runtime) {
 }
 
 // A server on an ephemeral loopback port (port() tells which).
-inline std::unique_ptr<server> serve_on_loopback(connection_factory make) {
-  auto s = std::make_unique<server>(std::move(make));
+inline std::unique_ptr<server> serve_on_loopback(connection_factory make,
+                                                 std::shared_ptr<connection_limit> limit = {}) {
+  auto s = std::make_unique<server>(std::move(make), std::move(limit));
   auto bound = s->listen("127.0.0.1", 0);
   EXPECT_TRUE(std::holds_alternative<uint16_t>(bound)) << std::get<std::string>(bound);
   return s;
