@@ -274,6 +274,39 @@ TEST_F(http_server_test, health_models_and_metrics) {
   EXPECT_EQ(c.post("/v1/completions", R"({"prompt":[2],"max_tokens":1})").result_int(), 503);
 }
 
+// The OpenAI SDK's models.retrieve.
+TEST_F(http_server_test, retrieves_the_served_model_by_name) {
+  start();
+  http_client c(port_);
+  const response model = c.get("/v1/models/tiny");
+  EXPECT_EQ(model.result_int(), 200);
+  simdjson::dom::parser p;
+  EXPECT_EQ(std::string_view(p.parse(model.body())["id"]), "tiny");
+  EXPECT_EQ(std::string_view(p.parse(model.body())["object"]), "model");
+  const response other = c.get("/v1/models/other");
+  EXPECT_EQ(other.result_int(), 404);
+  EXPECT_THAT(other.body(), HasSubstr("model_not_found"));
+  EXPECT_EQ(c.post("/v1/models/tiny", "{}").result_int(), 405);
+}
+
+TEST_F(http_server_test, echoes_the_clients_request_id_or_makes_one) {
+  start();
+  http_client c(port_);
+  c.send_raw("GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123\r\n\r\n");
+  auto echoed = c.read();
+  ASSERT_TRUE(echoed);
+  EXPECT_EQ((*echoed)["x-request-id"], "abc-123");
+  // None given, or one that is not a sane header value: a fresh one each time.
+  c.send_raw("GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + std::string(200, 'a') +
+             "\r\n\r\n");
+  auto made = c.read();
+  const response again = c.post("/v1/completions", R"({"prompt":[1],"max_tokens":1})");
+  ASSERT_TRUE(made);
+  EXPECT_EQ((*made)["x-request-id"].size(), 16u);
+  EXPECT_EQ(again["x-request-id"].size(), 16u);
+  EXPECT_NE((*made)["x-request-id"], again["x-request-id"]);
+}
+
 TEST_F(http_server_test, shutdown_ends_a_live_stream_as_aborted_then_closes) {
   start(1024);
   rt_->runner->set_step_time(1ms);

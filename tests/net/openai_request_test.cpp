@@ -107,6 +107,8 @@ TEST(openai_request, names_the_field_at_fault) {
         bad{R"({"prompt":"a","n":1.5})", "n"},
         bad{R"({"prompt":"a","model":1})", "model"},
         bad{R"({"prompt":[]})", "prompt"},
+        bad{R"({"prompt":""})", "prompt"},
+        bad{R"({"prompt":["a",""]})", "prompt"},
         bad{R"({"prompt":[1,"a"]})", "prompt"},
         bad{R"({"prompt":["a",1]})", "prompt"},
         bad{R"({"prompt":[[]]})", "prompt"},
@@ -227,6 +229,17 @@ TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
   EXPECT_EQ(plain.prompts[0].prompt, "user: hi\nassistant:");
   EXPECT_TRUE(plain.prompts[0].stop.empty());
   EXPECT_EQ(plain.prompts[0].max_tokens, default_chat_max_tokens);
+}
+
+// "developer" is OpenAI's newer name for "system".
+TEST(openai_chat_request, renders_a_developer_message_as_the_system_message) {
+  auto c = chat_parsed(R"({"messages":[{"role":"developer","content":"S"},)"
+                       R"({"role":"user","content":"hi"}]})");
+  auto s = chat_parsed(R"({"messages":[{"role":"system","content":"S"},)"
+                       R"({"role":"user","content":"hi"}]})");
+  ASSERT_EQ(c.prompts.size(), 1u);
+  EXPECT_EQ(c.prompts[0].prompt, s.prompts[0].prompt);
+  EXPECT_THAT(c.prompts[0].prompt, HasSubstr("<|im_start|>system\nS<|im_end|>"));
 }
 
 // A chat's logprobs: true asks for each token's, top_logprobs for that many
