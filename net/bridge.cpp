@@ -21,6 +21,8 @@ struct bridge_state {
   std::unordered_map<std::string, request_id> runtime_ids;
   std::unordered_set<std::string> pending;   // submitted, not yet admitted
   std::unordered_set<std::string> cancelled; // cancelled while pending
+  int32_t max_live_choices = 0;
+  int32_t num_live_choices = 0; // of pending and accepted requests, not yet done
   bool draining = false;
 
   void emit_if_drained() {
@@ -31,8 +33,10 @@ struct bridge_state {
 
 bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_state> self,
                                       runtime_actor runtime,
-                                      std::function<void(std::string)> emit) {
+                                      std::function<void(std::string)> emit,
+                                      int32_t max_live_choices) {
   self->state.emit = std::move(emit);
+  self->state.max_live_choices = max_live_choices;
   return {
     [=](generate_op& op) {
       auto& st = self->state;
@@ -40,8 +44,18 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
         st.emit(format_error({"duplicate_id", op.id, "id '" + op.id + "' is already live"}));
         return;
       }
-      st.pending.insert(op.id);
       const int32_t num_choices = op.request.n;
+      // NOTE: one connection's flood would hold the runtime's mailbox and
+      // waiting queue against every other client: it is refused here.
+      if (st.max_live_choices > 0 && st.num_live_choices + num_choices > st.max_live_choices) {
+        st.emit(format_error({"overloaded", op.id,
+                              "this connection has " + std::to_string(st.num_live_choices) +
+                                " live choices; at most " + std::to_string(st.max_live_choices) +
+                                " per connection"}));
+        return;
+      }
+      st.pending.insert(op.id);
+      st.num_live_choices += num_choices;
       self->request(runtime, caf::infinite, generate_atom::value, std::move(op.request),
                     sink_actor{self})
         .then(
@@ -49,6 +63,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
             auto& s = self->state;
             s.pending.erase(id);
             if (!a.ok()) {
+              s.num_live_choices -= num_choices;
               s.cancelled.erase(id);
               s.emit(format_error({to_string(a.error_code), id, a.error_message}));
               s.emit_if_drained();
@@ -62,6 +77,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
           },
           [=, id = op.id](const caf::error& e) {
             self->state.pending.erase(id);
+            self->state.num_live_choices -= num_choices;
             self->state.emit(
               format_error({"overloaded", id, "the runtime did not answer: " + to_string(e)}));
             self->state.emit_if_drained();
@@ -92,6 +108,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
         return;
       client_request& r = i->second;
       st.emit(format_done(r.id, d, r.num_choices));
+      --st.num_live_choices;
       if (++r.num_done < r.num_choices)
         return;
       st.runtime_ids.erase(r.id);
@@ -108,8 +125,8 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
 } // namespace
 
 bridge_actor spawn_bridge(caf::actor_system& sys, runtime_actor runtime,
-                          std::function<void(std::string)> emit) {
-  return sys.spawn(bridge_fn, std::move(runtime), std::move(emit));
+                          std::function<void(std::string)> emit, int32_t max_live_choices) {
+  return sys.spawn(bridge_fn, std::move(runtime), std::move(emit), max_live_choices);
 }
 
 void add_message_types(caf::actor_system_config& cfg) {

@@ -35,8 +35,11 @@ using bridge_actor = sink_actor::extend<
 
 // emit(line) hands a formatted line to the session; it must be thread-safe
 // (the session posts it to its strand). An empty line means drained.
+// max_live_choices: the choices (n of each request) the connection may have
+// submitted and not ended; a request past it is refused as overloaded
+// without reaching the runtime (0: no limit).
 bridge_actor spawn_bridge(caf::actor_system& sys, runtime_actor runtime,
-                          std::function<void(std::string)> emit);
+                          std::function<void(std::string)> emit, int32_t max_live_choices = 0);
 
 void add_message_types(caf::actor_system_config& cfg);
 

@@ -27,7 +27,8 @@ void session::run() {
     boost::system::error_code ignored;
     socket_.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer), ignored);
   }
-  bridge_ = spawn_bridge(sys_, runtime_, on_strand(&session::deliver));
+  bridge_ =
+    spawn_bridge(sys_, runtime_, on_strand(&session::deliver), options_.max_live_choices);
   read();
 }
 

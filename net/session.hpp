@@ -29,6 +29,9 @@ namespace kvactor::net {
 struct session_options {
   size_t max_line_bytes = default_max_line_bytes;
   std::chrono::milliseconds line_timeout{60000}; // for a line to arrive whole once begun
+  // choices a connection may have live; more: overloaded (0: no limit;
+  // kvactor-serve: a quarter of --max-waiting)
+  int32_t max_live_choices = 0;
   // unfinished lines of all the server's connections (line_protocol(): 64 MiB)
   std::shared_ptr<input_budget> unfinished_lines;
   size_t max_output_bytes = size_t{16} << 20;

@@ -11,6 +11,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -105,6 +106,7 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   net::session_options line_options;
   line_options.sampling = *sampling;
   line_options.line_timeout = std::chrono::seconds(cfg.request_timeout_s);
+  line_options.max_live_choices = std::max(1, cfg.max_waiting / 4);
   // Both front doors share one connection limit.
   auto limit = std::make_shared<net::connection_limit>(
     cfg.max_connections > 0 ? cfg.max_connections : net::default_max_connections());
@@ -157,19 +159,25 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     http->stop_accepting();
     front->draining = true;
   }
-  // NOTE: bounded: whatever is queued, the process ends; requests the
-  // runtime has not ended by then are cut off with their connections.
+  // NOTE: bounded: whatever is queued, the process ends. Requests the
+  // runtime has not ended by then are cut off with their connections, and
+  // the process exits at once rather than wait for its actors.
   caf::scoped_actor self{sys};
+  bool stopped = true;
   self->request(runtime, shutdown_grace, shutdown_atom::value)
     .receive([](bool) {},
              [&](const caf::error& e) {
                std::cerr << "kvactor-serve: the runtime did not stop in " << shutdown_grace.count()
-                         << " s (" << sys.render(e) << "); stopping anyway\n";
-               caf::anon_send_exit(runtime, caf::exit_reason::kill);
+                         << " s (" << sys.render(e) << "); exiting without it\n";
+               stopped = false;
              });
   server.stop();
   if (http)
     http->stop();
+  if (!stopped) {
+    std::cout.flush();
+    std::_Exit(1);
+  }
   return 0;
 }
 

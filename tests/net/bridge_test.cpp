@@ -172,6 +172,39 @@ TEST_F(bridge_test, reports_a_runtime_error_as_overloaded) {
   EXPECT_EQ(next_line(), format_accepted("a", 1));
 }
 
+// One connection's flood stays at the bridge: past the connection's live
+// choices, a request is refused without reaching the runtime.
+TEST_F(bridge_test, refuses_choices_past_the_connections_limit_until_some_end) {
+  auto lines = std::make_shared<line_queue>();
+  auto bounded = spawn_bridge(
+    sys_, rt_.handle(), [lines](std::string line) { lines->push(std::move(line)); }, 3);
+  auto two = op("a", {1});
+  two.request.n = 2;
+  caf::anon_send(bounded, two);
+  EXPECT_EQ(lines->next(), format_accepted("a", 1));
+  auto b = two;
+  b.id = "b";
+  caf::anon_send(bounded, b);
+  auto refused = parse_event(lines->next());
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, "overloaded");
+  EXPECT_EQ(refused->id, "b");
+  EXPECT_EQ(rt_.generates().size(), 1u); // b never reached the runtime
+  caf::anon_send(bounded, op_with_prompt("r", "refuse:prompt_too_long")); // 3 of 3 while pending
+  EXPECT_EQ(lines->next(), format_error({"prompt_too_long", "r", "refused by the fake runtime"}));
+  caf::anon_send(bounded, op("c", {2})); // the refusal gave its choice back
+  EXPECT_EQ(lines->next(), format_accepted("c", 1));
+  for (int32_t choice : {0, 1}) {
+    done_event d = done_of(first_id, {}, "eos");
+    d.choice = choice;
+    rt_.send_done(d);
+    lines->next();
+  }
+  caf::anon_send(bounded, b); // a has ended: room for b's two
+  EXPECT_EQ(lines->next(), format_accepted("b", 1));
+  caf::anon_send_exit(bounded, caf::exit_reason::user_shutdown);
+}
+
 TEST_F(bridge_test, refuses_an_id_that_is_live_pending_or_accepted) {
   rt_.hold();
   send(op("a", {1}));
