@@ -32,7 +32,7 @@ void router::set_lost(size_t w) {
 void router::report(size_t w, worker_load load) {
   auto& x = workers_[w];
   x.reported = load;
-  x.routed_since_report = 0;
+  x.live_at_report = x.num_live_requests;
   x.pledged_since_report = 0;
 }
 
@@ -66,7 +66,6 @@ std::optional<router::choice> router::route(std::optional<uint64_t> first_block,
       return std::nullopt;
   }
   auto& w = workers_[c.worker];
-  ++w.routed_since_report;
   w.pledged_since_report += num_blocks;
   ++w.num_routed;
   ++w.num_live_requests;

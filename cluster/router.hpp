@@ -9,9 +9,15 @@
 //      affinity_max_waiting requests waiting and enough free blocks;
 //   2. by load: to the live worker with the shortest waiting queue, then the
 //      most free KV blocks, then the fewest live requests, then the first.
-// Reports come every few hundred milliseconds; between two, each routed
-// request still live counts as waiting and each routed request pledges its
-// blocks, so that a burst spreads.
+// Reports come every few hundred milliseconds; between two, the growth of
+// the worker's live requests since the report counts as waiting and each
+// routed request pledges its blocks, so that a burst spreads.
+// NOTE: the growth, not every request routed since the report: in a closed
+// loop each new request takes the place of one that ended, and counting the
+// running ones as waiting judged a worker full early and moved its prefix
+// groups to the other worker (losing their cached blocks). The estimate
+// assumes the worker was full at the report (an arrival waits, an end lets a
+// waiting one run), the conservative case.
 
 #include <cstddef>
 #include <algorithm>
@@ -24,7 +30,7 @@ namespace kvactor::cluster {
 
 // A worker's figures as it reports them.
 struct worker_load {
-  int32_t device_blocks_free = 0;
+  int32_t device_blocks_free = 0; // a request can get: free or only cached (evictable)
   int32_t waiting = 0;
 };
 
@@ -68,13 +74,13 @@ private:
   struct worker {
     bool live = false;
     worker_load reported;
-    int32_t routed_since_report = 0;
     int32_t pledged_since_report = 0; // blocks
     int64_t num_routed = 0;
     int32_t num_live_requests = 0;
+    int32_t live_at_report = 0; // num_live_requests when the report came
 
     int32_t waiting() const {
-      return reported.waiting + std::min(routed_since_report, num_live_requests);
+      return std::max(reported.waiting + num_live_requests - live_at_report, 0);
     }
     int32_t free_blocks() const { return reported.device_blocks_free - pledged_since_report; }
   };

@@ -72,6 +72,56 @@ TEST(router, leaves_affinity_when_the_worker_has_no_capacity) {
   EXPECT_EQ(r.route(9, 5)->reason, router::why::load);
 }
 
+// A closed loop (issue 28): a worker reported 3 running and 1 waiting of one
+// prefix group; each request that ends is replaced by one of the same group.
+// The replacements take the ended ones' places, so nothing more waits: the
+// group stays, however many pass between two reports.
+TEST(router, keeps_a_group_whose_requests_replace_ended_ones) {
+  router_options o;
+  o.affinity_max_waiting = 4;
+  router r = two_live(o);
+  const size_t w = r.route(7, 1)->worker;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(r.route(7, 1)->worker, w);
+  r.report(0, {100, w == 0 ? 1 : 0});
+  r.report(1, {100, w == 1 ? 1 : 0});
+  for (int i = 0; i < 20; ++i) {
+    r.ended(w);
+    auto next = r.route(7, 1);
+    EXPECT_EQ(next->worker, w) << "after " << i << " replacements";
+    EXPECT_EQ(next->reason, router::why::affinity);
+  }
+  EXPECT_EQ(r.num_live_requests(w), 4);
+  EXPECT_EQ(r.num_routed(1 - w), 0);
+}
+
+// The same worker really filling up: 1 waiting at the report and 3 more
+// since, with none ended, makes 4 waiting; the group moves to the other
+// worker and stays there.
+TEST(router, moves_a_group_off_a_worker_that_really_is_full) {
+  router_options o;
+  o.affinity_max_waiting = 4;
+  router r = two_live(o);
+  const size_t w = r.route(7, 1)->worker;
+  for (int i = 0; i < 3; ++i)
+    r.route(7, 1);
+  r.report(0, {100, w == 0 ? 1 : 0});
+  r.report(1, {100, w == 1 ? 1 : 0});
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(r.route(7, 1)->worker, w);
+  auto moved = r.route(7, 1);
+  EXPECT_EQ(moved->worker, 1 - w);
+  EXPECT_EQ(moved->reason, router::why::load);
+  auto next = r.route(7, 1);
+  EXPECT_EQ(next->worker, 1 - w);
+  EXPECT_EQ(next->reason, router::why::affinity);
+  // Ends let the waiting ones run: the estimate falls with them.
+  r.report(1 - w, {100, 1});
+  for (int i = 0; i < 4; ++i)
+    r.ended(w);
+  EXPECT_EQ(r.route(8, 1)->worker, w); // 0 waiting against 1
+}
+
 TEST(router, forgets_the_prefixes_of_a_lost_worker_and_takes_it_back) {
   router r = two_live();
   const size_t w = r.route(7, 1)->worker;
