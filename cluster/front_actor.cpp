@@ -141,7 +141,7 @@ caf::typed_response_promise<runtime_figures> figures(front_self self) {
           auto& l = self->state.links[w];
           if (l.handle == handle) {
             l.last = f;
-            self->state.routes->report(w, {f.device_blocks_free, f.waiting});
+            self->state.routes->report(w, load_of(f));
           }
           c->parts.push_back({l.address.str(), f});
           one_done();

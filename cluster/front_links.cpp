@@ -32,10 +32,6 @@ void log(front_self self, const std::string& line) {
     self->state.options.log(line);
 }
 
-worker_load load_of(const runtime_figures& f) {
-  return {f.device_blocks_free, f.waiting};
-}
-
 // The link failed to come up: down (tried again) or refused (tried again
 // too: it may be replaced by a compatible worker on the same port).
 void fail(front_self self, size_t w, link_state state, std::string message) {
@@ -234,6 +230,12 @@ void on_down(front_self self, const caf::down_msg& dm) {
     fail(self, w, link_state::down, "lost (" + self->system().render(dm.reason) + ")");
     return;
   }
+}
+
+// NOTE: cached blocks count as available: a reservation evicts them, and a
+// worker whose prefix cache has filled its pool is not out of blocks.
+worker_load load_of(const runtime_figures& f) {
+  return {f.device_blocks_free + f.device_blocks_cached, f.waiting};
 }
 
 runtime_figures front_figures(front_self self, const std::vector<addressed_figures>& parts) {

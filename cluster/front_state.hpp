@@ -68,6 +68,8 @@ void on_down(front_self self, const caf::down_msg& dm);
 // Ends every request (on worker w) with this event (worker lost, shutdown).
 void end_requests(front_self self, std::optional<size_t> w, const done_event& how,
                   const admission& refusal);
+// A worker's report as the router reads it.
+worker_load load_of(const runtime_figures& f);
 runtime_figures front_figures(front_self self, const std::vector<struct addressed_figures>& parts);
 
 } // namespace kvactor::cluster
