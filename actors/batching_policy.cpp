@@ -1,5 +1,7 @@
 #include "actors/batching_policy.hpp"
 
+#include "actors/request_blocks.hpp"
+
 #include <algorithm>
 
 namespace kvactor {
@@ -18,13 +20,24 @@ int32_t batching_policy::blocks_needed(const sequence& seq, const generation_par
   return (len + block_size_ - 1) / block_size_;
 }
 
-std::string batching_policy::what_is_needed(const sequence& seq,
-                                            const generation_params& params) const {
+int64_t batching_policy::request_blocks_needed(const sequence& seq, const generation_params& params,
+                                               int32_t num_choices) const {
+  if (config_.reservation == kv_reservation::contiguous)
+    return blocks_needed(seq, params); // one choice (contiguous never forks)
+  return num_request_blocks(seq.num_tokens(), params.max_tokens, num_choices, block_size_);
+}
+
+std::string batching_policy::what_is_needed(const sequence& seq, const generation_params& params,
+                                            int32_t num_choices) const {
   if (config_.reservation == kv_reservation::contiguous)
     return "a contiguous reservation of max_model_len " + std::to_string(config_.max_model_len) +
            " tokens";
-  return std::to_string(seq.num_tokens()) + " prompt tokens + " +
-         std::to_string(params.max_tokens) + " max tokens";
+  std::string what = std::to_string(seq.num_tokens()) + " prompt tokens + " +
+                     std::to_string(params.max_tokens) + " max tokens";
+  if (num_choices > 1)
+    what = std::to_string(num_choices) + " choices of " + what + ", sharing the prompt's " +
+           std::to_string((seq.num_tokens() - 1) / block_size_) + " full blocks";
+  return what;
 }
 
 bool batching_policy::opens_batch() const {

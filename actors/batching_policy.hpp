@@ -38,10 +38,15 @@ public:
   // of several choices may fork).
   bool continuous() const { return continuous_; }
 
-  // The blocks a sequence needs to run at all, and what they hold (for the
-  // refusal of one that could never fit).
+  // The blocks a sequence needs to run at all.
   int32_t blocks_needed(const sequence& seq, const generation_params& params) const;
-  std::string what_is_needed(const sequence& seq, const generation_params& params) const;
+  // The blocks a request of `num_choices` choices of `seq` needs to run at
+  // all, its choices sharing the prompt's (request_blocks.hpp), and what they
+  // hold, for the refusal of one that could never fit.
+  int64_t request_blocks_needed(const sequence& seq, const generation_params& params,
+                                int32_t num_choices) const;
+  std::string what_is_needed(const sequence& seq, const generation_params& params,
+                             int32_t num_choices) const;
 
   // Fixed or padded batching between batches: the step opens the next one
   // from `order`, the rows in scheduling order (at most max_num_seqs join).

@@ -30,12 +30,15 @@ std::optional<std::string> scheduler::add(sequence seq, generation_params params
   KVACTOR_ASSERT(params.max_tokens > 0, "max_tokens must be positive");
   KVACTOR_ASSERT(num_choices == 1 || (num_choices > 1 && forks()),
                  "several choices where the scheduler does not fork");
-  const int32_t need = policy_.blocks_needed(seq, params);
+  // NOTE: all choices together: choices that fit only one after another
+  // would preempt every other request, and each other, for as long as they run.
+  const int64_t need = policy_.request_blocks_needed(seq, params, num_choices);
   if (need > num_device_blocks_) {
-    return "the request needs " + std::to_string(need) + " KV blocks (" +
-           policy_.what_is_needed(seq, params) + " at " +
-           std::to_string(block_size_) + " per block) but the device pool has " +
-           std::to_string(num_device_blocks_);
+    return "the request needs " + std::to_string(need) + " KV blocks of " +
+           std::to_string(block_size_) + " tokens (" + std::to_string(need * block_size_) +
+           " tokens) for " + policy_.what_is_needed(seq, params, num_choices) +
+           ", but the device pool has " + std::to_string(num_device_blocks_) + " (" +
+           std::to_string(int64_t{num_device_blocks_} * block_size_) + " tokens)";
   }
   if (params.sampling.min_tokens > 0) { // what may not end it before then
     std::vector<token_id>& banned = params.sampling.min_tokens_banned;

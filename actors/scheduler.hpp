@@ -87,7 +87,8 @@ public:
             int32_t block_size);
 
   // Queues a new sequence. An error when it could never fit in the device
-  // pool, even alone (prompt plus max_tokens); nothing changes then.
+  // pool, even alone (prompt plus max_tokens, for every choice: the prompt's
+  // full blocks shared, request_blocks.hpp); nothing changes then.
   // num_choices > 1 (only where forks()): choice c runs as sequence
   // seq.id() + c with seed params.sampling.seed + c, forked from the first;
   // each choice ends with an update of its own.

@@ -250,7 +250,10 @@ TEST_F(model_runtime, forced_swaps_keep_outputs_exact) {
 TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
   engine_config e;
   e.block_size = 4;
-  e.kv_cache_bytes = 30 * 4096; // blocks of 4 KiB (see above); each sequence grows to 16
+  // Blocks of 4 KiB (see above). Each sequence grows to 16; the choices
+  // together to 9 shared + 4 x 7 (request_blocks.hpp), beside the solo
+  // requests, so that they preempt.
+  e.kv_cache_bytes = 40 * 4096;
   e.swap_bytes = 128 * 4096;
   for (preemption_mode mode : {preemption_mode::swap, preemption_mode::recompute}) {
     e.preemption = mode;

@@ -50,6 +50,38 @@ TEST_F(runtime, choices_share_the_prompts_blocks) {
   expect_idle();
 }
 
+// Choices that could never run together (2 shared blocks + 8 x 3 > 16) are
+// refused at admission, while another request's step is held, and nothing
+// else notices: no preemption, the other requests served.
+TEST_F(runtime, refuses_choices_that_could_never_fit_together_at_once) {
+  start(16, 0);
+  runner_->pause();
+  const auto prompt = tokens(10, 20), other = tokens(10, 200);
+  auto first = generate(request_of(other, 6)); // 4 blocks
+  ASSERT_TRUE(first.ok()) << first.error_message;
+  ASSERT_TRUE(runner_->wait_arrived(1));
+  auto req = request_of(prompt, 8);
+  req.n = 8;
+  auto refused = generate(req);
+  EXPECT_EQ(refused.error_code, errc::prompt_too_long);
+  EXPECT_THAT(refused.error_message,
+              ::testing::HasSubstr("needs 26 KV blocks of 4 tokens (104 tokens)"));
+  EXPECT_THAT(refused.error_message, ::testing::HasSubstr("device pool has 16 (64 tokens)"));
+  req.n = 3; // 2 + 3 x 3 blocks, beside the first's 4
+  auto fits = generate(req);
+  ASSERT_TRUE(fits.ok()) << fits.error_message;
+  runner_->resume();
+  EXPECT_THAT(events_->wait_done(first.id).tokens, ElementsAreArray(expected_output(other, 6)));
+  for (const done_event& d : events_->wait_choices(fits.id, 3))
+    EXPECT_EQ(d.finish_reason, "max_tokens") << "choice " << d.choice;
+  EXPECT_EQ(figures().preemptions, 0);
+  {
+    std::lock_guard lock(events_->mutex);
+    EXPECT_FALSE(events_->dones.contains(refused.id)); // refused requests get no events
+  }
+  expect_idle();
+}
+
 TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
   start(16, 0);
   runner_->pause();
@@ -65,7 +97,8 @@ TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
 }
 
 TEST_F(runtime, a_dead_sink_cancels_every_choice) {
-  start(256, 16);
+  start(640, 16); // the choices fit together: 2 shared blocks + 3 x 200
+
   runner_->set_step_time(1ms);
   auto c = std::make_shared<collector>();
   auto doomed = sys_.spawn(sink_fn, c);

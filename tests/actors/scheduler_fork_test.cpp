@@ -147,6 +147,25 @@ TEST_P(fork_preemption, choices_under_memory_pressure_equal_their_solo_runs) {
 INSTANTIATE_TEST_SUITE_P(scheduler_fork, fork_preemption,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute));
 
+// The choices together, the prompt's full blocks shared (request_blocks):
+// 8 choices of 10 + 8 tokens need 2 + 8 * 3 blocks, more than the pool,
+// though each alone needs 5; 7 choices of 10 + 4 tokens need exactly 16 and
+// run.
+TEST(scheduler_fork, refuses_choices_that_could_never_fit_together) {
+  driver d(16, 0, config(64));
+  auto err = d.add(100, token_run(10), 8, 0, 8);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_THAT(*err, ::testing::HasSubstr("needs 26 KV blocks of 4 tokens (104 tokens)"));
+  EXPECT_THAT(*err, ::testing::HasSubstr("8 choices of 10 prompt tokens + 8 max tokens"));
+  EXPECT_THAT(*err, ::testing::HasSubstr("the device pool has 16 (64 tokens)"));
+  EXPECT_EQ(d.sched().num_sequences(), 0);
+  ASSERT_FALSE(d.add(200, token_run(10), 4, 0, 7, 3));
+  d.run_until_idle();
+  for (seq_id c = 0; c < 7; ++c)
+    EXPECT_EQ(d.output(200 + c, 10), reference(token_run(10), 4, 3 + c)) << "choice " << c;
+  d.expect_idle_and_sound();
+}
+
 TEST(scheduler_fork, only_continuous_paged_scheduling_forks) {
   EXPECT_TRUE(scheduler(config(64), 8, 0, bs).forks());
   for (auto mode : {batching_mode::fixed, batching_mode::padded}) {

@@ -92,7 +92,11 @@ TEST(scheduler, refuses_a_request_that_can_never_fit) {
   ASSERT_TRUE(err.has_value());
   EXPECT_THAT(*err, ::testing::HasSubstr("needs 5 KV blocks"));
   EXPECT_EQ(d.sched().num_sequences(), 0);
-  EXPECT_FALSE(d.add(2, token_run(12), 4));
+  // 13 + 4 tokens, the last never written: exactly the pool's 16 slots.
+  ASSERT_FALSE(d.add(2, token_run(13), 4));
+  d.run_until_idle();
+  EXPECT_EQ(d.output(2, 13), reference(token_run(13), 4));
+  d.expect_idle_and_sound();
 }
 
 TEST(scheduler, reuses_the_prefix_cache_and_reports_cached_tokens) {
