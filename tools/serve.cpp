@@ -19,6 +19,7 @@
 // front reads only its tokenizer, for prefix affinity, and its chat template).
 // SIGINT or SIGTERM: live requests end as aborted, then the server exits.
 
+#include "tools/command_line.hpp"
 #include "tools/serve_modes.hpp"
 
 #include <caf/openssl/manager.hpp>
@@ -28,10 +29,8 @@
 // NOTE: not CAF_MAIN: CAF 0.17's exec_main drops the exit code.
 int main(int argc, char** argv) {
   kvactor::tools::serve_config cfg;
-  if (auto err = cfg.parse(argc, argv, "caf-application.ini")) {
-    std::cerr << "kvactor-serve: " << caf::actor_system_config::render(err) << "\n";
+  if (!kvactor::tools::parse_command_line(cfg, argc, argv, "kvactor-serve", "caf-application.ini"))
     return 2;
-  }
   if (cfg.cli_helptext_printed)
     return 0;
   if (!cfg.workers.empty() && cfg.worker_port >= 0) {

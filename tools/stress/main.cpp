@@ -12,6 +12,7 @@
 //                  [--stall-s=60] [--quiet] [--workers=2 --kill-at=0.3 --serve=PATH] ...
 // (--help lists every option.)
 
+#include "tools/command_line.hpp"
 #include "tools/stress/checker.hpp"
 #include "tools/stress/runs.hpp"
 #include "tools/stress/small_model.hpp"
@@ -124,10 +125,8 @@ int stress(caf::actor_system& sys, const stress_config& cfg) {
 
 int main(int argc, char** argv) {
   stress_config cfg;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::cerr << "kvactor-stress: " << cfg.render(err) << "\n";
+  if (!kvactor::tools::parse_command_line(cfg, argc, argv, "kvactor-stress"))
     return 2;
-  }
   if (cfg.cli_helptext_printed)
     return 0;
   int rc = 0;

@@ -13,6 +13,7 @@
 
 #include "model/config.hpp"
 #include "model/tiny/tiny_model.hpp"
+#include "tools/command_line.hpp"
 #include "tools/bench/serving/report.hpp"
 #include "tools/bench/serving/side_by_side.hpp"
 
@@ -281,10 +282,8 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
 
 int main(int argc, char** argv) {
   bench_config cfg;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::cerr << "kvactor-bench: " << cfg.render(err) << "\n";
+  if (!kvactor::tools::parse_command_line(cfg, argc, argv, "kvactor-bench"))
     return 2;
-  }
   if (cfg.cli_helptext_printed)
     return 0;
   int rc = 0;
