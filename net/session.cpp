@@ -61,7 +61,7 @@ void session::on_read(boost::system::error_code ec, size_t n) {
                                  "a line must arrive whole within " +
                                    std::to_string(s->options_.line_timeout.count()) +
                                    " ms of its first byte"}));
-        s->close_after_flush();
+        s->close_after_flush(error_linger); // a client still sending reads it
       });
   }
   read();
