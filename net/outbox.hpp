@@ -46,7 +46,6 @@ public:
       out_.pop_back();
     }
   }
-  size_t num_bounded_bytes() const { return num_bounded_bytes_; }
 
 private:
   struct entry {
