@@ -8,10 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "kernels/device.hpp"
+#include "kernels/thread_pool.hpp"
 
 namespace kvactor::kernels {
 
@@ -34,6 +36,9 @@ public:
   void synchronize() override;
   // max_split_scratch_floats(SMs) floats per stream, allocated at creation.
   attention_workspace split_workspace(stream_id stream) const override;
+  void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) override {
+    host_pool_->parallel_for(n, fn);
+  }
 
   cudaStream_t native_stream(stream_id stream) const;
   int32_t ordinal() const { return ordinal_; }
@@ -42,7 +47,7 @@ protected:
   void release(memory_kind kind, void* data, size_t bytes) override;
 
 private:
-  cuda_device(int32_t ordinal, std::string name, int64_t pinned_capacity);
+  cuda_device(int32_t ordinal, std::string name, int64_t pinned_capacity, int32_t num_threads);
   void make_current() const;
 
   int32_t ordinal_;
@@ -54,6 +59,7 @@ private:
   mutable std::mutex pinned_mutex_;
   int64_t pinned_capacity_;
   int64_t pinned_used_ = 0;  // guarded by pinned_mutex_
+  std::unique_ptr<thread_pool> host_pool_;  // host_parallel_for: the rows a step samples
 };
 
 } // namespace kvactor::kernels

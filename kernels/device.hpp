@@ -84,7 +84,9 @@ struct device_options {
   // cpu: capacities of the two arenas; cuda: pinned_bytes caps the host pool.
   int64_t device_bytes = int64_t{1} << 30;
   int64_t pinned_bytes = int64_t{1} << 30;
-  int32_t num_threads = 0;  // cpu: kernel threads, 0 = hardware concurrency
+  // cpu: kernel threads; cuda: host threads that sample a step's rows
+  // (host_parallel_for). 0: the hardware concurrency (cuda: at most 8).
+  int32_t num_threads = 0;
   int32_t cuda_ordinal = 0;
 };
 
@@ -115,8 +117,8 @@ public:
   virtual attention_workspace split_workspace(stream_id) const { return {}; }
   // Calls fn(i) for every i in [0, n) on the device's host threads and
   // returns when all are done; only from a device thread (a stream's task or
-  // completion). CPU: spread over the kernel thread pool; elsewhere: in turn
-  // on the calling thread.
+  // completion), spread over the device's host threads (device_options::
+  // num_threads); in turn on the calling thread where a device has none.
   virtual void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
     for (int64_t i = 0; i < n; ++i)
       fn(i);

@@ -3,10 +3,15 @@
 // KVACTOR_REQUIRE_GPU=1 (GPU CI).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <tuple>
 
 #include "kernels/cuda/launch.hpp"
@@ -189,6 +194,35 @@ TEST_F(cuda_test, swap_round_trip_with_completion_callback) {
                             static_cast<size_t>(shape.block_bytes())),
                 0);
     }
+}
+
+// A completion samples a step's rows with host_parallel_for: every row once,
+// spread over the device's host threads.
+TEST_F(cuda_test, host_parallel_for_in_a_completion_visits_every_row_on_several_threads) {
+  auto d = make_device("cuda", device_options{.num_threads = 4});
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  device& dev = **d;
+  constexpr int64_t rows = 64;
+  std::vector<std::atomic<int>> visits(rows);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  std::promise<void> done;
+  (void)dev.record(streams::compute, [&] {
+    dev.host_parallel_for(rows, [&](int64_t i) {
+      visits[size_t(i)].fetch_add(1);
+      {
+        std::lock_guard lock{mutex};
+        threads.insert(std::this_thread::get_id());
+      }
+      // NOTE: long enough that the helpers wake up while rows are left.
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+    done.set_value();
+  });
+  ASSERT_EQ(done.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  for (int64_t i = 0; i < rows; ++i)
+    EXPECT_EQ(visits[size_t(i)].load(), 1) << "row " << i;
+  EXPECT_GT(threads.size(), 1u);
 }
 
 // 300 pairs: more than one swap launch takes (swap_blocks_params::max_pairs),
