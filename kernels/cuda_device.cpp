@@ -3,6 +3,10 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <thread>
 
 #include "base/assert.hpp"
@@ -34,9 +38,34 @@ private:
   cudaEvent_t event_;
 };
 
+// NOTE: an exception must not unwind into CUDA's thread; a completion that
+// throws is a bug of kvactor's, fatal with its message.
+// What record() returns once the device has faulted: no work of the
+// device's will complete, and the fault handler has said so; a waiter
+// returns at once rather than hang.
+class faulted_event final : public event {
+public:
+  bool ready() const override { return true; }
+  void wait() const override {}
+};
+
 void run_host_callback(void* data) {
   const std::unique_ptr<host_callback> callback(static_cast<host_callback*>(data));
-  (*callback)();
+  try {
+    (*callback)();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvactor: a CUDA completion threw: %s\n", e.what());
+    std::abort();
+  } catch (...) {
+    std::fprintf(stderr, "kvactor: a CUDA completion threw\n");
+    std::abort();
+  }
+}
+
+constexpr auto watch_interval = std::chrono::milliseconds(100);
+
+std::string describe(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
 error no_device(cudaError_t e) {
@@ -79,6 +108,7 @@ result<std::unique_ptr<cuda_device>> cuda_device::create(const device_options& o
   if (const cudaError_t e = cudaMalloc(&scratch, scratch_bytes); e != cudaSuccess)
     return no_device(e);
   dev->split_scratch_ = static_cast<float*>(scratch);
+  dev->watchdog_ = std::thread([d = dev.get()] { d->watch(); });
   return dev;
 }
 
@@ -92,12 +122,63 @@ cuda_device::cuda_device(int32_t ordinal, std::string name, int64_t pinned_capac
 }
 
 cuda_device::~cuda_device() {
-  make_current();
+  {
+    std::lock_guard lock{watch_mutex_};
+    stopping_ = true;
+  }
+  watch_wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  // NOTE: every call fails after a fault; nothing here may abort.
+  (void)cudaSetDevice(ordinal_);
   for (cudaStream_t s : streams_) {
     (void)cudaStreamSynchronize(s);
     (void)cudaStreamDestroy(s);
   }
   if (split_scratch_ != nullptr) (void)cudaFree(split_scratch_);
+}
+
+void cuda_device::set_fault_handler(fault_handler handler) {
+  std::lock_guard lock{watch_mutex_};
+  on_fault_ = std::move(handler);
+}
+
+void cuda_device::watch() {
+  std::unique_lock lock{watch_mutex_};
+  while (!stopping_) {
+    watch_wake_.wait(lock, [&] { return stopping_ || num_pending_ > 0; });
+    if (watch_wake_.wait_for(lock, watch_interval, [&] { return stopping_; })) return;
+    if (num_pending_ == 0) continue;
+    lock.unlock();
+    const std::optional<std::string> fault = query_streams();
+    if (fault) report_fault(*fault);
+    lock.lock();
+    if (fault) return;
+  }
+}
+
+std::optional<std::string> cuda_device::query_streams() const {
+  if (const cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return describe(e);
+  for (cudaStream_t s : streams_)
+    if (const cudaError_t e = cudaStreamQuery(s); e != cudaSuccess && e != cudaErrorNotReady)
+      return describe(e);
+  return std::nullopt;
+}
+
+void cuda_device::report_fault(const std::string& what) {
+  if (faulted_.exchange(true)) return;
+  std::fprintf(stderr, "kvactor: %s faulted: %s\n", name_.c_str(), what.c_str());
+  fault_handler handler;
+  {
+    std::lock_guard lock{watch_mutex_};
+    handler = on_fault_;
+  }
+  if (handler) handler(what);
+}
+
+bool cuda_device::survive(cudaError_t e, const char* call) {
+  if (e == cudaSuccess) return true;
+  report_fault(describe(e) + " (" + call + ")");
+  return false;
 }
 
 void cuda_device::make_current() const {
@@ -113,6 +194,7 @@ cudaStream_t cuda_device::native_stream(stream_id stream) const {
 }
 
 std::optional<buffer> cuda_device::allocate(memory_kind kind, size_t bytes) {
+  if (faulted()) return std::nullopt;
   make_current();
   void* data = nullptr;
   if (kind == memory_kind::device) {
@@ -142,12 +224,13 @@ std::optional<buffer> cuda_device::allocate(memory_kind kind, size_t bytes) {
 }
 
 void cuda_device::release(memory_kind kind, void* data, size_t bytes) {
-  make_current();
+  // NOTE: after a fault every call fails; the memory goes with the process.
+  if (faulted() || !survive(cudaSetDevice(ordinal_), "cudaSetDevice")) return;
   if (kind == memory_kind::device) {
-    KVACTOR_CUDA_CHECK(cudaFree(data));
+    (void)survive(cudaFree(data), "cudaFree");
     return;
   }
-  KVACTOR_CUDA_CHECK(cudaFreeHost(data));
+  if (!survive(cudaFreeHost(data), "cudaFreeHost")) return;
   std::lock_guard lock{pinned_mutex_};
   pinned_used_ -= static_cast<int64_t>(bytes);
 }
@@ -157,37 +240,57 @@ memory_info cuda_device::memory(memory_kind kind) const {
     std::lock_guard lock{pinned_mutex_};
     return memory_info{pinned_capacity_ - pinned_used_, pinned_capacity_};
   }
+  if (faulted()) return memory_info{0, 0};
   make_current();
   size_t free = 0, total = 0;
   KVACTOR_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   return memory_info{static_cast<int64_t>(free), static_cast<int64_t>(total)};
 }
 
-void cuda_device::copy_async(stream_id stream, void* dst, const void* src, size_t bytes) {
-  KVACTOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, native_stream(stream)));
+cudaStream_t cuda_device::enqueue_stream(stream_id stream) {
+  KVACTOR_ASSERT(stream >= 0 && stream < num_streams(), "no such stream");
+  if (faulted() || !survive(cudaSetDevice(ordinal_), "cudaSetDevice")) return nullptr;
+  return streams_[static_cast<size_t>(stream)];
 }
 
+void cuda_device::copy_async(stream_id stream, void* dst, const void* src, size_t bytes) {
+  if (cudaStream_t s = enqueue_stream(stream))
+    (void)survive(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync");
+}
+
+// NOTE: after a fault the callback is dropped: the fault handler answers for
+// the work in flight.
 event_ptr cuda_device::record(stream_id stream, host_callback on_complete) {
-  cudaStream_t s = native_stream(stream);
+  cudaStream_t s = enqueue_stream(stream);
+  if (s == nullptr) return std::make_shared<faulted_event>();
   cudaEvent_t e = nullptr;
-  KVACTOR_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  if (!survive(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags"))
+    return std::make_shared<faulted_event>();
   auto ev = std::make_shared<cuda_event>(ordinal_, e);
-  KVACTOR_CUDA_CHECK(cudaEventRecord(e, s));
-  if (on_complete) {
-    // NOTE: the host function follows the event in stream order, so it runs
-    // exactly when the event has completed.
-    auto* callback = new host_callback(std::move(on_complete));
-    const cudaError_t err = cudaLaunchHostFunc(s, run_host_callback, callback);
-    if (err != cudaSuccess) delete callback;
-    KVACTOR_CUDA_CHECK(err);
+  if (!survive(cudaEventRecord(e, s), "cudaEventRecord") || !on_complete) return ev;
+  // NOTE: the host function follows the event in stream order, so it runs
+  // exactly when the event has completed.
+  {
+    std::lock_guard lock{watch_mutex_};
+    ++num_pending_;
   }
+  watch_wake_.notify_all();
+  auto* callback = new host_callback([this, done = std::move(on_complete)] {
+    done();
+    std::lock_guard lock{watch_mutex_};
+    --num_pending_;
+  });
+  if (!survive(cudaLaunchHostFunc(s, run_host_callback, callback), "cudaLaunchHostFunc"))
+    delete callback;  // NOTE: still counted: the device has faulted, the watchdog is done
   return ev;
 }
 
 void cuda_device::wait_event(stream_id stream, const event_ptr& e) {
   const auto* ce = dynamic_cast<const cuda_event*>(e.get());
-  KVACTOR_ASSERT(ce != nullptr, "wait on an event of another device");
-  KVACTOR_CUDA_CHECK(cudaStreamWaitEvent(native_stream(stream), ce->native(), 0));
+  KVACTOR_ASSERT(ce != nullptr || dynamic_cast<const faulted_event*>(e.get()) != nullptr,
+                 "wait on an event of another device");
+  if (cudaStream_t s = enqueue_stream(stream); s != nullptr && ce != nullptr)
+    (void)survive(cudaStreamWaitEvent(s, ce->native(), 0), "cudaStreamWaitEvent");
 }
 
 attention_workspace cuda_device::split_workspace(stream_id stream) const {
@@ -197,8 +300,9 @@ attention_workspace cuda_device::split_workspace(stream_id stream) const {
 }
 
 void cuda_device::synchronize() {
-  for (int32_t s = 0; s < num_streams(); ++s)
-    KVACTOR_CUDA_CHECK(cudaStreamSynchronize(native_stream(s)));
+  if (faulted() || !survive(cudaSetDevice(ordinal_), "cudaSetDevice")) return;
+  for (size_t s = 0; s < streams_.size() && !faulted(); ++s)
+    (void)survive(cudaStreamSynchronize(streams_[s]), "cudaStreamSynchronize");
 }
 
 } // namespace kvactor::kernels

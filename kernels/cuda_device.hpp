@@ -3,13 +3,25 @@
 //   stream = cudaStream_t (non-blocking), event = cudaEvent_t (no timing),
 //   completions = cudaLaunchHostFunc after the event, device memory =
 //   cudaMalloc, pinned host memory = cudaHostAlloc (capped by pinned_bytes).
-// Built only when KVACTOR_HAVE_CUDA. A failing CUDA call after creation is
-// fatal with file:line (see cuda/check.hpp).
+// Built only when KVACTOR_HAVE_CUDA.
+//
+// Faults: CUDA never runs a host function after a fault (an illegal address,
+// say: the error is sticky), so a completion would never come. While
+// completions are outstanding a watchdog thread queries the streams every
+// 100 ms; the first error it sees is the device's fault, reported once to the
+// fault handler with the error's name. A failing call of the device's own
+// (an enqueue, a free) reports a fault the same way; from the fault on,
+// enqueues do nothing and frees are skipped, so a runtime that stops sending
+// work shuts down cleanly. A kernel launch or cuBLAS call that fails
+// (ops.cpp, the forward pass) is still fatal with file:line (cuda/check.hpp).
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "kernels/device.hpp"
@@ -39,6 +51,8 @@ public:
   void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) override {
     host_pool_->parallel_for(n, fn);
   }
+  void set_fault_handler(fault_handler handler) override;
+  bool faulted() const { return faulted_.load(); }
 
   cudaStream_t native_stream(stream_id stream) const;
   int32_t ordinal() const { return ordinal_; }
@@ -49,6 +63,15 @@ protected:
 private:
   cuda_device(int32_t ordinal, std::string name, int64_t pinned_capacity, int32_t num_threads);
   void make_current() const;
+  // The watchdog thread's loop, and one look at every stream.
+  void watch();
+  std::optional<std::string> query_streams() const;
+  // Records the fault (the first one only) and tells the handler.
+  void report_fault(const std::string& what);
+  // false, having reported the fault, when e is an error.
+  bool survive(cudaError_t e, const char* call);
+  // The stream's handle, this device made current; nullptr once it has faulted.
+  cudaStream_t enqueue_stream(stream_id stream);
 
   int32_t ordinal_;
   std::string name_;
@@ -60,6 +83,14 @@ private:
   int64_t pinned_capacity_;
   int64_t pinned_used_ = 0;  // guarded by pinned_mutex_
   std::unique_ptr<thread_pool> host_pool_;  // host_parallel_for: the rows a step samples
+
+  std::atomic<bool> faulted_{false};
+  mutable std::mutex watch_mutex_;
+  std::condition_variable watch_wake_;
+  int64_t num_pending_ = 0;  // completions enqueued and not yet run; guarded by watch_mutex_
+  bool stopping_ = false;    // guarded by watch_mutex_
+  fault_handler on_fault_;   // guarded by watch_mutex_
+  std::thread watchdog_;
 };
 
 } // namespace kvactor::kernels

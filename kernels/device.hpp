@@ -36,6 +36,10 @@ constexpr stream_id swap_in = 2;
 } // namespace streams
 
 using host_callback = std::function<void()>;
+// Called once, on a thread of the device's, when a fault has left the device
+// unusable (a CUDA kernel's illegal address, say), with the error's name and
+// text: the work in flight then never completes and its callbacks never run.
+using fault_handler = std::function<void(const std::string&)>;
 
 // Marks a point in a stream; completes when the stream has run everything
 // enqueued before it.
@@ -123,6 +127,9 @@ public:
     for (int64_t i = 0; i < n; ++i)
       fn(i);
   }
+  // Who hears of a fault (fault_handler); set before any work is enqueued.
+  // The CPU device never faults: its kernels' errors are the host's.
+  virtual void set_fault_handler(fault_handler) {}
 
 protected:
   friend class buffer;

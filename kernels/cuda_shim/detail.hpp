@@ -13,6 +13,8 @@ void set_in_host_function(bool in);
 // A fault a kernel or copy would have hit on the device: every later call fails.
 void set_sticky(cudaError_t e);
 cudaError_t fail(cudaError_t e); // sets the thread's last error, returns e
+cudaError_t sticky_error();       // cudaSuccess until a fault
+void clear_sticky();
 
 // memory.cpp: device memory lives in one reserved region that host code
 // can touch only while a stream task runs (mprotect); a host access at any

@@ -71,6 +71,10 @@ void set_sticky(cudaError_t e) {
 
 cudaError_t fail(cudaError_t e) { return set_error(e); }
 
+cudaError_t sticky_error() { return static_cast<cudaError_t>(sticky.load()); }
+
+void clear_sticky() { sticky.store(cudaSuccess); }
+
 } // namespace detail
 } // namespace kvactor::cuda_shim
 

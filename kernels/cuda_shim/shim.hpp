@@ -55,4 +55,17 @@ cudaError_t enter(const char* call);
 // How many tasks the shim's streams have run (tests of the shim).
 uint64_t num_tasks_run();
 
+// Tests: a device fault, as a kernel's illegal address leaves one. The
+// stream task that would be the shim's `task`-th to run (counting from
+// num_tasks_run(), so num_tasks_run() + 1 is the next) sets the sticky error
+// `e` instead of running. As on a GPU, once the error is set no kernel, copy
+// or host function runs any more (events still complete, so that a waiter
+// returns, with the error), every call returns the error and
+// cudaStreamQuery reports it.
+void fault_at_task(uint64_t task, cudaError_t e = cudaErrorIllegalAddress);
+// Tests: clears the fault and the calling thread's last error (as
+// cudaDeviceReset would), so that the tests after a fault's run in the same
+// process.
+void clear_fault();
+
 } // namespace kvactor::cuda_shim

@@ -12,6 +12,8 @@ namespace kvactor::cuda_shim {
 namespace {
 
 std::atomic<uint64_t> tasks_run{0};
+std::atomic<uint64_t> fault_task{UINT64_MAX}; // fault_at_task
+std::atomic<int> fault_error{cudaSuccess};
 
 struct registry {
   std::mutex mutex;
@@ -59,6 +61,17 @@ void set_settings(const settings& s) {
 
 uint64_t num_tasks_run() { return tasks_run.load(); }
 
+void fault_at_task(uint64_t task, cudaError_t e) {
+  fault_error.store(e);
+  fault_task.store(task);
+}
+
+void clear_fault() {
+  fault_task.store(UINT64_MAX);
+  detail::clear_sticky();
+  (void)cudaGetLastError(); // the calling thread's
+}
+
 namespace detail {
 
 stream_impl::stream_impl(uint64_t seed, int32_t max_delay_us)
@@ -80,6 +93,11 @@ void stream_impl::push(task_kind kind, const char* what, std::function<void()> r
     ++num_pushed_;
   }
   changed_.notify_all();
+}
+
+bool stream_impl::idle() {
+  std::lock_guard lock{mutex_};
+  return num_done_ >= num_pushed_;
 }
 
 void stream_impl::synchronize() {
@@ -114,10 +132,15 @@ void stream_impl::drain() {
       end_device_access();
       accessing = false;
     }
-    if (t.kind == task_kind::host_function) set_in_host_function(true);
-    t.run();
-    set_in_host_function(false);
-    tasks_run.fetch_add(1);
+    // NOTE: the count decides which task faults (fault_at_task); after a
+    // fault only control tasks (events) run.
+    if (tasks_run.fetch_add(1) + 1 >= fault_task.load())
+      set_sticky(static_cast<cudaError_t>(fault_error.load()));
+    if (t.kind == task_kind::control || sticky_error() == cudaSuccess) {
+      if (t.kind == task_kind::host_function) set_in_host_function(true);
+      t.run();
+      set_in_host_function(false);
+    }
     lock.lock();
     if (accessing && tasks_.empty()) {
       end_device_access();
@@ -194,6 +217,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
   s->synchronize();
   return shim::enter("cudaStreamSynchronize"); // a fault in the work waited for
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  if (const cudaError_t e = shim::enter("cudaStreamQuery"); e != cudaSuccess) return e;
+  detail::stream_impl* s = detail::stream_of(stream);
+  if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  // NOTE: cudaErrorNotReady is not an error: it does not become the last error.
+  return s->idle() ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {

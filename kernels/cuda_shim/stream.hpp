@@ -48,6 +48,7 @@ struct stream_impl {
 
   void push(task_kind kind, const char* what, std::function<void()> run);
   void synchronize(); // until every task pushed so far has run
+  bool idle();        // every task pushed so far has run
 
 private:
   void drain();

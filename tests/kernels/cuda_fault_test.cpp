@@ -1,0 +1,88 @@
+// cuda_device when the device faults, through the CUDA shim (which injects
+// the fault a kernel's illegal address leaves on a GPU): the watchdog
+// reports it within its interval instead of the completions never coming,
+// and the device then refuses work and shuts down without aborting.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+
+#include "kernels/cuda_device.hpp"
+#include "kernels/cuda_shim/shim.hpp"
+
+namespace kvactor::kernels {
+namespace {
+
+class cuda_fault : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto d = make_device("cuda");
+    ASSERT_TRUE(d.has_value()) << d.error().message;
+    dev_ = std::move(*d);
+  }
+  void TearDown() override {
+    dev_.reset();
+    cuda_shim::clear_fault();
+  }
+  std::unique_ptr<device> dev_;
+};
+
+TEST_F(cuda_fault, a_fault_mid_stream_reaches_the_handler_and_no_completion_runs) {
+  std::promise<std::string> fault;
+  int faults = 0;
+  dev_->set_fault_handler([&](const std::string& what) {
+    if (++faults == 1) fault.set_value(what);
+  });
+  auto src = dev_->allocate(memory_kind::pinned_host, 4096);
+  auto dst = dev_->allocate(memory_kind::device, 4096);
+  ASSERT_TRUE(src && dst);
+  // A step that completes, then one whose copy faults.
+  std::promise<void> first;
+  (void)dev_->record(streams::compute, [&] { first.set_value(); });
+  ASSERT_EQ(first.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  bool second_ran = false;
+  cuda_shim::fault_at_task(cuda_shim::num_tasks_run() + 1);
+  dev_->copy_async(streams::compute, dst->data(), src->data(), 4096);
+  (void)dev_->record(streams::compute, [&] { second_ran = true; });
+
+  auto reported = fault.get_future();
+  ASSERT_EQ(reported.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+    << "the watchdog never reported the fault";
+  EXPECT_EQ(reported.get(), "cudaErrorIllegalAddress: an illegal memory access was encountered");
+  EXPECT_FALSE(second_ran);
+  auto* cuda = dynamic_cast<cuda_device*>(dev_.get());
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_TRUE(cuda->faulted());
+
+  // From the fault on: no new memory, enqueues do nothing, nothing aborts,
+  // and the handler heard of the fault once.
+  EXPECT_FALSE(dev_->allocate(memory_kind::device, 4096).has_value());
+  bool late_ran = false;
+  dev_->copy_async(streams::swap_out, src->data(), dst->data(), 4096);
+  (void)dev_->record(streams::swap_out, [&] { late_ran = true; });
+  dev_->synchronize();
+  src.reset();
+  dst.reset();
+  dev_.reset();
+  EXPECT_FALSE(late_ran);
+  EXPECT_EQ(faults, 1);
+}
+
+// A fault with no completion outstanding is noticed by the next call that
+// fails, with the call named.
+TEST_F(cuda_fault, a_failing_enqueue_reports_the_fault_with_the_call) {
+  std::string what;
+  dev_->set_fault_handler([&](const std::string& w) { what = w; });
+  auto src = dev_->allocate(memory_kind::pinned_host, 64);
+  auto dst = dev_->allocate(memory_kind::device, 64);
+  ASSERT_TRUE(src && dst);
+  cuda_shim::fault_at_task(cuda_shim::num_tasks_run() + 1);
+  dev_->copy_async(streams::compute, dst->data(), src->data(), 64);
+  dev_->synchronize();
+  EXPECT_EQ(what, "cudaErrorIllegalAddress: an illegal memory access was encountered "
+                  "(cudaStreamSynchronize)");
+}
+
+} // namespace
+} // namespace kvactor::kernels
