@@ -32,4 +32,10 @@ errc code_of(const caf::error& e) {
   return e && e.category() == error_category ? static_cast<errc>(e.code()) : errc::none;
 }
 
+std::string message_of(const caf::error& e) {
+  if (code_of(e) != errc::none && e.context().match_elements<std::string>())
+    return e.context().get_as<std::string>(0);
+  return caf::to_string(e);
+}
+
 } // namespace kvactor

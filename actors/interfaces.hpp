@@ -79,6 +79,8 @@ using executor_actor = caf::typed_actor<
   caf::replies_to<swap_order>::with<bool>,
   // Completions, sent from device threads.
   caf::reacts_to<done_atom, uint64_t, step_output>,
-  caf::reacts_to<done_atom, uint64_t>>;
+  caf::reacts_to<done_atom, uint64_t>,
+  // The device failed (step_runner::set_fault_handler), from a device thread.
+  caf::reacts_to<fault_atom, std::string>>;
 
 } // namespace kvactor

@@ -27,6 +27,7 @@ using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using fork_atom = caf::atom_constant<caf::atom("fork")>;
 using swap_out_atom = caf::atom_constant<caf::atom("swap_out")>;
 using drop_host_atom = caf::atom_constant<caf::atom("drop_host")>;
+using fault_atom = caf::atom_constant<caf::atom("fault")>;
 
 // A validated request, as the request actor hands it to the scheduler.
 struct submission {
@@ -86,7 +87,7 @@ typename Inspector::result_type inspect(Inspector& f, step_output& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_update& x) {
   return f(caf::meta::type_name("kvactor.sequence_update"), x.id, x.token, x.finished,
-           x.num_cached_tokens, x.num_preemptions, x.logprobs);
+           x.num_cached_tokens, x.num_preemptions, x.logprobs, x.error);
 }
 
 template <class Inspector>

@@ -172,11 +172,12 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
       job->done(std::move(out));
     });
   // NOTE: a step that cannot be enqueued leaves the device unusable (CUDA
-  // errors are sticky) and nothing could answer it: fatal, as a failing
-  // device call is in kernels/cuda_device.cpp.
+  // errors are sticky; the step may have hit a fault still being enqueued):
+  // a fault, which answers this step and every other in flight.
   if (!enqueued) {
     std::fprintf(stderr, "kvactor: %s\n", enqueued.error().message.c_str());
-    std::abort();
+    KVACTOR_ASSERT(on_fault_ != nullptr, "a step failed with no one to hear of it");
+    on_fault_(enqueued.error().message);
   }
 }
 

@@ -56,6 +56,12 @@ public:
   void run(step_plan plan, std::function<void(step_output)> done) override;
   void swap(swap_direction direction, std::vector<block_copy> copies,
             std::function<void()> done) override;
+  // The device's watchdog (kernels/cuda_device.hpp) reports its faults; so
+  // does a step that cannot be enqueued.
+  void set_fault_handler(std::function<void(const std::string&)> handler) override {
+    on_fault_ = handler;
+    dev_->set_fault_handler(std::move(handler));
+  }
 
   int32_t num_device_blocks() const override {
     return static_cast<int32_t>(device_cache_.view.shape.num_blocks);
@@ -92,6 +98,7 @@ private:
   // A token for each sequence of `plan` that samples, from its row of
   // `logits` [num_sample_rows, vocab], the rows in parallel.
   std::vector<sampled_token> sample(const step_plan& plan, std::span<const float> logits);
+  std::function<void(const std::string&)> on_fault_;
 };
 
 } // namespace kvactor

@@ -141,6 +141,7 @@ done_event request_state::finish(int32_t choice, const sequence_update& last,
     return std::chrono::duration<double, std::milli>(t - start_).count();
   };
   const finish_reason why = o.stop_seen ? finish_reason::stop : last.finished;
+  const bool failed = why == finish_reason::error;
   return {id_,
           std::string(to_string(why)),
           o.tokens,
@@ -151,7 +152,9 @@ done_event request_state::finish(int32_t choice, const sequence_update& last,
           o.first_token ? ms(*o.first_token) : 0.0,
           ms(now),
           last.num_preemptions,
-          choice};
+          choice,
+          failed ? errc::device_unusable : errc::none,
+          failed ? last.error : std::string{}};
 }
 
 } // namespace kvactor

@@ -102,6 +102,11 @@ public:
   // comes when that work completes) or the id is unknown.
   std::vector<sequence_update> abort(seq_id id, finish_reason why = finish_reason::aborted);
 
+  // The device has failed: every sequence ends now with finish_reason::error
+  // and `why` (the work holding some of them will never report), and the
+  // scheduler holds nothing more: no step, no commands.
+  std::vector<sequence_update> fail_all(const std::string& why);
+
   // Preempts `id` (or, without one, the running sequence last in scheduling
   // order) at the next step, in the given mode.
   void force_preemption(std::optional<seq_id> id, preemption_mode mode);

@@ -105,6 +105,8 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, scheduler_parts parts
     [=](submit_atom, submission& s, request_actor& ra) -> admission {
       auto& st = self->state;
       const auto n = static_cast<int32_t>(s.prompt.size());
+      if (st.device_fault)
+        return {s.id, n, errc::device_unusable, "the device failed: " + *st.device_fault};
       if (st.shutdown)
         return {s.id, n, errc::overloaded, "the runtime is shutting down"};
       if (st.sched->num_waiting() >= st.parts->max_waiting)

@@ -140,6 +140,29 @@ sequence_update scheduler::finish(entry& e, finish_reason why) {
   return u;
 }
 
+std::vector<sequence_update> scheduler::fail_all(const std::string& why) {
+  std::vector<sequence_update> ends;
+  for (const entry* e : by_arrival_) {
+    policy_.left(e->row);
+    if (e->padding())
+      continue; // its request has ended already
+    sequence_update u = end_update(*e, finish_reason::error);
+    u.error = why;
+    for (int32_t c = 0; c <= e->num_unforked; ++c) {
+      ends.push_back(u);
+      ends.back().id = e->seq.id() + static_cast<seq_id>(c);
+    }
+  }
+  by_arrival_.clear();
+  entries_.clear();
+  step_.reset();
+  released_.clear();
+  commands_ = {};
+  forced_.reset();
+  host_used_ = 0;
+  return ends;
+}
+
 sequence_update scheduler::end_update(const entry& e, finish_reason why) {
   return {e.seq.id(), no_token, why, e.num_cached_tokens, e.seq.num_preemptions()};
 }

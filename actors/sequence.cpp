@@ -21,6 +21,7 @@ std::string_view to_string(finish_reason r) {
     case finish_reason::max_tokens: return "max_tokens";
     case finish_reason::stop: return "stop";
     case finish_reason::aborted: return "aborted";
+    case finish_reason::error: return "error";
   }
   return "?";
 }

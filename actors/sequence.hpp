@@ -17,7 +17,8 @@
 namespace kvactor {
 
 enum class sequence_status : uint8_t { waiting, running, swapped, finished };
-enum class finish_reason : uint8_t { none, eos, max_tokens, stop, aborted };
+// error: the sequence ended without its result (the device faulted).
+enum class finish_reason : uint8_t { none, eos, max_tokens, stop, aborted, error };
 
 std::string_view to_string(sequence_status s);
 std::string_view to_string(finish_reason r);

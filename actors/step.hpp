@@ -89,6 +89,7 @@ struct sequence_update {
   int32_t num_cached_tokens = 0; // prompt tokens served by the prefix cache
   int32_t num_preemptions = 0;
   model::token_logprobs logprobs{}; // the token's, when the request asked
+  std::string error{};              // finished error: what failed
 };
 
 } // namespace kvactor

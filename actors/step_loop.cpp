@@ -65,7 +65,8 @@ void continue_planning(self_ptr self, scheduler::planning p) {
   for (const auto& s : p.plan->seqs)
     st.metrics.scheduled(s.id, now);
   self->request(st.parts->executor, caf::infinite, std::move(*p.plan))
-    .then([=](const step_output& out) { on_output(self, out); });
+    .then([=](const step_output& out) { on_output(self, out); },
+          [=](const caf::error& err) { device_failed(self, err); });
 }
 
 } // namespace
@@ -76,7 +77,7 @@ double seconds_since(clock::time_point t) {
 
 void kick(self_ptr self) {
   auto& st = self->state;
-  if (st.planning || st.sched->step_in_flight())
+  if (st.planning || st.sched->step_in_flight() || st.device_fault)
     return;
   if (st.sched->would_open_a_partial_batch() && st.window != batch_window::passed && !st.shutdown) {
     if (st.window == batch_window::closed) {
@@ -120,6 +121,19 @@ void maybe_finish_shutdown(self_ptr self) {
   self->send_exit(parts.executor, caf::exit_reason::user_shutdown);
   st.shutdown->deliver(true);
   self->quit();
+}
+
+void device_failed(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  if (st.device_fault)
+    return;
+  st.device_fault = message_of(err);
+  std::fprintf(stderr, "kvactor: the device failed, every request ends: %s\n",
+               st.device_fault->c_str());
+  // NOTE: the commands of the failed scheduler would go to a block manager
+  // and a swap actor that serve nothing more; fail_all leaves none.
+  dispatch(self, st.sched->fail_all(*st.device_fault));
+  maybe_finish_shutdown(self);
 }
 
 void window_passed(self_ptr self) {

@@ -49,6 +49,8 @@ struct scheduler_actor_state {
   step_timing timing;
   serving_metrics metrics; // requests, tokens, steps and their latencies
   std::optional<caf::typed_response_promise<bool>> shutdown;
+  // The device's fault: every request has ended with it, new ones are refused.
+  std::optional<std::string> device_fault;
 };
 
 using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
@@ -63,5 +65,8 @@ void dispatch(self_ptr self, const std::vector<sequence_update>& updates);
 void maybe_finish_shutdown(self_ptr self);
 // Its own timer: a static batch's window for arrivals has passed.
 void window_passed(self_ptr self);
+// The executor's answer to a step was an error: the device failed. Every
+// request ends with finish_reason error, and the runtime serves no more.
+void device_failed(self_ptr self, const caf::error& err);
 
 } // namespace kvactor::step_loop

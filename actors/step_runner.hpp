@@ -7,6 +7,7 @@
 #include "actors/step.hpp"
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kvactor {
@@ -27,6 +28,11 @@ public:
   // concurrently with steps.
   virtual void swap(swap_direction direction, std::vector<block_copy> copies,
                     std::function<void()> done) = 0;
+
+  // Who hears, once, that the device has failed (a CUDA fault: its name and
+  // text): the steps and swaps in flight then never complete. Set before the
+  // first step; called on a device thread, it must only message an actor.
+  virtual void set_fault_handler(std::function<void(const std::string&)> handler) = 0;
 
   // Pool sizes, fixed at start.
   virtual int32_t num_device_blocks() const = 0;

@@ -24,6 +24,10 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
   self->state.space.emplace(num_host_blocks);
   self->state.delays = jitter(delays);
   auto& space = *self->state.space;
+  // NOTE: the executor answers a swap with an error once the device has
+  // failed; the scheduler has then ended every sequence, and nothing waits
+  // for the swap.
+  auto device_failed = [](const caf::error&) {};
   return {
     [=](start_atom, scheduler_actor sched) { self->state.sched = std::move(sched); },
     [=, &space](swap_out_atom, seq_id id) {
@@ -32,10 +36,12 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
           auto copies = space.swap_out(id, device_blocks);
           KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
           self->request(executor, caf::infinite, swap_order{id, swap_direction::out, *copies})
-            .then([=](bool) {
-              self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
-              self->send(self->state.sched, swapped_atom::value, id);
-            });
+            .then(
+              [=](bool) {
+                self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
+                self->send(self->state.sched, swapped_atom::value, id);
+              },
+              device_failed);
         });
     },
     [=, &space](swap_in_atom, seq_id id, int32_t num_blocks) {
@@ -47,10 +53,12 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
           }
           auto copies = space.swap_in(id, table);
           self->request(executor, caf::infinite, swap_order{id, swap_direction::in, copies})
-            .then([=, &space](bool) {
-              space.release(id);
-              self->send(self->state.sched, swap_in_atom::value, id);
-            });
+            .then(
+              [=, &space](bool) {
+                space.release(id);
+                self->send(self->state.sched, swap_in_atom::value, id);
+              },
+              device_failed);
         });
     },
     [&space](drop_host_atom, seq_id id) { space.release(id); },

@@ -12,9 +12,15 @@ endfunction()
 # binary, each test registered with ctest. CUDA_SHIM (CUDA builds): the
 # binary links the CUDA shim and the emulated launchers instead of libcudart,
 # libcublas and nvcc's kernels (kernels/README.md), defines
-# KVACTOR_CUDA_SHIM=1, and its ctest names start with "shim.".
+# KVACTOR_CUDA_SHIM=1, and its ctest names start with "shim.". A binary
+# whose name holds "cuda" gets a ctest TIMEOUT of 300 s per test, so that a
+# device that hangs fails the test instead of stalling the suite.
 function(kvactor_test name)
   cmake_parse_arguments(arg "CUDA_SHIM" "" "SOURCES;LIBS" ${ARGN})
+  set(properties)
+  if(name MATCHES "cuda")
+    set(properties PROPERTIES TIMEOUT 300)
+  endif()
   add_executable(${name} ${arg_SOURCES})
   kvactor_target(${name})
   target_link_libraries(${name} PRIVATE ${arg_LIBS} GTest::gtest_main GTest::gmock)
@@ -22,8 +28,9 @@ function(kvactor_test name)
     set_target_properties(${name} PROPERTIES KVACTOR_CUDA_SHIM ON)
     target_compile_definitions(${name} PRIVATE KVACTOR_CUDA_SHIM=1)
     target_link_libraries(${name} PRIVATE kvactor_cuda_shim)
-    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX "shim.")
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX "shim."
+                         ${properties})
   else()
-    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 ${properties})
   endif()
 endfunction()

@@ -164,7 +164,7 @@ std::optional<std::string> cuda_device::query_streams() const {
   return std::nullopt;
 }
 
-void cuda_device::report_fault(const std::string& what) {
+void cuda_device::report_fault(const std::string& what) const {
   if (faulted_.exchange(true)) return;
   std::fprintf(stderr, "kvactor: %s faulted: %s\n", name_.c_str(), what.c_str());
   fault_handler handler;
@@ -175,7 +175,7 @@ void cuda_device::report_fault(const std::string& what) {
   if (handler) handler(what);
 }
 
-bool cuda_device::survive(cudaError_t e, const char* call) {
+bool cuda_device::survive(cudaError_t e, const char* call) const {
   if (e == cudaSuccess) return true;
   report_fault(describe(e) + " (" + call + ")");
   return false;
@@ -189,7 +189,7 @@ void cuda_device::make_current() const {
 
 cudaStream_t cuda_device::native_stream(stream_id stream) const {
   KVACTOR_ASSERT(stream >= 0 && stream < num_streams(), "no such stream");
-  make_current();
+  if (!faulted()) (void)survive(cudaSetDevice(ordinal_), "cudaSetDevice");
   return streams_[static_cast<size_t>(stream)];
 }
 

@@ -12,8 +12,9 @@
 // fault handler with the error's name. A failing call of the device's own
 // (an enqueue, a free) reports a fault the same way; from the fault on,
 // enqueues do nothing and frees are skipped, so a runtime that stops sending
-// work shuts down cleanly. A kernel launch or cuBLAS call that fails
-// (ops.cpp, the forward pass) is still fatal with file:line (cuda/check.hpp).
+// work shuts down cleanly. A kernel launch that fails (ops.cpp) reports the
+// fault too: a fault can come while the host still enqueues the kernels of
+// the step that hit it.
 
 #include <cuda_runtime_api.h>
 
@@ -54,7 +55,11 @@ public:
   void set_fault_handler(fault_handler handler) override;
   bool faulted() const { return faulted_.load(); }
 
+  // The stream's handle, this device made current (a failure to make it
+  // current is reported as the fault).
   cudaStream_t native_stream(stream_id stream) const;
+  // A kernel launch's result (ops.cpp): an error is the device's fault.
+  void launched(cudaError_t e, const char* kernel) const { (void)survive(e, kernel); }
   int32_t ordinal() const { return ordinal_; }
 
 protected:
@@ -67,9 +72,9 @@ private:
   void watch();
   std::optional<std::string> query_streams() const;
   // Records the fault (the first one only) and tells the handler.
-  void report_fault(const std::string& what);
+  void report_fault(const std::string& what) const;
   // false, having reported the fault, when e is an error.
-  bool survive(cudaError_t e, const char* call);
+  bool survive(cudaError_t e, const char* call) const;
   // The stream's handle, this device made current; nullptr once it has faulted.
   cudaStream_t enqueue_stream(stream_id stream);
 
@@ -84,7 +89,7 @@ private:
   int64_t pinned_used_ = 0;  // guarded by pinned_mutex_
   std::unique_ptr<thread_pool> host_pool_;  // host_parallel_for: the rows a step samples
 
-  std::atomic<bool> faulted_{false};
+  mutable std::atomic<bool> faulted_{false};
   mutable std::mutex watch_mutex_;
   std::condition_variable watch_wake_;
   int64_t num_pending_ = 0;  // completions enqueued and not yet run; guarded by watch_mutex_

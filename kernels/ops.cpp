@@ -6,7 +6,6 @@
 #include "kernels/cpu/kernels.hpp"
 #include "kernels/cpu_device.hpp"
 #if KVACTOR_HAVE_CUDA
-#include "kernels/cuda/check.hpp"
 #include "kernels/cuda/launch.hpp"
 #include "kernels/cuda_device.hpp"
 #endif
@@ -38,7 +37,8 @@ void cache_write(device& dev, stream_id stream, const cache_write_params& p) {
     return;
   }
 #if KVACTOR_HAVE_CUDA
-  KVACTOR_CUDA_CHECK(cuda_launch::cache_write(p, as_cuda(dev).native_stream(stream)));
+  as_cuda(dev).launched(cuda_launch::cache_write(p, as_cuda(dev).native_stream(stream)),
+                        "cache_write");
 #else
   no_cuda();
 #endif
@@ -50,7 +50,8 @@ void paged_attention(device& dev, stream_id stream, const paged_attention_params
     return;
   }
 #if KVACTOR_HAVE_CUDA
-  KVACTOR_CUDA_CHECK(cuda_launch::paged_attention(p, as_cuda(dev).native_stream(stream)));
+  as_cuda(dev).launched(cuda_launch::paged_attention(p, as_cuda(dev).native_stream(stream)),
+                        "paged_attention");
 #else
   no_cuda();
 #endif
@@ -62,7 +63,8 @@ void copy_blocks(device& dev, stream_id stream, const copy_blocks_params& p) {
     return;
   }
 #if KVACTOR_HAVE_CUDA
-  KVACTOR_CUDA_CHECK(cuda_launch::copy_blocks(p, as_cuda(dev).native_stream(stream)));
+  as_cuda(dev).launched(cuda_launch::copy_blocks(p, as_cuda(dev).native_stream(stream)),
+                        "copy_blocks");
 #else
   no_cuda();
 #endif
@@ -108,7 +110,8 @@ event_ptr swap_blocks(device& dev, stream_id stream, const kv_cache_view& src,
       p.pairs[2 * i] = pair.src;
       p.pairs[2 * i + 1] = pair.dst;
     }
-    KVACTOR_CUDA_CHECK(cuda_launch::swap_blocks(p, as_cuda(dev).native_stream(stream)));
+    as_cuda(dev).launched(cuda_launch::swap_blocks(p, as_cuda(dev).native_stream(stream)),
+                        "swap_blocks");
   }
   return dev.record(stream, std::move(on_done));
 #else

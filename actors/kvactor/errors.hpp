@@ -27,7 +27,9 @@ enum class errc : uint8_t {
   // spawn_runtime.
   invalid_config,  // an engine_config field outside its choices or range
   bad_model,       // the model folder cannot be loaded
-  device_unusable, // the device cannot be made, or cannot allocate the KV pools or run the model
+  device_unusable, // the device cannot be made, or cannot allocate the KV pools or run the
+                   // model; or it faulted while serving: every request then ends with it
+                   // and every new one is refused with it
   // A cluster worker (cluster/worker_actor.hpp: publish_worker).
   cannot_publish, // the worker cannot listen on its address
 };
@@ -44,5 +46,8 @@ caf::error make_error(errc code, std::string message);
 
 // The code of one of kvactor's caf::errors; none for any other error.
 errc code_of(const caf::error& e);
+
+// The message of one of kvactor's caf::errors; CAF's rendering of any other.
+std::string message_of(const caf::error& e);
 
 } // namespace kvactor

@@ -83,7 +83,8 @@ struct generate_request {
 struct admission {
   request_id id = 0;
   int32_t num_prompt_tokens = 0;
-  // invalid_field, prompt_too_long, overloaded (and from a front, worker_lost)
+  // invalid_field, prompt_too_long, overloaded, device_unusable (the device has
+  // faulted; and from a front, worker_lost)
   errc error_code = errc::none;
   std::string error_message; // names the field or limit at fault
   bool ok() const { return error_code == errc::none; }
@@ -126,7 +127,8 @@ struct done_event {
   int32_t preemptions = 0;
   int32_t choice{}; // which of the request's n choices, [0, n)
   // finish_reason "error": why the request ended without its result
-  // (worker_lost: a front lost the worker that served it).
+  // (worker_lost: a front lost the worker that served it; device_unusable:
+  // the device faulted, error_message naming the fault).
   errc error_code = errc::none;
   std::string error_message{};
 };

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "model/cuda/cuda_check.hpp"
-#include "model/cuda/host_task.hpp"
 #include "model/rope.hpp"
 
 namespace kvactor::model {
@@ -141,13 +140,14 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
   if (num_logits > 0)
     KVACTOR_CUDA_TRY(cudaMemcpyAsync(logits_host_.data(), logits_.data(),
                                      num_logits * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  // NOTE: a host function runs once the stream has run everything before it
-  // (the logits copy included), which is what device::record's event +
-  // callback gives; the next step's copy into logits_host_ waits for it.
+  // NOTE: the callback runs once the stream has run everything before it
+  // (the logits copy included); the next step's copy into logits_host_ waits
+  // for it. Through the device, whose watchdog answers for it on a fault.
   const float* host = f32(logits_host_);
-  return enqueue_host_task(stream, [done = std::move(done), host, num_logits] {
+  (void)cuda_.record(kernels::streams::compute, [done = std::move(done), host, num_logits] {
     done(std::span<const float>(host, num_logits));
   });
+  return {};
 }
 
 status cuda_transformer::stage_upload(const forward_batch& b, const batch_upload_layout& layout,
@@ -158,11 +158,9 @@ status cuda_transformer::stage_upload(const forward_batch& b, const batch_upload
   // step's copy out of it, so one buffer serves every step without a wait on
   // the caller's thread.
   void* staging = upload_staging_.data();
-  if (const status s = enqueue_host_task(stream, [packed = std::move(packed), staging] {
-        std::memcpy(staging, packed.data(), packed.size());
-      });
-      !s)
-    return s;
+  (void)cuda_.record(kernels::streams::compute, [packed = std::move(packed), staging] {
+    std::memcpy(staging, packed.data(), packed.size());
+  });
   KVACTOR_CUDA_TRY(
     cudaMemcpyAsync(upload_.data(), staging, layout.total_bytes, cudaMemcpyHostToDevice, stream));
   return {};

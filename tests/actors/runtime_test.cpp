@@ -258,5 +258,39 @@ TEST_F(runtime, shutdown_ends_live_requests_as_aborted) {
     EXPECT_EQ(events_->wait_done(id).finish_reason, "aborted");
 }
 
+// A device fault mid-generation (the 5th step never completes, as after a
+// CUDA kernel's illegal address): every live choice ends at once with the
+// fault, a new request is refused with it, and the runtime still shuts down.
+TEST_F(runtime, a_device_fault_ends_every_request_with_the_fault_and_refuses_new_ones) {
+  const std::string fault = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+  start(1024, 16);
+  runner_->set_step_time(1ms);
+  runner_->fail_at_step(5, fault);
+  std::vector<request_id> ids;
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(generate(request_of(tokens(5, 7 * i), long_generation)).id);
+  auto three = request_of(tokens(9, 50), long_generation);
+  three.n = 3;
+  three.temperature = 1;
+  const request_id forked = generate(three).id;
+  for (request_id id : ids) {
+    const done_event done = events_->wait_done(id);
+    EXPECT_EQ(done.finish_reason, "error");
+    EXPECT_EQ(done.error_code, errc::device_unusable);
+    EXPECT_EQ(done.error_message, fault);
+  }
+  for (const done_event& done : events_->wait_choices(forked, 3)) {
+    EXPECT_EQ(done.finish_reason, "error");
+    EXPECT_EQ(done.error_message, fault);
+  }
+  const admission refused = generate(request_of(tokens(5, 99), 4));
+  EXPECT_EQ(refused.error_code, errc::device_unusable);
+  EXPECT_EQ(refused.error_message, "the device failed: " + fault);
+  shutdown();
+  std::lock_guard lock(events_->mutex);
+  for (request_id id : ids)
+    EXPECT_EQ(events_->dones[id].size(), 1u) << "request " << id;
+}
+
 } // namespace
 } // namespace kvactor

@@ -102,6 +102,18 @@ public:
     return i == table_log_.end() ? std::vector<std::vector<block_id>>{} : i->second;
   }
 
+  // The n-th step faults the device, as a CUDA kernel's illegal address
+  // does: neither it nor any step or swap after it completes, and the fault
+  // handler hears `what`.
+  void fail_at_step(int64_t n, std::string what) {
+    std::lock_guard lock(gate_mutex_);
+    fail_step_ = n;
+    fail_what_ = std::move(what);
+  }
+  void set_fault_handler(std::function<void(const std::string&)> handler) override {
+    on_fault_ = std::move(handler);
+  }
+
   void run(step_plan plan, std::function<void(step_output)> done) override {
     compute_queue_.push([this, plan = std::move(plan), done = std::move(done)] {
       {
@@ -111,7 +123,11 @@ public:
         gate_.wait(lock, [&] { return !paused_ || permits_ > 0; });
         if (paused_)
           --permits_;
+        if (num_arrived_ == fail_step_ && !failed_.exchange(true) && on_fault_)
+          on_fault_(fail_what_);
       }
+      if (failed_)
+        return;
       std::this_thread::sleep_for(step_time_.load());
       step_output out{plan.step_id, {}};
       for (seq_id id : plan.released)
@@ -142,6 +158,8 @@ public:
 
   void swap(swap_direction d, std::vector<block_copy> copies, std::function<void()> done) override {
     swap_queue_.push([this, d, copies = std::move(copies), done = std::move(done)] {
+      if (failed_)
+        return;
       {
         std::lock_guard lock(cache_mutex_);
         if (d == swap_direction::out)
@@ -250,6 +268,10 @@ private:
   bool paused_ = false;
   int permits_ = 0;         // steps allowed through while paused
   int64_t num_arrived_ = 0; // steps that reached the gate
+  int64_t fail_step_ = 0;   // fail_at_step
+  std::string fail_what_;
+  std::atomic<bool> failed_{false};
+  std::function<void(const std::string&)> on_fault_;
   std::mutex cache_mutex_;
   std::vector<token_id> device_, host_; // each block's slots: the token it holds
   std::map<seq_id, std::vector<block_id>> tables_;  // compute thread only
