@@ -211,7 +211,8 @@ std::string format_token(std::string_view id, const token_event& ev, int32_t num
 }
 
 std::string format_done(std::string_view id, const done_event& d, int32_t num_choices) {
-  if (d.finish_reason == "error") // ended without its result (a front lost its worker)
+  // NOTE: ended without its result (a front lost its worker, the device failed)
+  if (d.finish_reason == "error")
     return format_error({to_string(d.error_code), std::string(id), d.error_message,
                          num_choices > 1 ? std::optional<int32_t>(d.choice) : std::nullopt});
   json_writer usage;

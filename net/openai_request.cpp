@@ -326,7 +326,7 @@ std::string_view openai_finish_reason(std::string_view why) {
   if (why == "aborted")
     return "abort";
   if (why == "error")
-    return "error"; // ended without its result (a front lost its worker)
+    return "error"; // ended without its result (a front lost its worker, the device failed)
   return "stop"; // eos or a stop sequence
 }
 
@@ -336,7 +336,7 @@ api_error admission_error(const admission& a, std::optional<size_t> prompt_index
   const std::string code = to_string(a.error_code);
   if (a.error_code == errc::overloaded)
     return {429, std::move(message), "rate_limit_error", std::nullopt, code};
-  if (a.error_code == errc::worker_lost)
+  if (a.error_code == errc::worker_lost || a.error_code == errc::device_unusable)
     return {503, std::move(message), "server_error", std::nullopt, code};
   api_error e{400, std::move(message), "invalid_request_error", std::nullopt, code};
   if (a.error_code == errc::prompt_too_long) {

@@ -192,6 +192,11 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
     admission_error({0, 0, errc::worker_lost, "worker h:1 was lost"}, std::nullopt);
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.code, "worker_lost");
+  const api_error failed = admission_error(
+    {0, 0, errc::device_unusable, "the device failed: cudaErrorIllegalAddress"}, std::nullopt);
+  EXPECT_EQ(failed.status, 503);
+  EXPECT_EQ(failed.type, "server_error");
+  EXPECT_EQ(failed.code, "device_unusable");
 }
 
 const model::chat_template chatml = model::chat_template::detect("<|im_start|><|im_end|>");
