@@ -21,7 +21,7 @@ using clock = std::chrono::steady_clock;
 // last task has run.
 struct step_job {
   step_plan plan;
-  clock::time_point started; // when the compute stream reached the step
+  clock::time_point started; // when enqueued (the compute stream is idle then)
   double seconds() const { return std::chrono::duration<double>(clock::now() - started).count(); }
   std::function<void(step_output)> done;
 };
@@ -117,9 +117,11 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   job->plan = std::move(plan);
   job->done = std::move(done);
   const step_plan& p = job->plan;
-  // NOTE: steps run one at a time, so the compute stream is idle here and
-  // this callback fires at once; it keeps messaging out of the measured time.
-  (void)dev_->record(kernels::streams::compute, [job] { job->started = clock::now(); });
+  // NOTE: steps run one at a time, so the compute stream is idle here: the
+  // step's time on it starts now, and the buffers it read last (the copy
+  // pairs' staging, the forward pass's) are free to write. One host
+  // function per step, its completion.
+  job->started = clock::now();
   for (seq_id id : p.released)
     tables_.erase(id);
 
@@ -244,14 +246,11 @@ status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
     copy_pairs_staging_ = std::move(*staging);
     copy_pairs_ = std::move(*device);
   }
-  // NOTE: the kernel reads device memory. The staging buffer is written in
-  // stream order (a completion callback, which runs before the copy after
-  // it), so a step still in flight keeps the pairs it was given.
-  void* staging = copy_pairs_staging_.data();
-  (void)dev_->record(kernels::streams::compute, [staging, pairs] {
-    std::memcpy(staging, pairs.data(), pairs.size() * sizeof(int32_t));
-  });
-  dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), staging, bytes);
+  // NOTE: the kernel reads device memory; the staging buffer is free (the
+  // compute stream is idle, see run).
+  std::memcpy(copy_pairs_staging_.data(), pairs.data(), bytes);
+  dev_->copy_async(kernels::streams::compute, copy_pairs_.data(), copy_pairs_staging_.data(),
+                   bytes);
   return {};
 }
 

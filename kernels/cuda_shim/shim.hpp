@@ -54,6 +54,9 @@ cudaError_t enter(const char* call);
 
 // How many tasks the shim's streams have run (tests of the shim).
 uint64_t num_tasks_run();
+// How many host functions have been enqueued (cudaLaunchHostFunc): each is a
+// round trip from the device to a host thread.
+uint64_t num_host_functions();
 
 // Tests: a device fault, as a kernel's illegal address leaves one. The
 // stream task that would be the shim's `task`-th to run (counting from

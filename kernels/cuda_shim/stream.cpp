@@ -12,6 +12,7 @@ namespace kvactor::cuda_shim {
 namespace {
 
 std::atomic<uint64_t> tasks_run{0};
+std::atomic<uint64_t> host_functions{0};
 std::atomic<uint64_t> fault_task{UINT64_MAX}; // fault_at_task
 std::atomic<int> fault_error{cudaSuccess};
 
@@ -60,6 +61,8 @@ void set_settings(const settings& s) {
 }
 
 uint64_t num_tasks_run() { return tasks_run.load(); }
+
+uint64_t num_host_functions() { return host_functions.load(); }
 
 void fault_at_task(uint64_t task, cudaError_t e) {
   fault_error.store(e);
@@ -316,6 +319,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
   if (fn == nullptr) return detail::fail(cudaErrorInvalidValue);
+  shim::host_functions.fetch_add(1);
   s->push(detail::stream_impl::task_kind::host_function, "cudaLaunchHostFunc",
           [fn, user_data] { fn(user_data); });
   return cudaSuccess;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/assert.hpp"
 #include "model/cuda/cuda_check.hpp"
 #include "model/rope.hpp"
 
@@ -127,6 +128,7 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
     return make_error(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
                                " blocks is longer than the model's context of " +
                                std::to_string(config_.max_position_embeddings) + " tokens allows");
+  KVACTOR_ASSERT(!in_flight_.exchange(true), "a step enqueued while the last one runs");
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
   const auto layout = batch_upload_layout::of(b, static_cast<int32_t>(inv_freq_.size()));
   if (const status s = stage_upload(b, layout, stream); !s) return s;
@@ -144,7 +146,8 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
   // (the logits copy included); the next step's copy into logits_host_ waits
   // for it. Through the device, whose watchdog answers for it on a fault.
   const float* host = f32(logits_host_);
-  (void)cuda_.record(kernels::streams::compute, [done = std::move(done), host, num_logits] {
+  (void)cuda_.record(kernels::streams::compute, [this, done = std::move(done), host, num_logits] {
+    in_flight_ = false;
     done(std::span<const float>(host, num_logits));
   });
   return {};
@@ -152,15 +155,12 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
 
 status cuda_transformer::stage_upload(const forward_batch& b, const batch_upload_layout& layout,
                                       cudaStream_t stream) {
-  std::vector<std::byte> packed(layout.total_bytes);
-  pack_batch(b, inv_freq_, layout, packed);
-  // NOTE: the staging buffer is written in stream order, after the previous
-  // step's copy out of it, so one buffer serves every step without a wait on
-  // the caller's thread.
+  // NOTE: steps run one at a time (transformer.hpp), so the previous step's
+  // copy out of the staging buffer has completed: the batch is packed
+  // straight into it, with no host function in the stream.
   void* staging = upload_staging_.data();
-  (void)cuda_.record(kernels::streams::compute, [packed = std::move(packed), staging] {
-    std::memcpy(staging, packed.data(), packed.size());
-  });
+  pack_batch(b, inv_freq_, layout,
+             std::span<std::byte>(static_cast<std::byte*>(staging), layout.total_bytes));
   KVACTOR_CUDA_TRY(
     cudaMemcpyAsync(upload_.data(), staging, layout.total_bytes, cudaMemcpyHostToDevice, stream));
   return {};

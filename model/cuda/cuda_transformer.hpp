@@ -25,6 +25,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -87,6 +88,7 @@ private:
   // Pinned host memory.
   kernels::buffer upload_staging_; // [batch_upload capacity] bytes
   kernels::buffer logits_host_;    // [max_num_seqs, vocab]
+  std::atomic<bool> in_flight_{false}; // a step enqueued whose `done` has not run
   // NOTE: declared after its workspace, so the handle goes first.
   kernels::buffer gemm_workspace_;
   std::unique_ptr<cublas_gemm> gemm_;

@@ -95,9 +95,12 @@ public:
                                         int32_t block_size);
 
   // Enqueues one step on the compute stream and returns at once; `done`
-  // runs on a device thread when the logits are ready. A step beyond the
-  // limits is a broken invariant of the caller. An error (CUDA: a failed
-  // launch or copy) means `done` never runs; the device is unusable then.
+  // runs on a device thread when the logits are ready. Steps run one at a
+  // time: the next is enqueued only once `done` has run (the CUDA pass
+  // writes its staging buffers at once, on the caller's thread). A step
+  // beyond the limits is a broken invariant of the caller. An error (CUDA: a
+  // failed launch or copy) means `done` never runs; the device is unusable
+  // then.
   virtual status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) = 0;
 
   // Enqueues and waits: [num_sample_rows, vocab_size] (tests, tools).

@@ -3,6 +3,9 @@
 // greedy tokens. The CUDA attention takes head_dim 64 or 128, so the model
 // is tiny_serving's with heads of 64.
 #include "actors/model_runner.hpp"
+#if KVACTOR_CUDA_SHIM
+#include "kernels/cuda_shim/shim.hpp"
+#endif
 #include "cuda_or_skip.hpp"
 #include "tiny_serving.hpp"
 
@@ -80,6 +83,24 @@ std::vector<std::vector<token_id>> script(model_runner& r) {
   out.push_back(run(r, std::move(next)));
   return out;
 }
+
+#if KVACTOR_CUDA_SHIM
+// A step costs the device one round trip to a host thread, its completion,
+// also with copy-on-write copies: the staging buffers are written when the
+// step is enqueued (steps run one at a time).
+TEST(model_runner_cuda, a_step_makes_one_host_round_trip) {
+  auto r = make_runner("cuda");
+  uint64_t before = cuda_shim::num_host_functions();
+  const auto first = run(*r, {1, {}, {seq(1, 0, tokens(20, 3), {0, {2, 3}})}, {}});
+  EXPECT_EQ(cuda_shim::num_host_functions() - before, 1u);
+  step_plan fork{2, {{3, 7}}, {}, {}};
+  fork.seqs.push_back(seq(1, 20, {first.at(0)}, {2, {}}));
+  fork.seqs.push_back(seq(2, 20, {first.at(0)}, {0, {2, 7}}));
+  before = cuda_shim::num_host_functions();
+  EXPECT_EQ(run(*r, std::move(fork)).size(), 2u);
+  EXPECT_EQ(cuda_shim::num_host_functions() - before, 1u);
+}
+#endif
 
 TEST(model_runner_cuda, copies_swaps_and_steps_match_the_cpu_runner) {
   KVACTOR_CUDA_OR_SKIP();
