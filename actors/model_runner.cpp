@@ -44,10 +44,14 @@ std::optional<std::string> model_runner::check_options(const model::model_config
     return "block_size must be positive";
   const kernels::kv_cache_shape unit =
     model::transformer::cache_shape(config, 1, options.block_size, options.kv_dtype);
-  if (kernels::num_blocks_for_budget(options.kv_cache_bytes, unit) <= 0)
+  if (options.kv_cache_bytes != 0 &&
+      kernels::num_blocks_for_budget(options.kv_cache_bytes, unit) <= 0)
     return "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) +
            " holds no KV block (one block of all layers takes " +
            std::to_string(unit.total_bytes()) + " bytes)";
+  if (!(options.gpu_memory_utilization > 0 && options.gpu_memory_utilization <= 1))
+    return "gpu_memory_utilization " + std::to_string(options.gpu_memory_utilization) +
+           " is outside (0, 1]";
   return std::nullopt;
 }
 
@@ -63,7 +67,14 @@ model_runner::create(const model::model_config& config, model::model_weights wei
                                            options.kv_dtype);
   };
   const kernels::kv_cache_shape unit = shape_of(1);
-  const int64_t num_device_blocks = kernels::num_blocks_for_budget(options.kv_cache_bytes, unit);
+  const int64_t kv_bytes = options.kv_cache_bytes == 0 && options.device == "cpu"
+                             ? default_kv_cache_bytes
+                             : options.kv_cache_bytes;
+  // NOTE: sized by the GPU: a pool of one block while the forward pass takes
+  // its memory, then the pool that the rest allows (size_by_gpu_memory).
+  const bool sized_by_gpu = kv_bytes == 0;
+  const int64_t num_device_blocks =
+    sized_by_gpu ? 1 : kernels::num_blocks_for_budget(kv_bytes, unit);
   const int64_t num_host_blocks =
     options.swap_bytes > 0 ? kernels::num_blocks_for_budget(options.swap_bytes, unit) : 0;
 
@@ -109,7 +120,43 @@ model_runner::create(const model::model_config& config, model::model_weights wei
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());
+  if (sized_by_gpu)
+    if (const status s = r->size_by_gpu_memory(unit, options.gpu_memory_utilization); !s)
+      return s.error();
   return r;
+}
+
+status model_runner::size_by_gpu_memory(const kernels::kv_cache_shape& unit, double utilization) {
+  const kernels::memory_info m = dev_->memory(kernels::memory_kind::device);
+  const auto mib = [](int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+  const auto allowed = static_cast<int64_t>(utilization * static_cast<double>(m.total_bytes));
+  // NOTE: the one-block pool goes before the real one comes.
+  const int64_t in_use = m.total_bytes - m.free_bytes - device_cache_.view.shape.total_bytes();
+  const int64_t num_blocks = kernels::num_blocks_for_budget(allowed - in_use, unit);
+  if (num_blocks <= 0)
+    return kvactor::make_error(
+      "device '" + dev_->name() + "'",
+      "gpu_memory_utilization " + std::to_string(utilization) + " allows " + mib(allowed) +
+        " of " + mib(m.total_bytes) + ", and " + mib(in_use) +
+        " are in use already (the weights, the forward pass's buffers, other processes): no "
+        "room for the KV cache");
+  kernels::kv_cache_shape shape = unit;
+  shape.num_blocks = num_blocks;
+  device_cache_ = {};
+  auto cache = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device, shape);
+  if (!cache)
+    return kvactor::make_error("device '" + dev_->name() + "'",
+                               "cannot allocate the KV cache of " + std::to_string(num_blocks) +
+                                 " blocks (" + mib(shape.total_bytes()) + ")");
+  device_cache_ = std::move(*cache);
+  forward_->use_cache(device_cache_.view);
+  std::fprintf(stderr,
+               "kvactor: KV cache of %lld blocks (%s) on %s: gpu_memory_utilization %.2f of %s, "
+               "%s in use before it\n",
+               static_cast<long long>(num_blocks), mib(shape.total_bytes()).c_str(),
+               dev_->name().c_str(), utilization, mib(m.total_bytes).c_str(),
+               mib(in_use).c_str());
+  return {};
 }
 
 void model_runner::run(step_plan plan, std::function<void(step_output)> done) {

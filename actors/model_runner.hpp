@@ -30,7 +30,11 @@ namespace kvactor {
 
 struct model_runner_options {
   std::string device = "cpu";         // cpu, cuda, cuda:N
-  int64_t kv_cache_bytes = default_kv_cache_bytes; // device pool
+  // The device pool. 0: automatic: default_kv_cache_bytes on the CPU; on a
+  // GPU what gpu_memory_utilization of its memory leaves once the weights
+  // and the forward pass's buffers are in (and what other processes use).
+  int64_t kv_cache_bytes = default_kv_cache_bytes;
+  double gpu_memory_utilization = default_gpu_memory_utilization; // (0, 1]
   int64_t swap_bytes = default_swap_bytes;         // pinned host pool (0: no swapping)
   kernels::dtype kv_dtype = kernels::dtype::f32; // both pools' elements (f32 or bf16)
   int32_t block_size = cuda_block_size;
@@ -98,6 +102,9 @@ private:
   // A token for each sequence of `plan` that samples, from its row of
   // `logits` [num_sample_rows, vocab], the rows in parallel.
   std::vector<sampled_token> sample(const step_plan& plan, std::span<const float> logits);
+  // The KV pool that `utilization` of the GPU's memory leaves (the forward
+  // pass created over a pool of one block).
+  status size_by_gpu_memory(const kernels::kv_cache_shape& unit, double utilization);
   std::function<void(const std::string&)> on_fault_;
 };
 

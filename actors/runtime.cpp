@@ -42,6 +42,9 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     return invalid("fault_jitter_ms " + std::to_string(config.fault_jitter_ms) + " is negative");
   if (config.block_size < 0)
     return invalid("block_size " + std::to_string(config.block_size) + " is negative");
+  if (!(config.gpu_memory_utilization > 0 && config.gpu_memory_utilization <= 1))
+    return invalid("gpu_memory_utilization " + std::to_string(config.gpu_memory_utilization) +
+                   " is outside (0, 1]");
   scheduler_config sched;
   sched.preemption = config.preemption;
   sched.batching = config.batching;
@@ -69,6 +72,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   model_runner_options options;
   options.device = config.device;
   options.kv_cache_bytes = config.kv_cache_bytes;
+  options.gpu_memory_utilization = config.gpu_memory_utilization;
   options.swap_bytes = config.swap_bytes;
   options.kv_dtype =
     config.kv_dtype == number_format::bf16 ? kernels::dtype::bf16 : kernels::dtype::f32;

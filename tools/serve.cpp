@@ -4,7 +4,8 @@
 //
 //   kvactor-serve [--host=127.0.0.1] [--port=7878] [--http-port=0] [--served-model-name=NAME]
 //                 [--model=DIR] [--device=cpu|cuda]
-//                 [--kv-cache-mib=256] [--swap-mib=256] [--block-size=0]
+//                 [--kv-cache-mib=0] [--gpu-memory-utilization=0.9] [--swap-mib=256]
+//                 [--block-size=0]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
 //                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]

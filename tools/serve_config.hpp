@@ -14,7 +14,8 @@ struct serve_config : caf::actor_system_config {
   std::string served_model_name;
   std::string model;
   std::string device = "cpu";
-  int64_t kv_cache_mib = kvactor::default_kv_cache_bytes >> 20;
+  int64_t kv_cache_mib = 0; // 0: 256 on the CPU; on a GPU, gpu_memory_utilization's
+  double gpu_memory_utilization = kvactor::default_gpu_memory_utilization;
   int64_t swap_mib = kvactor::default_swap_bytes >> 20;
   int32_t block_size = 0;
   int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
@@ -55,7 +56,12 @@ struct serve_config : caf::actor_system_config {
            "the model's name in the HTTP API (default: the model folder's name)")
       .add(model, "model", "Hugging Face model folder (default: the tiny model)")
       .add(device, "device", "cpu, cuda or cuda:N")
-      .add(kv_cache_mib, "kv-cache-mib", "device KV cache budget in MiB")
+      .add(kv_cache_mib, "kv-cache-mib",
+           "device KV cache budget in MiB (0: 256 on the CPU; on a GPU what "
+           "--gpu-memory-utilization leaves after the weights)")
+      .add(gpu_memory_utilization, "gpu-memory-utilization",
+           "the share of the GPU's memory to take, the KV cache filling what the weights "
+           "leave (with --kv-cache-mib=0)")
       .add(swap_mib, "swap-mib", "pinned host memory for swapped-out sequences, MiB")
       .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step (chunked prefill budget)")

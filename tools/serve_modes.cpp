@@ -58,6 +58,7 @@ caf::expected<engine_config> engine_of(const serve_config& cfg, std::string mode
   engine.model_dir = std::move(model_dir);
   engine.device = cfg.device;
   engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
+  engine.gpu_memory_utilization = cfg.gpu_memory_utilization;
   engine.swap_bytes = cfg.swap_mib << 20;
   engine.block_size = cfg.block_size;
   engine.max_num_batched_tokens = cfg.max_batched_tokens;

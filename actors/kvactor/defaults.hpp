@@ -14,6 +14,9 @@ inline constexpr int32_t default_max_num_seqs = 64;  // sequences per step
 inline constexpr int32_t default_max_waiting = 1024; // more waiting requests are refused
 inline constexpr int32_t max_choices = 128;          // the most choices (n) of one request
 inline constexpr int64_t default_kv_cache_bytes = int64_t{256} << 20; // device KV pool
+// The share of a GPU's memory kvactor may take, the KV pool sized to fill it
+// (vLLM's gpu_memory_utilization).
+inline constexpr double default_gpu_memory_utilization = 0.9;
 inline constexpr int64_t default_swap_bytes = int64_t{256} << 20;     // pinned host pool
 
 // Tokens per KV block that each device serves best (default_block_size).

@@ -45,7 +45,11 @@ enum class number_format : uint8_t {
 struct engine_config {
   std::string model_dir;      // a Hugging Face checkpoint folder
   std::string device = "cpu"; // cpu, cuda, cuda:N
-  int64_t kv_cache_bytes = default_kv_cache_bytes; // device KV pool
+  // The device KV pool; 0: automatic: default_kv_cache_bytes on the CPU, on
+  // a GPU what gpu_memory_utilization of its memory leaves after the weights
+  // and the forward pass's buffers.
+  int64_t kv_cache_bytes = default_kv_cache_bytes;
+  double gpu_memory_utilization = default_gpu_memory_utilization; // (0, 1]
   int64_t swap_bytes = default_swap_bytes; // pinned host pool for swapped-out sequences
   int32_t block_size = 0;    // tokens per KV block; 0: the device's default
                              // (default_block_size)

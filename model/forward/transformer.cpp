@@ -80,6 +80,17 @@ transformer::create(const model_config& config, const model_weights& weights, ke
                     "no forward pass for the device " + dev.name() + " in this build");
 }
 
+void transformer::use_cache(const kernels::kv_cache_view& cache) {
+  kernels::kv_cache_shape want = cache_.shape;
+  want.num_blocks = cache.shape.num_blocks;
+  KVACTOR_ASSERT(cache.base != nullptr && cache.shape.num_blocks > 0 &&
+                   cache.shape.total_bytes() == want.total_bytes() &&
+                   cache.shape.block_bytes() == want.block_bytes() &&
+                   cache.shape.type == want.type,
+                 "a KV pool of another block shape");
+  cache_ = cache;
+}
+
 void transformer::check_batch(const forward_batch& b) const {
   KVACTOR_ASSERT(b.num_tokens() > 0 && b.num_tokens() <= limits_.max_num_tokens,
                  "step larger than the forward limits");

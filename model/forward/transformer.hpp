@@ -110,6 +110,10 @@ public:
   const forward_limits& limits() const { return limits_; }
   kernels::device& device() const { return dev_; }
   const kernels::kv_cache_view& cache() const { return cache_; }
+  // Moves the pass to another pool of the same block shape (any number of
+  // blocks): model_runner sizes the pool on a GPU once the pass's own
+  // memory is taken. Only between steps.
+  void use_cache(const kernels::kv_cache_view& cache);
 
   // Profiling adds clock reads around the products and the attention (CPU).
   void set_profiling(bool on) { profiling_ = on; }

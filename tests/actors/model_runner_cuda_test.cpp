@@ -100,6 +100,47 @@ TEST(model_runner_cuda, a_step_makes_one_host_round_trip) {
   EXPECT_EQ(run(*r, std::move(fork)).size(), 2u);
   EXPECT_EQ(cuda_shim::num_host_functions() - before, 1u);
 }
+
+// kv_cache_bytes 0 on a GPU: the pool fills what gpu_memory_utilization of
+// the device's memory leaves once the weights and the pass's buffers are in
+// (the shim's device has 80 GiB; 1/1024 of it is 80 MiB, of which the
+// pass's buffers and the cuBLAS workspace take about 37).
+model_runner_options automatic(double utilization) {
+  model_runner_options o;
+  o.device = "cuda";
+  o.kv_cache_bytes = 0;
+  o.gpu_memory_utilization = utilization;
+  o.max_num_batched_tokens = 128;
+  o.max_num_seqs = 8;
+  o.num_threads = 1;
+  return o;
+}
+
+TEST(model_runner_cuda, an_automatic_pool_fills_the_share_of_gpu_memory_that_is_left) {
+  auto m = model::load_model_folder(testing::model_dir(64), model::dtype::f32);
+  ASSERT_TRUE(m.has_value());
+  const double utilization = 1.0 / 1024;
+  auto r = model_runner::create(m->config, std::move(m->weights), automatic(utilization));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  size_t free = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  const auto used = static_cast<double>(total - free);
+  const double allowed = utilization * static_cast<double>(total);
+  const double block = 32768; // one block of all layers (make_runner)
+  EXPECT_LE(used, allowed);
+  EXPECT_GT(used + block, allowed); // not a block more would fit
+  EXPECT_GT((*r)->num_device_blocks(), 256);
+}
+
+TEST(model_runner_cuda, a_share_of_gpu_memory_the_weights_fill_is_an_error_naming_it) {
+  auto m = model::load_model_folder(testing::model_dir(64), model::dtype::f32);
+  ASSERT_TRUE(m.has_value());
+  auto r = model_runner::create(m->config, std::move(m->weights), automatic(1e-6));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("gpu_memory_utilization 0.000001 allows 0 MiB of 81920 MiB"),
+            std::string::npos)
+    << r.error().message;
+}
 #endif
 
 TEST(model_runner_cuda, copies_swaps_and_steps_match_the_cpu_runner) {

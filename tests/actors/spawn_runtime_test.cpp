@@ -41,6 +41,10 @@ TEST(spawn_runtime, refuses_each_bad_setting_with_its_code_and_names_it) {
     {[](engine_config& e) { e.block_size = -4; }, errc::invalid_config, "block_size -4"},
     {[](engine_config& e) { e.max_model_len = 1 << 30; }, errc::invalid_config, "max_model_len"},
     {[](engine_config& e) { e.kv_cache_bytes = 100; }, errc::invalid_config, "holds no KV block"},
+    {[](engine_config& e) { e.gpu_memory_utilization = 1.5; }, errc::invalid_config,
+     "gpu_memory_utilization 1.500000 is outside (0, 1]"},
+    {[](engine_config& e) { e.gpu_memory_utilization = 0; }, errc::invalid_config,
+     "gpu_memory_utilization 0.000000 is outside (0, 1]"},
     // Without a GPU (or CUDA in the build): no device. With one: this
     // model's head_dim of 32, which the CUDA attention does not take. A
     // clear error naming cuda either way.
