@@ -38,8 +38,6 @@ private:
   cudaEvent_t event_;
 };
 
-// NOTE: an exception must not unwind into CUDA's thread; a completion that
-// throws is a bug of kvactor's, fatal with its message.
 // What record() returns once the device has faulted: no work of the
 // device's will complete, and the fault handler has said so; a waiter
 // returns at once rather than hang.
@@ -49,6 +47,8 @@ public:
   void wait() const override {}
 };
 
+// NOTE: an exception must not unwind into CUDA's thread; a completion that
+// throws is a bug of kvactor's, fatal with its message.
 void run_host_callback(void* data) {
   const std::unique_ptr<host_callback> callback(static_cast<host_callback*>(data));
   try {
