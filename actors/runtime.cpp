@@ -42,9 +42,6 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     return invalid("fault_jitter_ms " + std::to_string(config.fault_jitter_ms) + " is negative");
   if (config.block_size < 0)
     return invalid("block_size " + std::to_string(config.block_size) + " is negative");
-  if (!(config.gpu_memory_utilization > 0 && config.gpu_memory_utilization <= 1))
-    return invalid("gpu_memory_utilization " + std::to_string(config.gpu_memory_utilization) +
-                   " is outside (0, 1]");
   scheduler_config sched;
   sched.preemption = config.preemption;
   sched.batching = config.batching;
