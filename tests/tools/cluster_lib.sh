@@ -2,6 +2,7 @@
 # workers, fronts) on loopback, and the raw line protocol over bash's
 # /dev/tcp. Source it after setting $serve; every process started here is
 # killed on exit.
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 logs=$(mktemp -d)
 declare -A pids=()
 cleanup() {
@@ -17,12 +18,12 @@ start() {
   pids[$name]=$!
 }
 
-# start_http NAME ARGS...: start with an HTTP port drawn at random (0
-# turns the HTTP front off), tried a few times; sets http_port.
+# start_http NAME ARGS...: start with an unused HTTP port (0 turns the
+# HTTP front off), tried a few times; sets http_port.
 start_http() {
   local name=$1; shift
   for _ in 1 2 3 4 5; do
-    http_port=$((20000 + RANDOM % 30000))
+    http_port=$(unused_port)
     start "$name" "$@" --http-port="$http_port"
     for _ in $(seq 1 300); do
       grep -q 'kvactor HTTP on' "$logs/$name" && return 0

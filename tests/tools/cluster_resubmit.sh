@@ -12,7 +12,7 @@ common=(--model="$model" --kv-cache-mib=16 --threads=1)
 # Only w1 is up when the requests come, so all go to it.
 start w1 "${common[@]}" --worker-port=0 --max-seqs=1 --fault-jitter-ms=50
 p1=$(worker_port w1)
-p2=$((20000 + RANDOM % 30000))
+p2=$(unused_port)
 start front --model="$model" --port=0 --workers="127.0.0.1:$p1,127.0.0.1:$p2" --resubmit-lost
 front=$(listen_port front)
 wait_live "$front" 1

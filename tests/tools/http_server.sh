@@ -2,15 +2,17 @@
 #   start_http_server SERVE MODEL_DIR [more kvactor-serve options]
 # starts it in the background and sets pid, http_port and log (removed, and
 # the server killed, at exit).
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 log=$(mktemp)
 trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -f "$log"' EXIT
 
 start_http_server() {
   local serve=$1 model=$2
   shift 2
-  # An HTTP port is given, not drawn (0 turns the front off): try a few.
+  # An HTTP port is given, not drawn by the kernel (0 turns the front
+  # off): try a few.
   for _ in 1 2 3 4 5; do
-    http_port=$((20000 + RANDOM % 30000))
+    http_port=$(unused_port)
     "$serve" --model="$model" --port=0 --http-port="$http_port" "$@" >"$log" 2>&1 &
     pid=$!
     for _ in $(seq 1 300); do
