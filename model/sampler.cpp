@@ -156,11 +156,14 @@ token_id sample_row(const row_ops& ops, std::span<const float> logits, const sam
     cut = keep_cut(ops, w, n, total, p, s.block_sums.data(), s.cut);
     ops.kept_sums(w, n, cut, s.block_sums.data());
   }
-  rng r(mix64(p.seed) ^ mix64(step ^ 0x5851f42d4c957f2dull));
-  return draw(w, n, s.block_sums.data(), cut, r.uniform());
+  return draw(w, n, s.block_sums.data(), cut, sampling_uniform(p.seed, step));
 }
 
 } // namespace sampling
+
+double sampling_uniform(uint64_t seed, uint64_t step) {
+  return rng(mix64(seed) ^ mix64(step ^ 0x5851f42d4c957f2dull)).uniform();
+}
 
 token_id greedy(std::span<const float> logits) {
   return sampling::greedy_row(sampling::best_row_ops(), logits);

@@ -31,4 +31,8 @@ token_id greedy(std::span<const float> logits);
 token_id sample(std::span<const float> logits, const sampling_params& p, uint64_t step,
                 const sampling_history* history = nullptr);
 
+// The draw of a row at output `step` of a request seeded `seed`: uniform in
+// [0, 1), the same on every device.
+double sampling_uniform(uint64_t seed, uint64_t step);
+
 } // namespace kvactor::model

@@ -22,6 +22,9 @@ public:
 
   void add_output(token_id t);
   int32_t num_outputs() const { return num_outputs_; }
+  // The prompt's distinct tokens, sorted; how often each output token came.
+  std::span<const token_id> prompt() const { return prompt_; }
+  const std::unordered_map<token_id, int32_t>& output_counts() const { return counts_; }
 
   // vLLM's penalties on `logits`: a token of the prompt or the output has
   // its logit divided by repetition_penalty (multiplied when negative);
