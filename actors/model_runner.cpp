@@ -17,16 +17,20 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-// A step's plan and everything the device reads from it, alive until its
-// last task has run.
-struct step_job {
-  step_plan plan;
-  clock::time_point started; // when enqueued (the compute stream is idle then)
-  double seconds() const { return std::chrono::duration<double>(clock::now() - started).count(); }
-  std::function<void(step_output)> done;
-};
+double seconds_since(clock::time_point t) {
+  return std::chrono::duration<double>(clock::now() - t).count();
+}
 
 } // namespace
+
+// A step's plan and everything the device reads from it, alive until its
+// last task has run.
+struct model_runner::step_job {
+  step_plan plan;
+  clock::time_point started; // when enqueued (the compute stream is idle then)
+  double seconds() const { return seconds_since(started); }
+  std::function<void(step_output)> done;
+};
 
 model_runner::model_runner(const model::model_config& config, model::model_weights weights)
   : config_(config), weights_(std::make_unique<model::model_weights>(std::move(weights))) {}
@@ -193,9 +197,9 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
     kernels::copy_blocks(*dev_, kernels::streams::compute, cp);
   }
 
+  forget_histories(p);
   if (p.seqs.empty()) {
-    dev_->record(kernels::streams::compute, [this, job] {
-      forget_histories(job->plan);
+    dev_->record(kernels::streams::compute, [job] {
       job->done(step_output{job->plan.step_id, {}, job->seconds()});
     });
     return;
@@ -210,16 +214,7 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
   // NOTE: build copies the tables; the spans into tables_ end here.
   auto batch =
     std::make_shared<const model::forward_batch>(model::forward_batch::build(chunks, block_size()));
-  const status enqueued =
-    forward_->enqueue(std::move(batch), [this, job](std::span<const float> logits) {
-      step_output out{job->plan.step_id, {}};
-      const clock::time_point sampling_started = clock::now();
-      out.sampled = sample(job->plan, logits);
-      out.sampling_seconds =
-        std::chrono::duration<double>(clock::now() - sampling_started).count();
-      out.forward_seconds = job->seconds();
-      job->done(std::move(out));
-    });
+  const status enqueued = enqueue_step(job, std::move(batch));
   // NOTE: a step that cannot be enqueued leaves the device unusable (CUDA
   // errors are sticky; the step may have hit a fault still being enqueued):
   // a fault, which answers this step and every other in flight.
@@ -235,14 +230,8 @@ void model_runner::forget_histories(const step_plan& plan) {
     histories_.erase(id);
 }
 
-std::vector<sampled_token> model_runner::sample(const step_plan& plan,
-                                                std::span<const float> logits) {
-  forget_histories(plan);
-  struct row {
-    const scheduled_sequence* seq;
-    model::sampling_history* history; // penalised sequences only
-  };
-  std::vector<row> rows;
+std::vector<model_runner::sample_row> model_runner::rows_to_sample(const step_plan& plan) {
+  std::vector<sample_row> rows;
   rows.reserve(plan.seqs.size());
   for (const scheduled_sequence& s : plan.seqs) {
     model::sampling_history* history = nullptr;
@@ -260,6 +249,59 @@ std::vector<sampled_token> model_runner::sample(const step_plan& plan,
                    "the runner's sampling history lost step with the scheduler's tokens");
     rows.push_back({&s, history});
   }
+  return rows;
+}
+
+status model_runner::enqueue_step(std::shared_ptr<step_job> job,
+                                  std::shared_ptr<const model::forward_batch> batch) {
+  const clock::time_point packing_started = clock::now();
+  std::vector<sample_row> rows = rows_to_sample(job->plan);
+  if (forward_->samples_on_device()) {
+    device_sampling_.clear();
+    for (const sample_row& r : rows)
+      device_sampling_.add(r.seq->sampling, static_cast<uint64_t>(r.seq->num_output_tokens),
+                           r.history, r.seq->num_logprobs, config_.vocab_size);
+    // NOTE: a step whose rows need more logit edits than the device holds
+    // (long histories with penalties) samples on the host instead.
+    if (static_cast<int64_t>(device_sampling_.edits().size()) <=
+        model::transformer::max_sample_edits(forward_->limits())) {
+      const double packing = seconds_since(packing_started);
+      return forward_->enqueue_sampled(
+        std::move(batch), device_sampling_,
+        [this, job, rows = std::move(rows), packing](
+          std::span<const kernels::gpu::sampled_row> out) {
+          const clock::time_point started = clock::now();
+          step_output o{job->plan.step_id, {}};
+          o.sampled.reserve(rows.size());
+          for (size_t i = 0; i < rows.size(); ++i) {
+            const scheduled_sequence& s = *rows[i].seq;
+            if (rows[i].history)
+              rows[i].history->add_output(out[i].token);
+            o.sampled.push_back({s.id, out[i].token,
+                                 s.num_logprobs >= 0
+                                   ? model::logprobs_of(out[i], s.num_logprobs, config_.vocab_size)
+                                   : model::token_logprobs{}});
+          }
+          // NOTE: the host's part; the sampler's kernels count in the forward pass.
+          o.sampling_seconds = packing + seconds_since(started);
+          o.forward_seconds = job->seconds();
+          job->done(std::move(o));
+        });
+    }
+  }
+  return forward_->enqueue(std::move(batch), [this, job, rows = std::move(rows)](
+                                               std::span<const float> logits) {
+    step_output out{job->plan.step_id, {}};
+    const clock::time_point sampling_started = clock::now();
+    out.sampled = sample(rows, logits);
+    out.sampling_seconds = seconds_since(sampling_started);
+    out.forward_seconds = job->seconds();
+    job->done(std::move(out));
+  });
+}
+
+std::vector<sampled_token> model_runner::sample(const std::vector<sample_row>& rows,
+                                                std::span<const float> logits) {
   const auto vocab = static_cast<size_t>(config_.vocab_size);
   std::vector<sampled_token> sampled(rows.size());
   // NOTE: each row reads its own logits and writes its own history and

@@ -95,13 +95,26 @@ private:
   // run() touches it, on the executor's thread.
   std::unordered_map<seq_id, std::vector<block_id>> tables_;
   // The sampling history of each live sequence whose sampling penalises
-  // repeats; only the steps' completions touch it, on the compute stream's
-  // device thread, one step after another.
+  // repeats: run() adds and forgets them, the step's completion adds its
+  // tokens to them — one step after another.
   std::unordered_map<seq_id, model::sampling_history> histories_;
   void forget_histories(const step_plan& plan); // of its released sequences
-  // A token for each sequence of `plan` that samples, from its row of
-  // `logits` [num_sample_rows, vocab], the rows in parallel.
-  std::vector<sampled_token> sample(const step_plan& plan, std::span<const float> logits);
+  struct step_job;
+  // A sequence of the step that samples, and its history (penalised only).
+  struct sample_row {
+    const scheduled_sequence* seq;
+    model::sampling_history* history;
+  };
+  std::vector<sample_row> rows_to_sample(const step_plan& plan);
+  // The forward pass and sampling, on the device when the pass samples
+  // there (device_sampling_ packed here), else from the logits on the host.
+  status enqueue_step(std::shared_ptr<step_job> job,
+                      std::shared_ptr<const model::forward_batch> batch);
+  model::device_sampling_batch device_sampling_;
+  // A token for each row from its row of `logits` [num_sample_rows, vocab],
+  // the rows in parallel.
+  std::vector<sampled_token> sample(const std::vector<sample_row>& rows,
+                                    std::span<const float> logits);
   // The KV pool that `utilization` of the GPU's memory leaves (the forward
   // pass created over a pool of one block).
   status size_by_gpu_memory(const kernels::kv_cache_shape& unit, double utilization);

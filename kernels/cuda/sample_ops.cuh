@@ -28,7 +28,10 @@
 namespace kvactor::kernels::gpu {
 
 // Threads per row: the launchers take sample_threads; the emulator tests
-// also run fewer, the code being the same.
+// also run fewer, the code being the same. The kernels of THREADS threads
+// carry __launch_bounds__(THREADS): a block of 1024 threads has at most 64
+// registers per thread, and without the bound ptxas may take more (the
+// launch would fail), where with it it spills (kernels_ptxas_no_spills).
 constexpr int sample_threads = 1024;
 constexpr int sample_ways = 8; // thresholds tried per search pass
 constexpr int edit_threads = 128;
@@ -382,8 +385,8 @@ __device__ __forceinline__ float log_probability(float v, double log_total) {
 // (most likely first, the lowest id on ties, NaN last).
 // grid: (num_rows), block: (THREADS).
 template <int THREADS>
-__global__ void logprobs_kernel(const float* logits, int32_t n, const sample_row* rows,
-                                sampled_row* out) {
+__global__ void __launch_bounds__(THREADS)
+  logprobs_kernel(const float* logits, int32_t n, const sample_row* rows, sampled_row* out) {
   __shared__ double scratch[(THREADS / warp_size)];
   __shared__ float sv[(THREADS / warp_size)];
   __shared__ int32_t si[(THREADS / warp_size)];
@@ -437,8 +440,9 @@ __global__ void logprobs_kernel(const float* logits, int32_t n, const sample_row
 // unchanged row when asked (after logprobs_kernel).
 // grid: (num_rows), block: (THREADS).
 template <int THREADS>
-__global__ void sample_kernel(const float* logits, int32_t n, const sample_row* rows,
-                              const logit_edit* edits, sampled_row* out) {
+__global__ void __launch_bounds__(THREADS)
+  sample_kernel(const float* logits, int32_t n, const sample_row* rows, const logit_edit* edits,
+                sampled_row* out) {
   __shared__ float raw;
   const sample_row r = rows[blockIdx.x];
   const float* x = logits + static_cast<int64_t>(blockIdx.x) * n;

@@ -6,6 +6,7 @@
 
 #include "base/assert.hpp"
 #include "model/cuda/cuda_check.hpp"
+#include "model/cuda/launch.hpp"
 #include "model/rope.hpp"
 
 namespace kvactor::model {
@@ -78,6 +79,10 @@ status cuda_transformer::allocate() {
     batch_upload_layout::capacity(limits_.max_num_tokens, limits_.max_num_seqs, max_blocks_per_seq_,
                                   static_cast<int32_t>(inv_freq_.size()))
       .total_bytes;
+  const std::size_t sampling =
+    s * sizeof(kernels::gpu::sample_row) +
+    static_cast<std::size_t>(max_sample_edits(limits_)) * sizeof(kernels::gpu::logit_edit);
+  const std::size_t sampled = s * sizeof(kernels::gpu::sampled_row);
   const std::size_t bf16_rows = std::max(t, s);
   const std::size_t bf16_products = weights_.plan().matrices == dtype::bf16 ? 1 : 0;
   const std::size_t bf16_cache = cache_.shape.type == kernels::dtype::bf16 ? 1 : 0;
@@ -98,6 +103,8 @@ status cuda_transformer::allocate() {
     {last_, memory_kind::device, s * h * 4, "the sampled rows"},
     {logits_, memory_kind::device, s * vocab * 4, "the logits"},
     {upload_, memory_kind::device, upload, "the step upload"},
+    {sampling_, memory_kind::device, sampling, "the rows' sampling"},
+    {sampled_, memory_kind::device, sampled, "the sampled tokens"},
     {x_bf16_, memory_kind::device,
      bf16_rows * static_cast<std::size_t>(bf16_input_width(config_)) * 2 * bf16_products,
      "the products' bf16 input rows"},
@@ -107,6 +114,8 @@ status cuda_transformer::allocate() {
      t * static_cast<std::size_t>(config_.q_size()) * 2 * bf16_cache, "the bf16 attention output"},
     {upload_staging_, memory_kind::pinned_host, upload, "the step upload"},
     {logits_host_, memory_kind::pinned_host, s * vocab * 4, "the logits"},
+    {sampling_staging_, memory_kind::pinned_host, sampling, "the rows' sampling"},
+    {sampled_host_, memory_kind::pinned_host, sampled, "the sampled tokens"},
     {gemm_workspace_, memory_kind::device, gemm_workspace_bytes, "the cuBLAS workspace"},
   };
   for (const auto& w : wanted)
@@ -121,8 +130,7 @@ status cuda_transformer::allocate() {
   return {};
 }
 
-status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) {
-  const forward_batch& b = *batch;
+status cuda_transformer::enqueue_pass(const forward_batch& b) {
   check_batch(b);
   if (b.max_blocks_per_seq > max_blocks_per_seq_)
     return make_error(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
@@ -132,11 +140,13 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
   const auto layout = batch_upload_layout::of(b, static_cast<int32_t>(inv_freq_.size()));
   if (const status s = stage_upload(b, layout, stream); !s) return s;
-  if (const status s =
-        enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers());
-      !s)
-    return s;
+  return enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers());
+}
 
+status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) {
+  const forward_batch& b = *batch;
+  if (const status s = enqueue_pass(b); !s) return s;
+  const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
   const auto num_logits =
     static_cast<std::size_t>(b.num_sample_rows()) * static_cast<std::size_t>(config_.vocab_size);
   if (num_logits > 0)
@@ -150,6 +160,58 @@ status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, log
     in_flight_ = false;
     done(std::span<const float>(host, num_logits));
   });
+  return {};
+}
+
+status cuda_transformer::enqueue_sampled(std::shared_ptr<const forward_batch> batch,
+                                         const device_sampling_batch& sampling,
+                                         sampled_callback done) {
+  const forward_batch& b = *batch;
+  const auto num_rows = static_cast<int32_t>(sampling.rows().size());
+  KVACTOR_ASSERT(num_rows == b.num_sample_rows(), "a sampling row per sampled row of the batch");
+  KVACTOR_ASSERT(static_cast<int64_t>(sampling.edits().size()) <= max_sample_edits(limits_),
+                 "more logit edits than the device's sampling buffer holds");
+  if (const status s = enqueue_pass(b); !s) return s;
+  if (const status s = enqueue_sampler(sampling, num_rows); !s) return s;
+  const auto* host = static_cast<const kernels::gpu::sampled_row*>(sampled_host_.data());
+  (void)cuda_.record(kernels::streams::compute, [this, done = std::move(done), host, num_rows] {
+    in_flight_ = false;
+    done(std::span<const kernels::gpu::sampled_row>(host, static_cast<std::size_t>(num_rows)));
+  });
+  return {};
+}
+
+status cuda_transformer::enqueue_sampler(const device_sampling_batch& sampling, int32_t num_rows) {
+  if (num_rows == 0) return {};
+  const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
+  // NOTE: rows first, then edits, at the offsets of the device buffer; the
+  // staging buffer is free as the upload's is (steps run one at a time).
+  const std::size_t rows_bytes = sampling.rows().size_bytes();
+  const std::size_t edits_at = static_cast<std::size_t>(limits_.max_num_seqs) *
+                               sizeof(kernels::gpu::sample_row);
+  auto* staging = static_cast<std::byte*>(sampling_staging_.data());
+  auto* device = static_cast<std::byte*>(sampling_.data());
+  std::memcpy(staging, sampling.rows().data(), rows_bytes);
+  KVACTOR_CUDA_TRY(
+    cudaMemcpyAsync(device, staging, rows_bytes, cudaMemcpyHostToDevice, stream));
+  if (!sampling.edits().empty()) {
+    std::memcpy(staging + edits_at, sampling.edits().data(), sampling.edits().size_bytes());
+    KVACTOR_CUDA_TRY(cudaMemcpyAsync(device + edits_at, staging + edits_at,
+                                     sampling.edits().size_bytes(), cudaMemcpyHostToDevice,
+                                     stream));
+  }
+  bool any_logprobs = false;
+  for (const kernels::gpu::sample_row& r : sampling.rows())
+    any_logprobs = any_logprobs || r.num_logprobs >= 0;
+  auto* rows = reinterpret_cast<const kernels::gpu::sample_row*>(device);
+  auto* edits = reinterpret_cast<kernels::gpu::logit_edit*>(device + edits_at);
+  auto* out = static_cast<kernels::gpu::sampled_row*>(sampled_.data());
+  KVACTOR_CUDA_TRY(cuda_launch::sample_rows(f32(logits_), config_.vocab_size, num_rows, rows,
+                                            edits, !sampling.edits().empty(), any_logprobs, out,
+                                            stream));
+  KVACTOR_CUDA_TRY(cudaMemcpyAsync(sampled_host_.data(), out,
+                                   static_cast<std::size_t>(num_rows) * sizeof(*out),
+                                   cudaMemcpyDeviceToHost, stream));
   return {};
 }
 

@@ -13,6 +13,11 @@
 //               model kernels, paged KV-cache kernels, cuBLAS products
 //    [copy]     sampled logits -> pinned host
 //    [host fn]  done(logits)
+//  enqueue_sampled  the same up to the logits, then
+//    [copy]     the rows' sampling (device_sampling_batch) -> device, by pinned staging
+//    [kernels]  the sampler (kernels/cuda/sample_ops.cuh): logprobs, edits, tokens
+//    [copy]     a sampled_row per row -> pinned host
+//    [host fn]  done(rows)
 //
 // Numerics as on the CPU: fp32 activations, fp32 products and sums
 // (cublas_gemm), RoPE angles from the host in double; with bf16 activations
@@ -55,12 +60,18 @@ public:
   ~cuda_transformer() override; // waits for the steps in flight
 
   status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
+  bool samples_on_device() const override { return true; }
+  status enqueue_sampled(std::shared_ptr<const forward_batch> batch,
+                         const device_sampling_batch& sampling, sampled_callback done) override;
 
 private:
   cuda_transformer(const model_config& config, kernels::cuda_device& dev,
                    const kernels::kv_cache_view& cache, forward_limits limits,
                    device_weights weights);
   status allocate();
+  // Checks the batch and enqueues the pass up to the logits in logits_.
+  status enqueue_pass(const forward_batch& b);
+  status enqueue_sampler(const device_sampling_batch& sampling, int32_t num_rows);
   status stage_upload(const forward_batch& b, const batch_upload_layout& layout,
                       cudaStream_t stream);
   forward_buffers buffers() const;
@@ -81,6 +92,8 @@ private:
   kernels::buffer last_;   // [max_num_seqs, hidden]: rows that sample
   kernels::buffer logits_; // [max_num_seqs, vocab]
   kernels::buffer upload_; // [batch_upload capacity] bytes
+  kernels::buffer sampling_; // [max_num_seqs] sample_row, then [max_sample_edits] logit_edit
+  kernels::buffer sampled_;  // [max_num_seqs] sampled_row
   // bf16 matrices: [max(max_num_tokens, max_num_seqs), bf16_input_width] bf16
   kernels::buffer x_bf16_;
   kernels::buffer qkv_bf16_;  // bf16 cache: [max_num_tokens, q_size + 2 kv_size] bf16
@@ -88,6 +101,8 @@ private:
   // Pinned host memory.
   kernels::buffer upload_staging_; // [batch_upload capacity] bytes
   kernels::buffer logits_host_;    // [max_num_seqs, vocab]
+  kernels::buffer sampling_staging_; // as sampling_
+  kernels::buffer sampled_host_;     // as sampled_
   std::atomic<bool> in_flight_{false}; // a step enqueued whose `done` has not run
   // NOTE: declared after its workspace, so the handle goes first.
   kernels::buffer gemm_workspace_;

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/sample_rows.hpp"
+
 namespace kvactor::model::cuda_launch {
 
 // out: [T, hidden]; table: [vocab, hidden] of f32 (bf16_table false) or bf16 bits.
@@ -32,5 +34,13 @@ cudaError_t round_to_bf16(const float* x, int64_t ldx, int32_t num_rows, int32_t
                           int64_t ldo, cudaStream_t stream);
 // x: [num] bf16 bits; out: [num] fp32
 cudaError_t widen_bf16(const void* x, float* out, int64_t num, cudaStream_t stream);
+
+// The sampler on num_rows rows of logits [num_rows, n] (changed in place by
+// the rows' edits): logprobs (when any row asks), edits, tokens into out.
+// rows: [num_rows]; edits: the rows' [edits_begin, edits_end); all device memory.
+cudaError_t sample_rows(float* logits, int32_t n, int32_t num_rows,
+                        const kernels::gpu::sample_row* rows, kernels::gpu::logit_edit* edits,
+                        bool any_edits, bool any_logprobs, kernels::gpu::sampled_row* out,
+                        cudaStream_t stream);
 
 } // namespace kvactor::model::cuda_launch

@@ -1,8 +1,10 @@
-// The model's element-wise CUDA kernels, instantiated and launched. Bodies
-// live in kernels/cuda/model_ops.cuh, which the emulator tests also compile;
+// The model's element-wise CUDA kernels and the sampler, instantiated and
+// launched. Bodies live in kernels/cuda/model_ops.cuh and sample_ops.cuh,
+// which the emulator tests also compile;
 // g++ also compiles this file against the CUDA shim (model_kernels_emulated.cpp).
 #include "kernels/cuda/launch_kernel.cuh"
 #include "kernels/cuda/model_ops.cuh"
+#include "kernels/cuda/sample_ops.cuh"
 #include "model/cuda/launch.hpp"
 
 namespace kvactor::model::cuda_launch {
@@ -81,6 +83,25 @@ cudaError_t widen_bf16(const void* x, float* out, int64_t num, cudaStream_t stre
   const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
   gpu::launch_kernel(gpu::widen_bf16_kernel, dim3(grid), dim3(gpu::model_ops_threads), stream,
                      static_cast<const gpu::bf16*>(x), out, num);
+  return cudaGetLastError();
+}
+
+cudaError_t sample_rows(float* logits, int32_t n, int32_t num_rows, const gpu::sample_row* rows,
+                        gpu::logit_edit* edits, bool any_edits, bool any_logprobs,
+                        gpu::sampled_row* out, cudaStream_t stream) {
+  if (n <= 0 || num_rows < 0) return cudaErrorInvalidValue;
+  if (num_rows == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(num_rows)), block(gpu::sample_threads);
+  // NOTE: the log probabilities are the unchanged row's: before the edits.
+  if (any_logprobs)
+    gpu::launch_kernel(gpu::logprobs_kernel<gpu::sample_threads>, grid, block, stream,
+                       static_cast<const float*>(logits), n, rows, out);
+  if (any_edits)
+    gpu::launch_kernel(gpu::adjust_kernel, grid, dim3(gpu::edit_threads), stream, logits, n, rows,
+                       edits);
+  gpu::launch_kernel(gpu::sample_kernel<gpu::sample_threads>, grid, block, stream,
+                     static_cast<const float*>(logits), n, rows,
+                     static_cast<const gpu::logit_edit*>(edits), out);
   return cudaGetLastError();
 }
 

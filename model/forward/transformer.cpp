@@ -38,8 +38,24 @@ int64_t transformer::pinned_host_bytes(const model_config& config, forward_limit
   const auto upload = batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
                                                     max_blocks_per_seq(config, block_size),
                                                     static_cast<int32_t>(config.head_dim / 2));
+  const int64_t sampling =
+    int64_t{limits.max_num_seqs} *
+      static_cast<int64_t>(sizeof(kernels::gpu::sample_row) + sizeof(kernels::gpu::sampled_row)) +
+    max_sample_edits(limits) * static_cast<int64_t>(sizeof(kernels::gpu::logit_edit));
   return static_cast<int64_t>(upload.total_bytes) +
-         int64_t{limits.max_num_seqs} * config.vocab_size * 4;
+         int64_t{limits.max_num_seqs} * config.vocab_size * 4 + sampling;
+}
+
+int64_t transformer::max_sample_edits(forward_limits limits) {
+  // NOTE: a row's edits are its bias, its bans and its history's distinct
+  // tokens; a step whose rows need more samples on the host.
+  constexpr int64_t per_row = 2048;
+  return int64_t{limits.max_num_seqs} * per_row;
+}
+
+status transformer::enqueue_sampled(std::shared_ptr<const forward_batch>,
+                                    const device_sampling_batch&, sampled_callback) {
+  return make_error("forward pass", "this pass samples on the host, from its logits");
 }
 
 result<std::unique_ptr<transformer>>

@@ -38,6 +38,7 @@
 #include "kernels/kv_cache.hpp"
 #include "base/result.hpp"
 #include "model/config.hpp"
+#include "model/device_sampling.hpp"
 #include "model/forward/batch.hpp"
 #include "model/weights.hpp"
 
@@ -62,6 +63,8 @@ class transformer {
 public:
   // logits: [num_sample_rows, vocab_size], valid during the call only.
   using logits_callback = std::function<void(std::span<const float> logits)>;
+  // One per sampled row, valid during the call only.
+  using sampled_callback = std::function<void(std::span<const kernels::gpu::sampled_row> rows)>;
 
   virtual ~transformer() = default;
   transformer(const transformer&) = delete;
@@ -102,6 +105,17 @@ public:
   // failed launch or copy) means `done` never runs; the device is unusable
   // then.
   virtual status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) = 0;
+
+  // Whether the pass samples where its logits are (CUDA: kernels/cuda/
+  // sample_ops.cuh), taking steps whose rows need at most
+  // max_sample_edits(limits()) logit edits in all through enqueue_sampled.
+  virtual bool samples_on_device() const { return false; }
+  static int64_t max_sample_edits(forward_limits limits);
+  // enqueue, then sampling's rows on the device: `done` gets a token (and
+  // the log probabilities asked for) per row of `sampling`, one per sampled
+  // row of the batch. Fails on a pass that does not sample on the device.
+  virtual status enqueue_sampled(std::shared_ptr<const forward_batch> batch,
+                                 const device_sampling_batch& sampling, sampled_callback done);
 
   // Enqueues and waits: [num_sample_rows, vocab_size] (tests, tools).
   result<std::vector<float>> run(const forward_batch& batch);

@@ -1,7 +1,9 @@
 // model_runner on the CUDA device (through the CUDA shim, or on a GPU) against the same
 // runner on the CPU: copy-on-write copies, swaps and steps give the same
-// greedy tokens. The CUDA attention takes head_dim 64 or 128, so the model
-// is tiny_serving's with heads of 64.
+// greedy tokens; sampled rows with every filter, penalties, a logit_bias
+// and logprobs, sampled on the device, give the CPU sampler's tokens. The
+// CUDA attention takes head_dim 64 or 128, so the model is tiny_serving's
+// with heads of 64.
 #include "actors/model_runner.hpp"
 #if KVACTOR_CUDA_SHIM
 #include "kernels/cuda_shim/shim.hpp"
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <set>
 
 namespace kvactor {
 namespace {
@@ -39,11 +42,15 @@ std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 =
   return std::move(r).value();
 }
 
-std::vector<token_id> run(model_runner& r, step_plan plan) {
+step_output run_step(model_runner& r, step_plan plan) {
   std::promise<step_output> p;
   r.run(std::move(plan), [&p](step_output out) { p.set_value(std::move(out)); });
+  return p.get_future().get();
+}
+
+std::vector<token_id> run(model_runner& r, step_plan plan) {
   std::vector<token_id> sampled;
-  for (const auto& s : p.get_future().get().sampled) sampled.push_back(s.token);
+  for (const auto& s : run_step(r, std::move(plan)).sampled) sampled.push_back(s.token);
   return sampled;
 }
 
@@ -82,6 +89,57 @@ std::vector<std::vector<token_id>> script(model_runner& r) {
   next.seqs.push_back(seq(2, 21, {out.back().at(1)}, {1, {9}}));
   out.push_back(run(r, std::move(next)));
   return out;
+}
+
+// Two sequences sampled for six steps with min_p, top_k, top_p, penalties,
+// a logit_bias, min_tokens and logprobs; the second joins at step 3.
+// Returns each step's tokens and logprobs.
+std::vector<sampled_token> sampled_script(model_runner& r) {
+  const auto sampled = [](scheduled_sequence s, int32_t num_output, bool first) {
+    s.sampling = {.temperature = 0.8f, .top_k = 30, .top_p = 0.9f, .seed = 5 + s.id,
+                  .min_p = 0.01f, .presence_penalty = 0.3f, .frequency_penalty = 0.2f,
+                  .repetition_penalty = 1.2f, .logit_bias = {{7, 3.0f}, {11, -50.0f}},
+                  .min_tokens = 3, .min_tokens_banned = {13}};
+    s.num_output_tokens = num_output;
+    s.num_logprobs = 3;
+    if (first) s.history_prompt = s.tokens;
+    return s;
+  };
+  std::vector<sampled_token> out;
+  const auto prompt_1 = tokens(20, 3), prompt_2 = tokens(12, 5);
+  token_id last_1 = 0, last_2 = 0;
+  for (int32_t step = 0; step < 6; ++step) {
+    step_plan p{uint64_t(step + 1), {}, {}, {}};
+    p.seqs.push_back(step == 0 ? sampled(seq(1, 0, prompt_1, {0, {2, 3}}), 0, true)
+                               : sampled(seq(1, 19 + step, {last_1}, {2, {}}), step, false));
+    if (step == 2) p.seqs.push_back(sampled(seq(2, 0, prompt_2, {0, {5}}), 0, true));
+    if (step > 2) p.seqs.push_back(sampled(seq(2, 9 + step, {last_2}, {1, {}}), step - 2, false));
+    const step_output o = run_step(r, std::move(p));
+    last_1 = o.sampled.at(0).token;
+    if (step >= 2) last_2 = o.sampled.at(1).token;
+    out.insert(out.end(), o.sampled.begin(), o.sampled.end());
+  }
+  return out;
+}
+
+TEST(model_runner_cuda, sampled_rows_with_every_filter_match_the_cpu_sampler) {
+  KVACTOR_CUDA_OR_SKIP();
+  const auto want = sampled_script(*make_runner("cpu"));
+  const auto got = sampled_script(*make_runner("cuda"));
+  ASSERT_EQ(got.size(), want.size());
+  std::set<token_id> seen;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id);
+    EXPECT_EQ(got[i].token, want[i].token) << "row " << i;
+    seen.insert(want[i].token);
+    EXPECT_NEAR(got[i].logprobs.logprob, want[i].logprobs.logprob, 1e-3) << "row " << i;
+    ASSERT_EQ(got[i].logprobs.top.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(got[i].logprobs.top[k].token, want[i].logprobs.top[k].token);
+      EXPECT_NEAR(got[i].logprobs.top[k].logprob, want[i].logprobs.top[k].logprob, 1e-3);
+    }
+  }
+  EXPECT_GT(seen.size(), 3u); // sampled, not one token over and over
 }
 
 #if KVACTOR_CUDA_SHIM

@@ -182,11 +182,27 @@ TEST(emulated_sample_ops, bias_bans_and_penalties_change_the_row_as_on_the_cpu) 
     g.temperature = 0.0f;
     cases.push_back({x, g, step, &history, 0});
   }
+  // The history's tokens hold the row's top logits: penalties strong enough
+  // push each of them (prompt and output alike) below the rest.
+  std::vector<float> top = model_like(4099, 43);
+  for (token_id t : {4, 9, 120, 3000, 77, 400})
+    top[size_t(t)] = 40.0f;
+  sampling_params strong;
+  strong.temperature = 0.0f;
+  strong.repetition_penalty = 4.0f; // 40 -> 10
+  strong.frequency_penalty = 0.5f;  // output tokens: 10 - 0.5 * count
+  cases.push_back({top, strong, 0, &history, -1});
+  strong.temperature = 0.5f;
+  cases.push_back({top, strong, 0, &history, -1});
   expect_same_as_the_cpu(cases);
-  // The bias makes 4000 the greedy token once min_tokens allows it.
   const auto out = run_on_device(cases);
+  // The bias makes 4000 the greedy token once min_tokens allows it.
   EXPECT_NE(out[1].token, 4000);
   EXPECT_EQ(out[5].token, 4000);
+  for (token_id t : {4, 9, 120, 3000, 77, 400}) {
+    EXPECT_NE(out[8].token, t);
+    EXPECT_NE(out[9].token, t);
+  }
 }
 
 TEST(emulated_sample_ops, logprobs_are_those_of_the_unchanged_row) {
