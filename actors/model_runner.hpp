@@ -42,6 +42,7 @@ struct model_runner_options {
   int32_t max_num_seqs = default_max_num_seqs;
   int32_t num_threads = 0;            // CPU device threads; 0: all cores
   model::dtype activations = model::dtype::f32; // the products' input rows (transformer::create)
+  int64_t max_sample_edits = 0; // the device sampler's logit edits per step (forward_limits)
 };
 
 class model_runner final : public step_runner {
@@ -76,6 +77,10 @@ public:
   int32_t block_size() const override { return device_cache_.view.shape.block_size; }
 
   const model::model_config& config() const { return config_; }
+  // Steps sampled on the host from their logits by a pass that samples on
+  // the device: their rows' logit edits overflowed its buffer. Read between
+  // steps.
+  int64_t num_steps_sampled_on_host() const { return steps_sampled_on_host_; }
 
 private:
   model_runner(const model::model_config& config, model::model_weights weights);
@@ -111,6 +116,7 @@ private:
   status enqueue_step(std::shared_ptr<step_job> job,
                       std::shared_ptr<const model::forward_batch> batch);
   model::device_sampling_batch device_sampling_;
+  int64_t steps_sampled_on_host_ = 0;
   // A token for each row from its row of `logits` [num_sample_rows, vocab],
   // the rows in parallel.
   std::vector<sampled_token> sample(const std::vector<sample_row>& rows,

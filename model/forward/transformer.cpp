@@ -46,11 +46,12 @@ int64_t transformer::pinned_host_bytes(const model_config& config, forward_limit
          int64_t{limits.max_num_seqs} * config.vocab_size * 4 + sampling;
 }
 
-int64_t transformer::max_sample_edits(forward_limits limits) {
+int64_t transformer::max_sample_edits(const forward_limits& limits) {
   // NOTE: a row's edits are its bias, its bans and its history's distinct
   // tokens; a step whose rows need more samples on the host.
   constexpr int64_t per_row = 2048;
-  return int64_t{limits.max_num_seqs} * per_row;
+  return limits.max_sample_edits > 0 ? limits.max_sample_edits
+                                     : int64_t{limits.max_num_seqs} * per_row;
 }
 
 status transformer::enqueue_sampled(std::shared_ptr<const forward_batch>,

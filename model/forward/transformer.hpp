@@ -49,6 +49,9 @@ namespace kvactor::model {
 struct forward_limits {
   int32_t max_num_tokens = 0; // token rows per step
   int32_t max_num_seqs = 0;   // sequences (and sampled rows) per step
+  // Logit edits per step the device sampler holds (samples_on_device);
+  // 0: 2048 per sequence.
+  int64_t max_sample_edits = 0;
 };
 
 // Where one step's time went (profiling on; CPU device only, zero elsewhere).
@@ -110,7 +113,7 @@ public:
   // sample_ops.cuh), taking steps whose rows need at most
   // max_sample_edits(limits()) logit edits in all through enqueue_sampled.
   virtual bool samples_on_device() const { return false; }
-  static int64_t max_sample_edits(forward_limits limits);
+  static int64_t max_sample_edits(const forward_limits& limits);
   // enqueue, then sampling's rows on the device: `done` gets a token (and
   // the log probabilities asked for) per row of `sampling`, one per sampled
   // row of the batch. Fails on a pass that does not sample on the device.

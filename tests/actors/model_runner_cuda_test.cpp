@@ -22,7 +22,8 @@ namespace {
 using testing::tokens;
 
 // bf16: bf16 matrices (on the CUDA device too) with bf16 activations, and a bf16 KV cache.
-std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 = false) {
+std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 = false,
+                                          int64_t max_sample_edits = 0) {
   auto m =
     model::load_model_folder(testing::model_dir(64), bf16 ? model::dtype::bf16 : model::dtype::f32);
   EXPECT_TRUE(m.has_value());
@@ -37,6 +38,7 @@ std::shared_ptr<model_runner> make_runner(const std::string& device, bool bf16 =
   o.max_num_batched_tokens = 128;
   o.max_num_seqs = 8;
   o.num_threads = 1;
+  o.max_sample_edits = max_sample_edits;
   auto r = model_runner::create(m->config, std::move(m->weights), o);
   EXPECT_TRUE(r.has_value()) << r.error().message;
   return std::move(r).value();
@@ -125,7 +127,9 @@ std::vector<sampled_token> sampled_script(model_runner& r) {
 TEST(model_runner_cuda, sampled_rows_with_every_filter_match_the_cpu_sampler) {
   KVACTOR_CUDA_OR_SKIP();
   const auto want = sampled_script(*make_runner("cpu"));
-  const auto got = sampled_script(*make_runner("cuda"));
+  auto cuda = make_runner("cuda");
+  const auto got = sampled_script(*cuda);
+  EXPECT_EQ(cuda->num_steps_sampled_on_host(), 0);
   ASSERT_EQ(got.size(), want.size());
   std::set<token_id> seen;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -141,6 +145,23 @@ TEST(model_runner_cuda, sampled_rows_with_every_filter_match_the_cpu_sampler) {
   }
   EXPECT_GT(seen.size(), 3u); // sampled, not one token over and over
 }
+
+#if KVACTOR_CUDA_SHIM
+// A step whose rows need more logit edits than the device sampler holds is
+// sampled on the host from its logits, with the same tokens.
+TEST(model_runner_cuda, a_step_whose_edits_overflow_the_device_sampler_samples_on_the_host) {
+  const auto want = sampled_script(*make_runner("cpu"));
+  auto small = make_runner("cuda", false, 24);
+  const auto got = sampled_script(*small);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(got[i].token, want[i].token) << "row " << i;
+  // 20 prompt tokens and 2 biases fit in 24 edits only while nothing is
+  // generated; the second sequence's rows add its own.
+  EXPECT_GT(small->num_steps_sampled_on_host(), 0);
+  EXPECT_LT(small->num_steps_sampled_on_host(), 6);
+}
+#endif
 
 #if KVACTOR_CUDA_SHIM
 // A step costs the device one round trip to a host thread, its completion,
