@@ -72,7 +72,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.gpu_memory_utilization = config.gpu_memory_utilization;
   options.swap_bytes = config.swap_bytes;
   options.kv_dtype =
-    config.kv_dtype == number_format::bf16 ? kernels::dtype::bf16 : kernels::dtype::f32;
+    kv_dtype_of(config) == number_format::bf16 ? kernels::dtype::bf16 : kernels::dtype::f32;
   options.block_size =
     config.block_size != 0 ? config.block_size : default_block_size(config.device);
   options.max_num_batched_tokens = config.max_num_batched_tokens;

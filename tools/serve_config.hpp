@@ -32,7 +32,7 @@ struct serve_config : caf::actor_system_config {
   bool no_prefix_caching = false;
   std::string weights = "auto";
   std::string activations = "auto";
-  std::string kv_dtype = "f32";
+  std::string kv_dtype = "auto";
   int32_t fault_jitter_ms = 0;
   // Several machines (README, "Several machines").
   int32_t worker_port = -1; // >= 0: a worker (0: any free port)
@@ -90,7 +90,8 @@ struct serve_config : caf::actor_system_config {
            "AVX512_BF16, faster for many rows; CUDA: bf16 weights on the device; lossy), or "
            "auto (bf16 on CUDA with bf16 matrices, else f32)")
       .add(kv_dtype, "kv-dtype",
-           "KV cache elements: f32, or bf16 (twice the blocks per MiB, K/V rounded to bf16)")
+           "KV cache elements: f32, bf16 (twice the blocks per MiB, K/V rounded to bf16), or "
+           "auto (bf16 on CUDA, else f32)")
       .add(fault_jitter_ms, "fault-jitter-ms",
            "testing fault: report step and swap completions up to N ms late (0: off)")
       .add(worker_port, "worker-port",

@@ -71,8 +71,9 @@ struct engine_config {
   // device weights). nullopt (auto): bf16 on CUDA with bf16 matrices, else f32.
   std::optional<number_format> activations{};
   // KV cache elements: bf16 holds twice the blocks in the same bytes, K/V and
-  // attention rounded to bf16.
-  number_format kv_dtype = number_format::f32;
+  // attention rounded to bf16 (and reads half the bytes per decoded token).
+  // nullopt (auto): bf16 on CUDA, f32 on the CPU (kv_dtype_of).
+  std::optional<number_format> kv_dtype{};
   int32_t num_threads = 0; // CPU device threads; 0: all cores
   // A fault for stress runs: each step's and swap's completion, and each
   // refused swap-in, reaches the scheduler a seeded random 0..fault_jitter_ms
@@ -88,6 +89,12 @@ const char* to_string(preemption_mode x);
 const char* to_string(batching_mode x);
 const char* to_string(kv_reservation x);
 const char* to_string(number_format x);
+
+// The KV cache's elements `e` asks for, auto resolved by its device.
+inline number_format kv_dtype_of(const engine_config& e) {
+  return e.kv_dtype.value_or(e.device.starts_with("cuda") ? number_format::bf16
+                                                          : number_format::f32);
+}
 
 // The block size a device serves best, what block_size 0 picks: 8 tokens on
 // the CPU (cpu_block_size), where smaller blocks cost its attention kernel

@@ -80,8 +80,10 @@ TEST(model_runtime_cuda, swap_preemption_on_the_cuda_device_keeps_the_outputs) {
   engine_config roomy;
   roomy.block_size = 16;
   roomy.num_threads = 1;
-  // exact on both devices (auto is bf16 on CUDA for a bf16 checkpoint)
+  // exact on both devices (auto is bf16 on CUDA: activations for a bf16
+  // checkpoint, the KV cache always)
   roomy.activations = number_format::f32;
+  roomy.kv_dtype = number_format::f32;
   const outcome want = serve(roomy, prompts, 40);
 
   engine_config tight = roomy;

@@ -38,7 +38,7 @@ struct bench_config : caf::actor_system_config {
   int32_t threads = 0;
   int32_t block_size = 0;
   int64_t kv_cache_mib = kvactor::default_kv_cache_bytes >> 20;
-  std::string kv_dtype = "f32";
+  std::string kv_dtype = "auto";
   int32_t max_seqs = kvactor::default_max_num_seqs;
   int32_t max_batched_tokens = kvactor::default_max_num_batched_tokens;
   std::string activations = "auto";
@@ -65,7 +65,7 @@ struct bench_config : caf::actor_system_config {
       .add(block_size, "block-size", "tokens per KV block (0: the device's default, 8 on the CPU)")
       .add(kv_cache_mib, "kv-cache-mib",
            "device KV cache budget in MiB (where not set by a comparison)")
-      .add(kv_dtype, "kv-dtype", "KV cache elements: f32 or bf16 (CPU)")
+      .add(kv_dtype, "kv-dtype", "KV cache elements: f32, bf16, or auto (bf16 on CUDA, else f32)")
       .add(max_seqs, "max-seqs", "sequences per step")
       .add(max_batched_tokens, "max-batched-tokens", "tokens per step")
       .add(activations, "activations",
@@ -213,7 +213,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
       std::cerr << "kvactor-bench: " << sys.render(err) << "\n";
       return 2;
     }
-  const int64_t element_bytes = s.engine.kv_dtype == kvactor::number_format::bf16 ? 2 : 4;
+  const int64_t element_bytes = kv_dtype_of(s.engine) == kvactor::number_format::bf16 ? 2 : 4;
   s.kv_bytes_per_token = 2 * mc->num_hidden_layers * mc->kv_size() * element_bytes;
   s.vocab_size = static_cast<int32_t>(mc->vocab_size);
   s.seed = static_cast<uint64_t>(cfg.seed);

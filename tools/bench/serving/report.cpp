@@ -33,7 +33,7 @@ json_writer run_json(const run_report& r) {
     .field("preemption", to_string(e.preemption))
     .field("block_size", e.block_size)
     .field("kv_cache_bytes", e.kv_cache_bytes)
-    .field("kv_dtype", to_string(e.kv_dtype))
+    .field("kv_dtype", to_string(kv_dtype_of(e)))
     .field("max_num_seqs", e.max_num_seqs)
     .field("max_num_batched_tokens", e.max_num_batched_tokens)
     .field("max_model_len", e.max_model_len)
