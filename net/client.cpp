@@ -69,23 +69,29 @@ std::optional<server_event> parse_event(std::string_view line) {
   return e;
 }
 
-std::string generate_line(std::string_view id, const generate_request& req) {
+std::string generate_line(std::string_view id, const generate_request& req,
+                          given_sampling given) {
   json_writer w;
   w.field("op", "generate").field("id", id);
   if (!req.prompt_tokens.empty())
     w.field("prompt_tokens", req.prompt_tokens);
   else
     w.field("prompt", req.prompt);
-  write_generation_fields(w, req);
+  write_generation_fields(w, req, given);
   return w.line();
 }
 
-void write_generation_fields(json_writer& w, const generate_request& req) {
-  w.field("max_tokens", req.max_tokens)
-    .field("temperature", double(req.temperature))
-    .field("top_k", req.top_k)
-    .field("top_p", double(req.top_p))
-    .field("seed", req.seed)
+void write_generation_fields(json_writer& w, const generate_request& req,
+                             given_sampling given) {
+  const generate_request defaults;
+  w.field("max_tokens", req.max_tokens);
+  if (given.temperature || req.temperature != defaults.temperature)
+    w.field("temperature", double(req.temperature));
+  if (given.top_k || req.top_k != defaults.top_k)
+    w.field("top_k", req.top_k);
+  if (given.top_p || req.top_p != defaults.top_p)
+    w.field("top_p", double(req.top_p));
+  w.field("seed", req.seed)
     .field("priority", req.priority)
     .field("ignore_eos", req.ignore_eos);
   if (!req.stop.empty())
@@ -96,13 +102,13 @@ void write_generation_fields(json_writer& w, const generate_request& req) {
     w.field("n", req.n);
   // The sampling fields vLLM added, only where they differ from their
   // defaults (a server that predates them ignores them then).
-  if (req.min_p != 0)
+  if (given.min_p || req.min_p != defaults.min_p)
     w.field("min_p", double(req.min_p));
   if (req.presence_penalty != 0)
     w.field("presence_penalty", double(req.presence_penalty));
   if (req.frequency_penalty != 0)
     w.field("frequency_penalty", double(req.frequency_penalty));
-  if (req.repetition_penalty != 1)
+  if (given.repetition_penalty || req.repetition_penalty != defaults.repetition_penalty)
     w.field("repetition_penalty", double(req.repetition_penalty));
   if (!req.logit_bias.empty()) {
     json_writer bias; // as OpenAI's API: token ids (decimal strings) as keys

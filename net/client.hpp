@@ -33,11 +33,26 @@ struct server_event {
 // Parses a server line; nullopt if it is not a JSON object with "event".
 std::optional<server_event> parse_event(std::string_view line);
 
-std::string generate_line(std::string_view id, const generate_request& req);
+// The fields a model's generation_config.json defaults for a request that
+// leaves them out (net/request_defaults.hpp), to write even at
+// generate_request's own values; the others are written only where they
+// differ from those. By default a request fixes temperature, top_k and top_p
+// (greedy stays greedy on any model); kvactor-client sends what its user gave.
+struct given_sampling {
+  bool temperature = true;
+  bool top_k = true;
+  bool top_p = true;
+  bool min_p = false;
+  bool repetition_penalty = false;
+};
+
+std::string generate_line(std::string_view id, const generate_request& req,
+                          given_sampling given = {});
 // The generation fields of `req` (max_tokens through min_tokens), as both the
 // line protocol and the HTTP front read them; those after n only where they
-// differ from their defaults.
-void write_generation_fields(json_writer& w, const generate_request& req);
+// differ from their defaults, and those of given_sampling as it says.
+void write_generation_fields(json_writer& w, const generate_request& req,
+                             given_sampling given = {});
 std::string cancel_line(std::string_view id);
 
 class client {

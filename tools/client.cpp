@@ -24,6 +24,9 @@ struct options {
   bool stats = false;
   int64_t cancel_after = -1;
   kvactor::generate_request req;
+  // Only the sampling fields given here are sent: the model's
+  // generation_config.json defaults the others, as for any client.
+  kvactor::net::given_sampling given{false, false, false, false, false};
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -63,14 +66,25 @@ options parse(int argc, char** argv) {
     if (name == "host") o.host = v;
     else if (name == "port") o.port = static_cast<uint16_t>(number());
     else if (name == "max-tokens") o.req.max_tokens = static_cast<int32_t>(number());
-    else if (name == "temperature") o.req.temperature = static_cast<float>(number());
-    else if (name == "top-k") o.req.top_k = static_cast<int32_t>(number());
-    else if (name == "top-p") o.req.top_p = static_cast<float>(number());
-    else if (name == "min-p") o.req.min_p = static_cast<float>(number());
+    else if (name == "temperature") {
+      o.req.temperature = static_cast<float>(number());
+      o.given.temperature = true;
+    } else if (name == "top-k") {
+      o.req.top_k = static_cast<int32_t>(number());
+      o.given.top_k = true;
+    } else if (name == "top-p") {
+      o.req.top_p = static_cast<float>(number());
+      o.given.top_p = true;
+    } else if (name == "min-p") {
+      o.req.min_p = static_cast<float>(number());
+      o.given.min_p = true;
+    }
     else if (name == "presence-penalty") o.req.presence_penalty = static_cast<float>(number());
     else if (name == "frequency-penalty") o.req.frequency_penalty = static_cast<float>(number());
-    else if (name == "repetition-penalty")
+    else if (name == "repetition-penalty") {
       o.req.repetition_penalty = static_cast<float>(number());
+      o.given.repetition_penalty = true;
+    }
     else if (name == "min-tokens") o.req.min_tokens = static_cast<int32_t>(number());
     else if (name == "seed") o.req.seed = static_cast<uint64_t>(number());
     else if (name == "stop") o.req.stop.push_back(v);
@@ -102,7 +116,7 @@ int main(int argc, char** argv) {
     std::cout << line.value_or("") << "\n";
     return line ? 0 : 1;
   }
-  c.send(kvactor::net::generate_line("cli", o.req));
+  c.send(kvactor::net::generate_line("cli", o.req, o.given));
   const bool streams = o.req.n == 1; // several choices interleave: each printed at its end
   std::string streamed;
   int64_t num_tokens = 0;

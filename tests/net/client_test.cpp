@@ -144,6 +144,37 @@ TEST(client_lines, generate_line_sends_the_sampling_fields_that_differ_from_thei
   EXPECT_EQ(g.min_tokens, 3);
 }
 
+// A client that sends only what its user gave leaves the others to the
+// model's generation_config.json, which the server applies to fields left
+// out; a field given at generate_request's own value is still sent.
+TEST(client_lines, generate_line_leaves_out_the_sampling_fields_not_given) {
+  generate_request r;
+  r.prompt = "x";
+  const given_sampling none{false, false, false, false, false};
+  const std::string bare = generate_line("b", r, none);
+  for (const char* key : {"temperature", "top_k", "top_p", "min_p", "repetition_penalty"})
+    EXPECT_THAT(bare, Not(HasSubstr(key))) << key;
+  model::sampling_defaults model_defaults;
+  model_defaults.temperature = 0.6f;
+  model_defaults.top_p = 0.9f;
+  line_parser with_defaults(model_defaults);
+  auto m = with_defaults.parse(std::string_view(bare).substr(0, bare.size() - 1));
+  ASSERT_TRUE(std::holds_alternative<generate_op>(m)) << bare;
+  EXPECT_FLOAT_EQ(std::get<generate_op>(m).request.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(std::get<generate_op>(m).request.top_p, 0.9f);
+
+  given_sampling greedy = none;
+  greedy.temperature = true; // temperature 0, as given
+  const std::string line = generate_line("g", r, greedy);
+  EXPECT_THAT(line, HasSubstr(R"("temperature":0)"));
+  m = with_defaults.parse(std::string_view(line).substr(0, line.size() - 1));
+  ASSERT_TRUE(std::holds_alternative<generate_op>(m)) << line;
+  EXPECT_FLOAT_EQ(std::get<generate_op>(m).request.temperature, 0.0f);
+  EXPECT_FLOAT_EQ(std::get<generate_op>(m).request.top_p, 0.9f);
+  // By default temperature, top_k and top_p are fixed.
+  EXPECT_THAT(generate_line("d", r), HasSubstr(R"("temperature":0,"top_k":0,"top_p":1)"));
+}
+
 TEST(client_lines, cancel_line_reads_back_as_a_cancel) {
   line_parser p;
   auto m = p.parse(cancel_line("r\\9"));
