@@ -31,7 +31,7 @@ namespace kvactor::kernels::gpu {
 // also run fewer, the code being the same. The kernels of THREADS threads
 // carry __launch_bounds__(THREADS): a block of 1024 threads has at most 64
 // registers per thread, and without the bound ptxas may take more (the
-// launch would fail), where with it it spills (kernels_ptxas_no_spills).
+// launch would fail), where with it it spills (model_ptxas_no_spills).
 constexpr int sample_threads = 1024;
 constexpr int sample_ways = 8; // thresholds tried per search pass
 constexpr int edit_threads = 128;
