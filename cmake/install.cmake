@@ -26,4 +26,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/kvactorConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/kvactorConfig.cmake
               ${PROJECT_BINARY_DIR}/kvactorConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/caf.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/utf8proc.cmake
         DESTINATION ${kvactor_cmake_dir})

@@ -8,18 +8,19 @@ function(kvactor_target target)
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${KVACTOR_WERROR}>>:-Werror>)
 endfunction()
 
-# kvactor_test(<name> [CUDA_SHIM] SOURCES ... LIBS ...): one GoogleTest
-# binary, each test registered with ctest. CUDA_SHIM (CUDA builds): the
+# kvactor_test(<name> [CUDA_SHIM] SOURCES ... LIBS ... [PROPERTIES ...]): one
+# GoogleTest binary, each test registered with ctest (with these ctest
+# properties). CUDA_SHIM (CUDA builds): the
 # binary links the CUDA shim and the emulated launchers instead of libcudart,
 # libcublas and nvcc's kernels (kernels/README.md), defines
 # KVACTOR_CUDA_SHIM=1, and its ctest names start with "shim.". A binary
 # whose name holds "cuda" gets a ctest TIMEOUT of 300 s per test, so that a
 # device that hangs fails the test instead of stalling the suite.
 function(kvactor_test name)
-  cmake_parse_arguments(arg "CUDA_SHIM" "" "SOURCES;LIBS" ${ARGN})
-  set(properties)
+  cmake_parse_arguments(arg "CUDA_SHIM" "" "SOURCES;LIBS;PROPERTIES" ${ARGN})
+  set(properties PROPERTIES ${arg_PROPERTIES})
   if(name MATCHES "cuda")
-    set(properties PROPERTIES TIMEOUT 300)
+    list(APPEND properties TIMEOUT 300)
   endif()
   add_executable(${name} ${arg_SOURCES})
   kvactor_target(${name})

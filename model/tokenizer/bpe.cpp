@@ -10,27 +10,31 @@ namespace kvactor::model {
 
 result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, token_id>>& vocab,
                                    const std::vector<std::pair<std::string, std::string>>& merges,
-                                   const std::optional<std::string>& unk_token, bool ignore_merges,
-                                   std::string_view source) {
+                                   const bpe_options& options, std::string_view source) {
   bpe_model m;
-  m.ignore_merges_ = ignore_merges;
+  m.options_ = options;
   m.vocab_.reserve(vocab.size());
   for (const auto& [symbols, id] : vocab)
     if (!m.vocab_.emplace(symbols, id).second)
       return make_error(source, "key 'model.vocab': token '" + symbols + "' appears twice");
-  if (unk_token) {
-    auto it = m.vocab_.find(*unk_token);
+  if (options.unk_token) {
+    auto it = m.vocab_.find(*options.unk_token);
     if (it == m.vocab_.end())
-      return make_error(source,
-                        "key 'model.unk_token': '" + *unk_token + "' is not in the vocabulary");
+      return make_error(source, "key 'model.unk_token': '" + *options.unk_token +
+                                  "' is not in the vocabulary");
     m.unk_id_ = it->second;
   }
   for (int b = 0; b < 256; ++b) {
-    std::string sym;
-    append_utf8(sym, byte_to_symbol(static_cast<uint8_t>(b)));
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    std::string sym = name;
+    if (options.byte_level) {
+      sym.clear();
+      append_utf8(sym, byte_to_symbol(static_cast<uint8_t>(b)));
+    }
     auto it = m.vocab_.find(sym);
     m.byte_ids_[b] = it == m.vocab_.end() ? -1 : it->second;
-    if (it == m.vocab_.end() && !m.unk_id_) {
+    if (options.byte_level && it == m.vocab_.end() && !m.unk_id_) {
       char buf[96];
       std::snprintf(buf, sizeof buf,
                     "key 'model.vocab': no token for byte 0x%02X ('%s') and no unk_token", b,
@@ -53,30 +57,78 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
 }
 
 std::optional<token_id> bpe_model::find(std::string_view symbols) const {
-  auto it = vocab_.find(std::string(symbols));
+  auto it = vocab_.find(symbols);
   if (it == vocab_.end()) return std::nullopt;
   return it->second;
 }
 
-void bpe_model::encode_piece(std::string_view bytes, std::vector<token_id>& out) const {
-  if (bytes.empty()) return;
-  if (ignore_merges_) {
-    if (auto id = find(bytes_to_symbols(bytes))) {
+void bpe_model::split_characters(std::string_view text, std::vector<token_id>& ids) const {
+  bool pending_unk = false;
+  auto flush_unk = [&] {
+    if (pending_unk) ids.push_back(*unk_id_);
+    pending_unk = false;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = decode_utf8(text, i);
+    const std::size_t len = c.valid ? c.length : 1;
+    const std::string_view ch = text.substr(i, len);
+    i += len;
+    if (auto it = vocab_.find(ch); it != vocab_.end()) {
+      flush_unk();
+      ids.push_back(it->second);
+      continue;
+    }
+    if (options_.byte_fallback) {
+      bool all = true;
+      for (char b : ch) all = all && byte_ids_[static_cast<uint8_t>(b)] >= 0;
+      if (all) {
+        flush_unk();
+        for (char b : ch) ids.push_back(byte_ids_[static_cast<uint8_t>(b)]);
+        continue;
+      }
+    }
+    // NOTE: without an unknown token the character is dropped, where HF
+    // tokenizers fails the whole encode; kvactor's vocabularies have one.
+    if (!unk_id_) continue;
+    if (!options_.fuse_unk) flush_unk();
+    pending_unk = true;
+  }
+  flush_unk();
+}
+
+void bpe_model::encode_piece(std::string_view text, std::vector<token_id>& out) const {
+  if (text.empty()) return;
+  if (options_.ignore_merges) {
+    if (auto id = find(options_.byte_level ? bytes_to_symbols(text) : std::string(text))) {
       out.push_back(*id);
       return;
     }
   }
-  // Symbols as a linked list; candidate merges in a heap ordered by
-  // (rank, position), so the best-ranked, leftmost pair merges first.
+  std::vector<token_id> ids;
+  if (options_.byte_level) {
+    ids.reserve(text.size());
+    for (char b : text) {
+      const token_id id = byte_ids_[static_cast<uint8_t>(b)];
+      ids.push_back(id >= 0 ? id : *unk_id_);
+    }
+  } else {
+    split_characters(text, ids);
+  }
+  merge_all(ids);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+// Merges the best-ranked, leftmost pair until no pair has a merge: symbols
+// as a linked list, candidate merges in a heap ordered by (rank, position).
+void bpe_model::merge_all(std::vector<token_id>& ids) const {
+  if (ids.size() < 2) return;
   struct symbol {
     token_id id;
     int prev, next;
   };
-  std::vector<symbol> sym(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const token_id id = byte_ids_[static_cast<uint8_t>(bytes[i])];
-    sym[i] = {id >= 0 ? id : *unk_id_, static_cast<int>(i) - 1, static_cast<int>(i) + 1};
-  }
+  std::vector<symbol> sym(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    sym[i] = {ids[i], static_cast<int>(i) - 1, static_cast<int>(i) + 1};
   sym.back().next = -1;
   struct candidate {
     uint32_t rank;
@@ -109,7 +161,8 @@ void bpe_model::encode_piece(std::string_view bytes, std::vector<token_id>& out)
     push(sym[c.left].prev);
     push(c.left);
   }
-  for (int i = 0; i >= 0; i = sym[i].next) out.push_back(sym[i].id);
+  ids.clear();
+  for (int i = 0; i >= 0; i = sym[i].next) ids.push_back(sym[i].id);
 }
 
 } // namespace kvactor::model

@@ -49,12 +49,16 @@ result<tokenizer> tokenizer::parse(std::string_view json_text, std::string_view 
 }
 
 result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view source) {
-  auto bpe = bpe_model::build(spec.vocab, spec.merges, spec.unk_token, spec.ignore_merges, source);
+  auto bpe = bpe_model::build(spec.vocab, spec.merges, spec.bpe, source);
   if (!bpe) return bpe.error();
-  tokenizer t(std::move(*bpe));
-  t.spec_.splits = spec.splits;
-  t.spec_.add_prefix_space = spec.add_prefix_space;
-  t.spec_.added_tokens = spec.added_tokens;
+  auto steps = spec.decoder;
+  if (steps.empty()) steps.push_back({});
+  auto decoder = token_decoder::make(std::move(steps), source);
+  if (!decoder) return decoder.error();
+  tokenizer t(std::move(*bpe), std::move(*decoder));
+  t.spec_ = spec;
+  t.spec_.vocab.clear();
+  t.spec_.merges.clear();
 
   token_id max_id = -1;
   for (const auto& [s, id] : spec.vocab) max_id = std::max(max_id, id);
@@ -66,18 +70,25 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
     return make_error(source, "token ids are implausibly sparse (largest " +
                                 std::to_string(max_id) + " for " + std::to_string(num_entries) +
                                 " tokens)");
-  t.bytes_.resize(static_cast<std::size_t>(max_id + 1));
-  t.special_.resize(t.bytes_.size());
-  for (const auto& [symbols, id] : spec.vocab) {
-    auto raw = symbols_to_bytes(symbols);
-    // NOTE: vocabularies may hold strings outside the byte alphabet that no
-    // merge produces; they cannot be decoded byte-wise, so they keep their text.
-    t.bytes_[static_cast<std::size_t>(id)] = raw ? *raw : symbols;
-  }
+  for (const auto& ids : {spec.prefix_ids, spec.suffix_ids})
+    for (token_id id : ids)
+      if (id < 0 || id > max_id)
+        return make_error(source, "key 'post_processor': token id " + std::to_string(id) +
+                                    " is not in the vocabulary");
+  const auto n = static_cast<std::size_t>(max_id + 1);
+  t.bytes_.resize(n);
+  t.special_.resize(n);
+  if (t.decoder_.first_token_differs()) t.first_bytes_.resize(n);
+  auto set_text = [&t](token_id id, std::string_view token) {
+    const auto i = static_cast<std::size_t>(id);
+    t.bytes_[i] = t.decoder_.token_text(token, false);
+    if (!t.first_bytes_.empty()) t.first_bytes_[i] = t.decoder_.token_text(token, true);
+  };
+  for (const auto& [symbols, id] : spec.vocab) set_text(id, symbols);
   t.added_lengths_by_first_byte_.resize(256);
   for (std::size_t i = 0; i < t.spec_.added_tokens.size(); ++i) {
     const auto& a = t.spec_.added_tokens[i];
-    t.bytes_[static_cast<std::size_t>(a.id)] = a.content;
+    set_text(a.id, a.content);
     t.special_[static_cast<std::size_t>(a.id)] = a.special;
     // NOTE: a content listed twice keeps its first id, as the first match wins.
     t.added_by_content_.emplace(a.content, i);
@@ -90,15 +101,20 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
   return t;
 }
 
-void tokenizer::encode_segment(std::string_view text, std::vector<token_id>& out) const {
+void tokenizer::encode_segment(std::string_view raw, bool at_text_start,
+                               std::vector<token_id>& out) const {
+  if (raw.empty()) return;
+  std::string text = normalize(raw, spec_.normalizer);
   if (text.empty()) return;
-  std::string prefixed;
-  if (spec_.add_prefix_space && text.front() != ' ') {
-    prefixed = " ";
-    prefixed += text;
-    text = prefixed;
+  if (spec_.add_prefix_space && text.front() != ' ') text = " " + text;
+  std::vector<std::string> owned;
+  std::vector<std::string_view> pieces;
+  if (spec_.metaspace_split) {
+    owned = spec_.metaspace_split->pre_tokenize(text, at_text_start);
+    pieces.assign(owned.begin(), owned.end());
+  } else {
+    pieces.push_back(text);
   }
-  std::vector<std::string_view> pieces{text};
   for (auto pattern : spec_.splits) {
     std::vector<std::string_view> next;
     for (auto p : pieces)
@@ -108,8 +124,9 @@ void tokenizer::encode_segment(std::string_view text, std::vector<token_id>& out
   for (auto p : pieces) bpe_.encode_piece(p, out);
 }
 
-std::vector<token_id> tokenizer::encode(std::string_view text) const {
+std::vector<token_id> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::vector<token_id> out;
+  if (add_special_tokens) out = spec_.prefix_ids;
   std::size_t segment_start = 0;
   for (std::size_t i = 0; i < text.size();) {
     const added_token* hit = nullptr;
@@ -126,22 +143,31 @@ std::vector<token_id> tokenizer::encode(std::string_view text) const {
       continue;
     }
     const std::size_t segment_end = hit->lstrip ? skip_space_backward(text, segment_start, i) : i;
-    encode_segment(text.substr(segment_start, segment_end - segment_start), out);
+    encode_segment(text.substr(segment_start, segment_end - segment_start), segment_start == 0,
+                   out);
     out.push_back(hit->id);
     i += hit->content.size();
     if (hit->rstrip) i = skip_space_forward(text, i);
     segment_start = i;
   }
-  encode_segment(text.substr(segment_start), out);
+  encode_segment(text.substr(segment_start), segment_start == 0, out);
+  if (add_special_tokens) out.insert(out.end(), spec_.suffix_ids.begin(), spec_.suffix_ids.end());
   return out;
 }
 
 std::string tokenizer::decode(std::span<const token_id> ids, bool skip_special) const {
   std::string out;
+  bool first = true;
   for (token_id id : ids) {
     if (skip_special && is_special(id)) continue;
-    out += token_bytes(id);
+    const bool known = id >= 0 && static_cast<std::size_t>(id) < bytes_.size();
+    if (first && known && !first_bytes_.empty())
+      out += first_bytes_[static_cast<std::size_t>(id)];
+    else
+      out += token_bytes(id);
+    first = false;
   }
+  decoder_.finish(out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "base/json.hpp"
 #include "model/safetensors_writer.hpp"
+#include "model/tokenizer/tokenizer_json_steps.hpp"
 #include "model/tokenizer/tokenizer_spec.hpp"
 
 namespace kvactor::model {
@@ -9,113 +10,6 @@ namespace {
 
 using simdjson::ondemand::json_type;
 using simdjson::ondemand::value;
-
-// A node of "normalizer", "pre_tokenizer" or "decoder": the fields kvactor
-// looks at, read in whatever order the file has them.
-struct node {
-  std::string type;
-  bool add_prefix_space = false;
-  bool use_regex = true;
-  std::optional<std::string> regex;
-  std::optional<std::string> string_pattern;
-  std::string behavior;
-  bool invert = false;
-  bool individual_digits = false;
-  std::vector<node> children; // "pretokenizers" / "decoders" / "normalizers"
-};
-
-result<node> parse_node(value v, std::string_view where, const std::string& key) {
-  node n;
-  simdjson::ondemand::object obj;
-  if (v.get_object().get(obj)) return json::key_error(where, key, "expected an object or null");
-  for (auto field : obj) {
-    std::string_view k;
-    if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
-    const std::string sub = key + "." + std::string(k);
-    value fv;
-    if (auto err = field.value().get(fv)) return json::parse_error(where, err);
-    if (json::is_null(fv)) continue;
-    if (k == "type") {
-      auto s = json::get_string(fv, where, sub);
-      if (!s) return s.error();
-      n.type = *s;
-    } else if (k == "add_prefix_space" || k == "use_regex" || k == "invert" ||
-               k == "individual_digits") {
-      auto b = json::get_bool(fv, where, sub);
-      if (!b) return b.error();
-      (k == "add_prefix_space" ? n.add_prefix_space
-       : k == "use_regex"      ? n.use_regex
-       : k == "invert"         ? n.invert
-                               : n.individual_digits) = *b;
-    } else if (k == "behavior") {
-      auto s = json::get_string(fv, where, sub);
-      if (!s) return s.error();
-      n.behavior = *s;
-    } else if (k == "pattern") {
-      simdjson::ondemand::object pat;
-      if (fv.get_object().get(pat)) return json::key_error(where, sub, "expected an object");
-      for (auto pf : pat) {
-        std::string_view pk;
-        if (auto err = pf.unescaped_key().get(pk)) return json::parse_error(where, err);
-        value pv;
-        if (auto err = pf.value().get(pv)) return json::parse_error(where, err);
-        auto s = json::get_string(pv, where, sub + "." + std::string(pk));
-        if (!s) return s.error();
-        if (pk == "Regex") n.regex = *s;
-        if (pk == "String") n.string_pattern = *s;
-      }
-    } else if (k == "pretokenizers" || k == "decoders" || k == "normalizers") {
-      simdjson::ondemand::array arr;
-      if (fv.get_array().get(arr)) return json::key_error(where, sub, "expected a list");
-      for (auto elem : arr) {
-        value ev;
-        if (auto err = elem.get(ev)) return json::parse_error(where, err);
-        auto child = parse_node(ev, where, sub);
-        if (!child) return child.error();
-        n.children.push_back(std::move(*child));
-      }
-    }
-  }
-  if (n.type.empty()) return json::key_error(where, key, "has no 'type'");
-  return n;
-}
-
-// Flattens a pre-tokenizer tree into the spec's split list.
-status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level,
-                           std::string_view where) {
-  if (n.type == "Sequence") {
-    for (const auto& c : n.children)
-      if (auto ok = apply_pre_tokenizer(c, spec, byte_level, where); !ok) return ok;
-    return {};
-  }
-  if (n.type == "ByteLevel") {
-    byte_level = true;
-    spec.add_prefix_space = n.add_prefix_space;
-    if (n.use_regex) spec.splits.push_back(split_pattern::gpt2);
-    return {};
-  }
-  if (n.type == "Digits") {
-    spec.splits.push_back(n.individual_digits ? split_pattern::individual_digits
-                                              : split_pattern::digit_runs);
-    return {};
-  }
-  if (n.type == "Split") {
-    if (!n.regex)
-      return json::key_error(where, "pre_tokenizer",
-                             "Split without a 'Regex' pattern is not supported");
-    const auto p = recognise_split_pattern(*n.regex);
-    if (!p)
-      return json::key_error(where, "pre_tokenizer",
-                             "unsupported Split regex '" + *n.regex +
-                                 "' (kvactor knows the GPT-2, Llama 3 and Qwen2 patterns)");
-    if (n.behavior != "Isolated" || n.invert)
-      return json::key_error(where, "pre_tokenizer",
-                             "only Split behavior 'Isolated' without invert is supported");
-    spec.splits.push_back(*p);
-    return {};
-  }
-  return json::key_error(where, "pre_tokenizer", "unsupported pre-tokenizer type '" + n.type + "'");
-}
 
 status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
   simdjson::ondemand::object obj;
@@ -184,21 +78,21 @@ status parse_model(value v, tokenizer_spec& spec, std::string_view where) {
     } else if (k == "unk_token") {
       auto s = json::get_string(fv, where, key);
       if (!s) return s.error();
-      spec.unk_token = *s;
-    } else if (k == "ignore_merges") {
+      spec.bpe.unk_token = *s;
+    } else if (k == "ignore_merges" || k == "byte_fallback" || k == "fuse_unk") {
       auto b = json::get_bool(fv, where, key);
       if (!b) return b.error();
-      spec.ignore_merges = *b;
-    } else if (k == "byte_fallback") {
-      auto b = json::get_bool(fv, where, key);
-      if (!b) return b.error();
-      if (*b)
-        return json::key_error(where, key,
-                               "byte_fallback (SentencePiece-style BPE) is not supported");
+      (k == "ignore_merges" ? spec.bpe.ignore_merges
+       : k == "byte_fallback" ? spec.bpe.byte_fallback
+                              : spec.bpe.fuse_unk) = *b;
     } else if (k == "continuing_subword_prefix" || k == "end_of_word_suffix") {
       auto s = json::get_string(fv, where, key);
       if (!s) return s.error();
-      if (!s->empty()) return json::key_error(where, key, "is not supported by byte-level BPE");
+      if (!s->empty()) return json::key_error(where, key, "is not supported");
+    } else if (k == "dropout") {
+      auto d = json::get_number(fv, where, key);
+      if (!d) return d.error();
+      if (*d != 0) return json::key_error(where, key, "BPE dropout is not supported in serving");
     }
   }
   if (type != "BPE")
@@ -262,7 +156,8 @@ result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::str
     return json::parse_error(where, err);
   }
   tokenizer_spec spec;
-  bool has_model = false, byte_level = false;
+  spec.bpe.byte_level = false; // until a ByteLevel pre-tokenizer says so
+  bool has_model = false, has_decoder = false;
   for (auto field : obj) {
     std::string_view k;
     if (auto err = field.unescaped_key().get(k)) return json::parse_error(where, err);
@@ -275,29 +170,17 @@ result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::str
       has_model = true;
     } else if (key == "added_tokens") {
       if (auto ok = parse_added_tokens(v, spec, where); !ok) return ok.error();
-    } else if (key == "pre_tokenizer") {
-      auto n = parse_node(v, where, key);
-      if (!n) return n.error();
-      if (auto ok = apply_pre_tokenizer(*n, spec, byte_level, where); !ok) return ok.error();
-    } else if (key == "normalizer") {
-      auto n = parse_node(v, where, key);
-      if (!n) return n.error();
-      // NOTE: NFC (Qwen2/3) is accepted but not applied: input text is taken
-      // to be NFC already, which nearly all text is.
-      if (n->type != "NFC")
-        return json::key_error(where, key, "unsupported normalizer '" + n->type + "'");
-    } else if (key == "decoder") {
-      auto n = parse_node(v, where, key);
-      if (!n) return n.error();
-      if (n->type != "ByteLevel")
-        return json::key_error(where, key, "unsupported decoder '" + n->type + "'");
+    } else if (key == "normalizer" || key == "pre_tokenizer" || key == "post_processor" ||
+               key == "decoder") {
+      if (auto ok = parse_pipeline_section(v, key, spec, where); !ok) return ok.error();
+      has_decoder |= key == "decoder";
     }
   }
   if (auto end = json::expect_end(doc, where); !end) return end.error();
   if (!has_model) return json::key_error(where, "model", "missing");
-  if (!byte_level)
-    return json::key_error(where, "pre_tokenizer",
-                           "has no ByteLevel step (kvactor loads byte-level BPE only)");
+  if (!has_decoder && !spec.bpe.byte_level)
+    return json::key_error(where, "decoder",
+                           "missing (a tokenizer that is not byte-level needs one)");
   return spec;
 }
 
@@ -339,10 +222,10 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
     "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
     "\"use_regex\": true},\n";
   s += "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": ";
-  s += spec.unk_token ? json::quote(*spec.unk_token) : std::string("null");
+  s += spec.bpe.unk_token ? json::quote(*spec.bpe.unk_token) : std::string("null");
   s += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n";
   s += "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n    \"ignore_merges\": ";
-  s += spec.ignore_merges ? "true" : "false";
+  s += spec.bpe.ignore_merges ? "true" : "false";
   s += ",\n    \"vocab\": {";
   for (std::size_t i = 0; i < spec.vocab.size(); ++i) {
     s += i ? ",\n      " : "\n      ";

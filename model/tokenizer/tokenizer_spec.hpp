@@ -9,6 +9,10 @@
 
 #include "base/result.hpp"
 #include "model/token_id.hpp"
+#include "model/tokenizer/bpe.hpp"
+#include "model/tokenizer/decoder.hpp"
+#include "model/tokenizer/metaspace.hpp"
+#include "model/tokenizer/normalizer.hpp"
 #include "model/tokenizer/pretokenizer.hpp"
 
 namespace kvactor::model {
@@ -24,20 +28,27 @@ struct added_token {
 };
 
 struct tokenizer_spec {
-  std::vector<std::pair<std::string, token_id>> vocab;       // byte-level symbols -> id
+  std::vector<std::pair<std::string, token_id>> vocab;       // symbols -> id
   std::vector<std::pair<std::string, std::string>> merges;    // in rank order
   std::vector<added_token> added_tokens;
-  std::vector<split_pattern> splits; // applied in order; empty: no split
-  bool add_prefix_space = false;     // ByteLevel: prepend ' ' unless present
-  bool ignore_merges = false;        // BPE: a piece found whole in vocab is one token
-  std::optional<std::string> unk_token;
+  std::vector<normalizer_step> normalizer;
+  std::optional<metaspace> metaspace_split; // before `splits`
+  std::vector<split_pattern> splits;        // applied in order; empty: no split
+  bool add_prefix_space = false;            // ByteLevel: prepend ' ' unless present
+  bpe_options bpe;
+  // The post-processor's special tokens around a text (TemplateProcessing's
+  // "single"), added when a request asks for special tokens.
+  std::vector<token_id> prefix_ids, suffix_ids;
+  std::vector<decoder_step> decoder; // empty: ByteLevel
 };
 
-// Reads tokenizer.json text. Supports byte-level BPE (GPT-2, Llama 3,
-// Qwen2/3 style); anything else is a clear error naming `source` and the key.
+// Reads tokenizer.json text: BPE models, byte-level or SentencePiece-style,
+// with the normalizers, pre-tokenizers, post-processors and decoders that
+// published checkpoints use; anything else is a clear error naming `source`
+// and the key.
 result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::string_view source);
 
-// tokenizer.json text in the format transformers writes.
+// tokenizer.json text in the format transformers writes (byte-level BPE).
 std::string write_tokenizer_json(const tokenizer_spec& spec);
 
 } // namespace kvactor::model

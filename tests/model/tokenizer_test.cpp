@@ -119,10 +119,10 @@ TEST(tokenizer, missing_bytes_use_unk_token) {
   auto spec = hand_built_spec();
   spec.vocab.erase(spec.vocab.begin()); // byte 0x00 has no token
   spec.vocab.emplace_back("<unk>", 300);
-  spec.unk_token = "<unk>";
+  spec.bpe.unk_token = "<unk>";
   const auto t = make(spec);
   EXPECT_EQ(t.encode(std::string("a\0b", 3)), (ids{'a', 300, 'b'}));
-  spec.unk_token.reset();
+  spec.bpe.unk_token.reset();
   auto bad = tokenizer::build(spec, "tok.json");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
@@ -174,9 +174,9 @@ TEST(tokenizer, digits_then_byte_level_as_smollm_ships_it) {
 TEST(tokenizer, ignore_merges_takes_whole_pieces) {
   auto spec = hand_built_spec();
   spec.vocab.emplace_back("hlo", 300); // no merge chain produces it
-  spec.ignore_merges = true;
+  spec.bpe.ignore_merges = true;
   EXPECT_EQ(make(spec).encode("hlo"), ids{300});
-  spec.ignore_merges = false;
+  spec.bpe.ignore_merges = false;
   EXPECT_EQ(make(spec).encode("hlo"), (ids{'h', 'l', 'o'}));
 }
 
@@ -227,18 +227,32 @@ TEST(tokenizer, bad_files_give_clear_errors) {
     HasSubstr("key 'model.merges[0]': merge 'h q!' uses a token that is not in the vocabulary"));
   EXPECT_THAT(parse_error(replaced(good, R"(["h", "e"])", R"(["h"])")),
               HasSubstr("model.merges[0]"));
-  EXPECT_THAT(parse_error(replaced(good, R"("byte_fallback": false)", R"("byte_fallback": true)")),
-              HasSubstr("byte_fallback"));
-  EXPECT_THAT(
-    parse_error(replaced(good, R"("normalizer": null)", R"("normalizer": {"type": "Lowercase"})")),
-    HasSubstr("unsupported normalizer 'Lowercase'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("normalizer": null)",
+                                   R"("normalizer": {"type": "BertNormalizer"})")),
+              HasSubstr("key 'normalizer': unsupported normalizer 'BertNormalizer'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("normalizer": null)",
+                                   R"("normalizer": {"type": "Replace", "pattern": )"
+                                   R"({"Regex": " {2,}"}, "content": " "})")),
+              HasSubstr("Replace with the regex ' {2,}' is not supported"));
+  EXPECT_THAT(parse_error(replaced(good, R"("decoder": {"type": "ByteLevel")",
+                                   R"("decoder": {"type": "WordPiece")")),
+              HasSubstr("key 'decoder': unsupported decoder 'WordPiece'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("decoder": {"type": "ByteLevel")",
+                                   R"("decoder": {"type": "Sequence", "decoders": [)"
+                                   R"({"type": "Fuse"}, {"type": "ByteLevel"}])")),
+              HasSubstr("key 'decoder': ByteLevel after Fuse is not supported"));
+  EXPECT_THAT(parse_error(replaced(good, R"("post_processor": {"type": "ByteLevel")",
+                                   R"("post_processor": {"type": "RobertaProcessing")")),
+              HasSubstr("key 'post_processor': unsupported post-processor 'RobertaProcessing'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("dropout": null)", R"("dropout": 0.1)")),
+              HasSubstr("key 'model.dropout'"));
   EXPECT_THAT(parse_error(replaced(good, R"("id": 265)", R"("id": "x")")),
               HasSubstr("key 'added_tokens.id'"));
   EXPECT_THAT(parse_error(replaced(good, R"("vocab": {)", R"("vocob": {)")),
               HasSubstr("key 'model.vocab': missing"));
   EXPECT_THAT(parse_error(replaced(good, R"({"type": "ByteLevel", "add_prefix_space": false)",
                                    R"({"type": "Metaspace", "add_prefix_space": false)")),
-              HasSubstr("unsupported pre-tokenizer type 'Metaspace'"));
+              HasSubstr("Metaspace after other pre-tokenizers is not supported"));
 }
 
 } // namespace

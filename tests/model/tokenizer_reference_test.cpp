@@ -1,0 +1,140 @@
+// The tokenizer against Hugging Face's own algorithm on real checkpoints'
+// tokenizer.json files: every text of tools/tokenizer-reference/texts.json,
+// with and without the post-processor's special tokens, and back. The
+// expected ids are checked in (tests/model/tokenizer_reference/, made by
+// tools/tokenizer-reference/make-reference.mjs); the tokenizer files are
+// fetched from npm by the ctest fixture model.tokenizer_files.
+
+#include <simdjson.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/json.hpp"
+#include "model/tokenizer/incremental_decoder.hpp"
+#include "model/tokenizer/tokenizer.hpp"
+
+namespace kvactor::model {
+namespace {
+
+namespace fs = std::filesystem;
+using ids = std::vector<token_id>;
+
+struct reference_case {
+  std::string text;
+  ids with_special, without_special;
+  std::string decoded, decoded_skip_special;
+};
+
+std::vector<reference_case> read_cases(const fs::path& file) {
+  auto text = json::read_file(file);
+  EXPECT_TRUE(text) << text.error().message;
+  std::vector<reference_case> out;
+  if (!text) return out;
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc = parser.iterate(*text);
+  for (auto c : doc["cases"].get_array()) {
+    reference_case r;
+    auto read_ids = [](simdjson::ondemand::value v) {
+      ids v_out;
+      for (auto id : v.get_array()) v_out.push_back(static_cast<token_id>(int64_t(id)));
+      return v_out;
+    };
+    r.text = std::string(std::string_view(c["text"]));
+    r.with_special = read_ids(c["ids"]);
+    r.without_special = read_ids(c["ids_no_special"]);
+    r.decoded = std::string(std::string_view(c["decoded"]));
+    r.decoded_skip_special = std::string(std::string_view(c["decoded_skip_special"]));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string show(const ids& v) {
+  std::string s = "[";
+  for (auto id : v) {
+    if (s.size() > 1) s += ',';
+    s += std::to_string(id);
+  }
+  return s + "]";
+}
+
+class tokenizer_reference : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    const fs::path file = fs::path(KVACTOR_TOKENIZER_FILES_DIR) / GetParam() / "tokenizer.json";
+    auto t = tokenizer::load(file);
+    ASSERT_TRUE(t) << t.error().message
+                   << " (the fixture model.tokenizer_files fetches it: "
+                      "tools/tokenizer-reference/fetch.sh)";
+    tok_.emplace(std::move(*t));
+    cases_ = read_cases(fs::path(KVACTOR_TOKENIZER_REFERENCE_DIR) / (GetParam() + ".json"));
+    ASSERT_GT(cases_.size(), 100u);
+  }
+  std::optional<tokenizer> tok_;
+  std::vector<reference_case> cases_;
+};
+
+TEST_P(tokenizer_reference, encodes_every_text_as_hugging_face_does) {
+  int wrong = 0;
+  for (const auto& c : cases_) {
+    const auto with = tok_->encode(c.text, true), without = tok_->encode(c.text, false);
+    if (with == c.with_special && without == c.without_special) continue;
+    if (++wrong <= 5)
+      ADD_FAILURE() << GetParam() << ": " << json::quote(c.text) << "\n  expected "
+                    << show(c.without_special) << "\n  got      " << show(without)
+                    << "\n  with special tokens expected " << show(c.with_special) << " got "
+                    << show(with);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << cases_.size() << " texts";
+}
+
+TEST_P(tokenizer_reference, decodes_every_text_as_hugging_face_does) {
+  int wrong = 0;
+  for (const auto& c : cases_) {
+    const auto decoded = tok_->decode(c.without_special);
+    const auto skipped = tok_->decode(c.with_special, /*skip_special=*/true);
+    if (decoded == c.decoded && skipped == c.decoded_skip_special) continue;
+    if (++wrong <= 5)
+      ADD_FAILURE() << GetParam() << ": " << json::quote(c.text) << "\n  expected "
+                    << json::quote(c.decoded) << " / " << json::quote(c.decoded_skip_special)
+                    << "\n  got      " << json::quote(decoded) << " / " << json::quote(skipped);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << cases_.size() << " texts";
+}
+
+INSTANTIATE_TEST_SUITE_P(families, tokenizer_reference,
+                         ::testing::Values("llama3_1", "qwen3", "qwen2_5", "llama2"));
+
+// A byte-level tokenizer's stream, decoded piece by piece, is the text.
+TEST(tokenizer_reference_stream, byte_level_pieces_concatenate_to_the_decoding) {
+  for (std::string family : {"llama3_1", "qwen3"}) {
+    auto tok = tokenizer::load(fs::path(KVACTOR_TOKENIZER_FILES_DIR) / family / "tokenizer.json");
+    ASSERT_TRUE(tok) << tok.error().message;
+    for (const auto& c :
+         read_cases(fs::path(KVACTOR_TOKENIZER_REFERENCE_DIR) / (family + ".json"))) {
+      incremental_decoder d(*tok);
+      std::string streamed;
+      for (token_id id : c.without_special) streamed += d.push(id);
+      streamed += d.flush();
+      EXPECT_EQ(streamed, c.decoded) << family << ": " << json::quote(c.text);
+    }
+  }
+}
+
+// Llama 3 has no normalizer and a lossless byte-level BPE: every text
+// comes back as it was.
+TEST(tokenizer_reference_stream, llama3_round_trips_every_text) {
+  auto tok =
+    tokenizer::load(fs::path(KVACTOR_TOKENIZER_FILES_DIR) / "llama3_1" / "tokenizer.json");
+  ASSERT_TRUE(tok) << tok.error().message;
+  for (const auto& c :
+       read_cases(fs::path(KVACTOR_TOKENIZER_REFERENCE_DIR) / "llama3_1.json"))
+    EXPECT_EQ(tok->decode(tok->encode(c.text)), c.text);
+}
+
+} // namespace
+} // namespace kvactor::model
