@@ -42,7 +42,7 @@ std::variant<request_state, admission> request_state::make(request_id id, genera
   } else {
     if (!is_valid_utf8(req.prompt))
       return refuse(id, errc::invalid_field, "prompt is not valid UTF-8");
-    prompt = tok.encode(req.prompt);
+    prompt = tok.encode(req.prompt, req.add_special_tokens);
     if (prompt.empty())
       return refuse(id, errc::invalid_field, "prompt is empty");
   }

@@ -19,7 +19,7 @@ std::optional<uint64_t> first_block_key(const front_state& st, const generate_re
   std::vector<int32_t> encoded;
   const std::vector<int32_t>* tokens = &req.prompt_tokens;
   if (req.prompt_tokens.empty() && st.options.tokenizer) {
-    encoded = st.options.tokenizer->encode(req.prompt);
+    encoded = st.options.tokenizer->encode(req.prompt, req.add_special_tokens);
     tokens = &encoded;
   }
   num_prompt_tokens = static_cast<int32_t>(tokens->size());

@@ -120,6 +120,8 @@ void write_generation_fields(json_writer& w, const generate_request& req,
     w.field("stop_token_ids", req.stop_token_ids);
   if (req.min_tokens != 0)
     w.field("min_tokens", req.min_tokens);
+  if (!req.add_special_tokens)
+    w.field("add_special_tokens", false);
 }
 
 std::string cancel_line(std::string_view id) {

@@ -98,11 +98,11 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
         return invalid(*wrong);
       f.req.stop.emplace_back(s);
     }
-  } else if (key == "ignore_eos") {
+  } else if (key == "ignore_eos" || key == "add_special_tokens") {
     bool b;
     if (v.get_bool().get(b))
       return bad("true or false");
-    f.req.ignore_eos = b;
+    (key == "ignore_eos" ? f.req.ignore_eos : f.req.add_special_tokens) = b;
   }
   return std::nullopt; // unknown keys are ignored
 }

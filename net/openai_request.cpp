@@ -228,6 +228,9 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   } else if (key == "ignore_eos") { // as vLLM accepts it
     if (v.get_bool().get(f.params.ignore_eos))
       return must_be(key, "true or false");
+  } else if (key == "add_special_tokens") { // as vLLM accepts it
+    if (v.get_bool().get(f.params.add_special_tokens))
+      return must_be(key, "true or false");
   }
   return std::nullopt;
 }
@@ -254,6 +257,9 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   f.params.max_tokens = chat ? default_chat_max_tokens : 16;
   f.params.temperature = 1.0f;
   f.params.seed = draw_seed;
+  // A text prompt gets the tokenizer's special tokens (BOS), a chat not: its
+  // template writes them (as vLLM).
+  f.params.add_special_tokens = !chat;
   apply_sampling_defaults(defaults, f.params); // the model's, for the fields left out
   for (auto field : obj) {
     std::string_view key;

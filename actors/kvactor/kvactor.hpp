@@ -50,6 +50,8 @@ struct logit_bias_entry {
 struct generate_request {
   std::string prompt;                 // tokenized by the model's tokenizer ...
   std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
+  bool add_special_tokens = true;     // the tokenizer's post-processor tokens around the
+                                      // prompt text (Llama's BOS); a rendered chat has its own
   int32_t max_tokens = 64;            // [1, max_max_tokens]
   float temperature = 0.0f;           // [0, max_temperature]; 0: greedy
   int32_t top_k = 0;                  // >= -1; -1 and 0: all tokens
@@ -240,7 +242,8 @@ typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("kvactor.generate_request"), x.prompt, x.prompt_tokens,
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
            x.ignore_eos, x.logprobs, x.n, x.min_p, x.presence_penalty, x.frequency_penalty,
-           x.repetition_penalty, x.logit_bias, x.stop_token_ids, x.min_tokens);
+           x.repetition_penalty, x.logit_bias, x.stop_token_ids, x.min_tokens,
+           x.add_special_tokens);
 }
 
 template <class Inspector>

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace kvactor {
@@ -49,6 +50,29 @@ TEST(request_state, tokenizes_text_and_keeps_given_tokens_as_they_are) {
   r.prompt_tokens = {5, 0, 511};
   r.max_tokens = 4;
   EXPECT_EQ(accepted(r).prompt(), (std::vector<token_id>{5, 0, 511}));
+}
+
+TEST(request_state, adds_the_tokenizers_special_tokens_to_text_unless_told_not_to) {
+  model::tiny::tiny_options o;
+  o.vocab_size = 512;
+  auto spec = model::tiny::make_tokenizer_spec(o);
+  const auto bos = std::find_if(spec.added_tokens.begin(), spec.added_tokens.end(),
+                                [](const auto& a) { return a.content == model::tiny::bos_token; });
+  ASSERT_NE(bos, spec.added_tokens.end());
+  spec.prefix_ids = {bos->id};
+  const auto with_bos = std::move(*model::tokenizer::build(spec, "tiny"));
+
+  auto plain = tok().encode("hello world");
+  auto made = request_state::make(7, text("hello world"), with_bos, limits, t0);
+  ASSERT_TRUE(std::holds_alternative<request_state>(made));
+  plain.insert(plain.begin(), bos->id);
+  EXPECT_EQ(std::get<request_state>(made).prompt(), plain);
+
+  auto r = text("hello world");
+  r.add_special_tokens = false;
+  made = request_state::make(7, r, with_bos, limits, t0);
+  ASSERT_TRUE(std::holds_alternative<request_state>(made));
+  EXPECT_EQ(std::get<request_state>(made).prompt(), tok().encode("hello world"));
 }
 
 TEST(request_state, refuses_each_bad_field_by_name) {

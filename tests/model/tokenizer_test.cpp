@@ -201,6 +201,33 @@ std::string replaced(std::string s, std::string_view from, std::string_view to) 
   return s;
 }
 
+TEST(tokenizer, adds_the_post_processors_tokens_only_when_asked) {
+  const std::string good = write_tokenizer_json(hand_built_spec());
+  auto t = tokenizer::parse(
+    replaced(good, R"("post_processor": {"type": "ByteLevel")",
+             R"("post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"}, )"
+             R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<e>"}}, )"
+             R"({"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "<h>"}}], )"
+             R"("special_tokens": {"<e>": {"id": "<e>", "ids": [265]}, )"
+             R"("<h>": {"id": "<h>", "ids": [259, 259]}}}])"),
+    "tok.json");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->prefix_ids(), ids{id_eot});
+  EXPECT_EQ(t->encode(" world", true), (ids{id_eot, id_sp_world, id_hello, id_hello}));
+  EXPECT_EQ(t->encode(" world"), ids{id_sp_world});
+  EXPECT_EQ(t->encode("", true), (ids{id_eot, id_hello, id_hello}));
+
+  EXPECT_THAT(parse_error(replaced(good, R"("post_processor": {"type": "ByteLevel")",
+                                   R"("post_processor": {"type": "TemplateProcessing", )"
+                                   R"("single": [{"SpecialToken": {"id": "<x>"}}])")),
+              HasSubstr("key 'post_processor.special_tokens': has no entry for '<x>'"));
+  EXPECT_THAT(parse_error(replaced(good, R"("post_processor": {"type": "ByteLevel")",
+                                   R"("post_processor": {"type": "TemplateProcessing", )"
+                                   R"("single": [{"SpecialToken": {"id": "<x>"}}], )"
+                                   R"("special_tokens": {"<x>": {"ids": [99999]}})")),
+              HasSubstr("key 'post_processor': token id 99999 is not in the vocabulary"));
+}
+
 TEST(tokenizer, refuses_a_huge_stray_id) {
   auto spec = hand_built_spec();
   spec.added_tokens.push_back({2000000000, "<|far|>", true, false, false});

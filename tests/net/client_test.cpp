@@ -100,6 +100,7 @@ TEST(client_lines, generate_line_reads_back_as_the_same_request) {
   EXPECT_EQ(g.request.priority, -3);
   EXPECT_EQ(g.request.stop, r.stop);
   EXPECT_TRUE(g.request.ignore_eos);
+  EXPECT_TRUE(g.request.add_special_tokens);
 
   generate_request text;
   text.prompt = "caf\xc3\xa9\tau lait";
@@ -108,6 +109,11 @@ TEST(client_lines, generate_line_reads_back_as_the_same_request) {
   EXPECT_EQ(std::get<generate_op>(t).request.prompt, text.prompt);
   EXPECT_TRUE(std::get<generate_op>(t).request.prompt_tokens.empty());
   EXPECT_TRUE(std::get<generate_op>(t).request.stop.empty());
+  EXPECT_TRUE(std::get<generate_op>(t).request.add_special_tokens);
+  text.add_special_tokens = false;
+  t = p.parse(generate_line("g3", text));
+  ASSERT_TRUE(std::holds_alternative<generate_op>(t));
+  EXPECT_FALSE(std::get<generate_op>(t).request.add_special_tokens);
 }
 
 TEST(client_lines, generate_line_sends_the_sampling_fields_that_differ_from_their_defaults) {
@@ -115,7 +121,7 @@ TEST(client_lines, generate_line_sends_the_sampling_fields_that_differ_from_thei
   r.prompt = "x";
   const std::string plain = generate_line("p", r);
   for (const char* key : {"min_p", "presence_penalty", "frequency_penalty", "repetition_penalty",
-                          "logit_bias", "stop_token_ids", "min_tokens"})
+                          "logit_bias", "stop_token_ids", "min_tokens", "add_special_tokens"})
     EXPECT_THAT(plain, Not(HasSubstr(key))) << key;
 
   r.min_p = 0.25f;

@@ -43,6 +43,9 @@ TEST(line_protocol, parses_a_full_generate_line) {
   EXPECT_EQ(g.request.priority, 2);
   EXPECT_EQ(g.request.stop, (std::vector<std::string>{"\n\n", "END"}));
   EXPECT_TRUE(g.request.ignore_eos);
+  EXPECT_TRUE(g.request.add_special_tokens);
+  EXPECT_FALSE(generate_of(R"({"op":"generate","id":"r","prompt":"t","add_special_tokens":false})")
+                 .request.add_special_tokens);
 }
 
 TEST(line_protocol, applies_defaults_and_takes_fields_in_any_order) {

@@ -237,6 +237,22 @@ TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
 }
 
 // "developer" is OpenAI's newer name for "system".
+// A text prompt gets the tokenizer's BOS, a rendered chat not (its template
+// wrote it); either can be told otherwise, as vLLM.
+TEST(openai_chat_request, adds_special_tokens_to_text_prompts_and_not_to_chats) {
+  EXPECT_TRUE(parsed(R"({"prompt":"Hi"})").prompts[0].add_special_tokens);
+  EXPECT_FALSE(
+    parsed(R"({"prompt":"Hi","add_special_tokens":false})").prompts[0].add_special_tokens);
+  EXPECT_FALSE(chat_parsed(R"({"messages":[{"role":"user","content":"hi"}]})")
+                 .prompts[0]
+                 .add_special_tokens);
+  EXPECT_TRUE(chat_parsed(R"({"messages":[{"role":"user","content":"hi"}],)"
+                          R"("add_special_tokens":true})")
+                .prompts[0]
+                .add_special_tokens);
+  EXPECT_EQ(refused(R"({"prompt":"Hi","add_special_tokens":1})").param, "add_special_tokens");
+}
+
 TEST(openai_chat_request, renders_a_developer_message_as_the_system_message) {
   auto c = chat_parsed(R"({"messages":[{"role":"developer","content":"S"},)"
                        R"({"role":"user","content":"hi"}]})");
