@@ -12,6 +12,7 @@
 #include <cstring>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/cuda_device.hpp"
@@ -113,7 +114,10 @@ TEST_F(cuda_fault, a_fault_mid_stream_reaches_the_handler_and_no_completion_runs
 }
 
 // A fault with no completion outstanding is noticed by the next call that
-// fails, with the call named.
+// fails, with the call named. NOTE: the test waits for the fault to have
+// happened, so that the next call is synchronize()'s first (cudaSetDevice);
+// without the wait, it is cudaSetDevice or cudaStreamSynchronize depending
+// on when the stream's thread runs the copy.
 TEST_F(cuda_fault, a_failing_enqueue_reports_the_fault_with_the_call) {
   std::string what;
   dev_->set_fault_handler([&](const std::string& w) { what = w; });
@@ -122,9 +126,13 @@ TEST_F(cuda_fault, a_failing_enqueue_reports_the_fault_with_the_call) {
   ASSERT_TRUE(src && dst);
   cuda_shim::fault_at_task(cuda_shim::num_tasks_run() + 1);
   dev_->copy_async(streams::compute, dst->data(), src->data(), 64);
+  for (int i = 0; i < 10000 && cudaPeekAtLastError() == cudaSuccess; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(cudaPeekAtLastError(), cudaErrorIllegalAddress);
+  EXPECT_TRUE(what.empty()); // noticed by no call yet
   dev_->synchronize();
   EXPECT_EQ(what, "cudaErrorIllegalAddress: an illegal memory access was encountered "
-                  "(cudaStreamSynchronize)");
+                  "(cudaSetDevice)");
 }
 
 #endif
