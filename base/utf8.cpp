@@ -45,6 +45,15 @@ utf8_char decode_utf8(std::string_view s, std::size_t pos) {
   return {cp, static_cast<uint8_t>(len), true};
 }
 
+utf8_char decode_utf8_before(std::string_view s, std::size_t end, std::size_t begin) {
+  std::size_t start = end - 1;
+  while (start > begin && end - start < 4 && is_continuation(static_cast<unsigned char>(s[start])))
+    --start;
+  const auto c = decode_utf8(s.substr(0, end), start);
+  if (c.valid && start + c.length == end) return c;
+  return {0xfffd, 1, false};
+}
+
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

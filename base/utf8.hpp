@@ -20,6 +20,11 @@ struct utf8_char {
 // invalid and consume one byte.
 utf8_char decode_utf8(std::string_view s, std::size_t pos);
 
+// Decodes the character that ends at s[end - 1] (begin < end), starting no
+// earlier than s[begin]: for scanning backwards. Where no valid sequence
+// ends there, the last byte alone, invalid.
+utf8_char decode_utf8_before(std::string_view s, std::size_t end, std::size_t begin = 0);
+
 void append_utf8(std::string& out, uint32_t code_point);
 
 // True when every byte of `s` belongs to a valid UTF-8 sequence.

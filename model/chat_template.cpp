@@ -1,6 +1,7 @@
 #include "model/chat_template.hpp"
 
 #include "base/json.hpp"
+#include "model/tokenizer/unicode.hpp"
 
 #include <ctime>
 
@@ -14,15 +15,26 @@ bool contains(std::string_view text, std::string_view what) {
   return text.find(what) != std::string_view::npos;
 }
 
-// Jinja's trim: Python's str.strip().
+// Python's str.isspace(): White_Space and the separators U+001C..U+001F.
+bool python_space(uint32_t cp) {
+  return is_whitespace(cp) || (cp >= 0x1c && cp <= 0x1f);
+}
+
+// Jinja's trim: Python's str.strip(), over characters (no-break and
+// ideographic spaces included).
 std::string_view trim(std::string_view s) {
-  const auto space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-  };
-  while (!s.empty() && space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && space(s.back()))
-    s.remove_suffix(1);
+  while (!s.empty()) {
+    const auto c = decode_utf8(s, 0);
+    if (!c.valid || !python_space(c.code_point))
+      break;
+    s.remove_prefix(c.length);
+  }
+  while (!s.empty()) {
+    const auto c = decode_utf8_before(s, s.size());
+    if (!c.valid || !python_space(c.code_point))
+      break;
+    s.remove_suffix(c.length);
+  }
   return s;
 }
 
@@ -86,15 +98,19 @@ std::string render_chatml(const std::vector<chat_message>& messages, std::string
   return out + "<|im_start|>assistant\n";
 }
 
-// Qwen3: an answer keeps its reasoning only after the last user message
-// (where the model is still thinking through the current question).
+// Qwen3: an answer keeps its reasoning only after the last user query
+// (where the model is still thinking through the current question); a user
+// message that is a whole <tool_response> is not a query.
 std::string render_qwen3(const std::vector<chat_message>& messages, bool enable_thinking) {
   size_t last_query = messages.size() - 1;
-  for (size_t i = messages.size(); i-- > 0;)
-    if (messages[i].role == "user") {
+  for (size_t i = messages.size(); i-- > 0;) {
+    const std::string_view c = messages[i].content;
+    const bool tool_response = c.starts_with("<tool_response>") && c.ends_with("</tool_response>");
+    if (messages[i].role == "user" && !tool_response) {
       last_query = i;
       break;
     }
+  }
   std::string out;
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto& m = messages[i];

@@ -58,11 +58,9 @@ std::string strip(std::string_view text, bool left, bool right) {
     begin += c.length;
   }
   while (right && end > begin) {
-    std::size_t start = end - 1;
-    while (start > begin && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) --start;
-    const auto c = decode_utf8(text, start);
-    if (!c.valid || start + c.length != end || !is_whitespace(c.code_point)) break;
-    end = start;
+    const auto c = decode_utf8_before(text, end, begin);
+    if (!c.valid || !is_whitespace(c.code_point)) break;
+    end -= c.length;
   }
   return std::string(text.substr(begin, end - begin));
 }

@@ -13,13 +13,9 @@ namespace {
 // not going below `begin`.
 std::size_t skip_space_backward(std::string_view text, std::size_t begin, std::size_t end) {
   while (end > begin) {
-    std::size_t start = end - 1;
-    while (start > begin && end - start < 4 &&
-           (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80)
-      --start;
-    const auto c = decode_utf8(text, start);
-    if (!c.valid || start + c.length != end || !is_whitespace(c.code_point)) break;
-    end = start;
+    const auto c = decode_utf8_before(text, end, begin);
+    if (!c.valid || !is_whitespace(c.code_point)) break;
+    end -= c.length;
   }
   return end;
 }
@@ -45,10 +41,10 @@ result<tokenizer> tokenizer::load(const std::filesystem::path& file) {
 result<tokenizer> tokenizer::parse(std::string_view json_text, std::string_view source) {
   auto spec = parse_tokenizer_json(json_text, source);
   if (!spec) return spec.error();
-  return build(*spec, source);
+  return build(std::move(*spec), source);
 }
 
-result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view source) {
+result<tokenizer> tokenizer::build(tokenizer_spec spec, std::string_view source) {
   auto bpe = bpe_model::build(spec.vocab, spec.merges, spec.bpe, source);
   if (!bpe) return bpe.error();
   auto steps = spec.decoder;
@@ -56,9 +52,6 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
   auto decoder = token_decoder::make(std::move(steps), source);
   if (!decoder) return decoder.error();
   tokenizer t(std::move(*bpe), std::move(*decoder));
-  t.spec_ = spec;
-  t.spec_.vocab.clear();
-  t.spec_.merges.clear();
 
   token_id max_id = -1;
   for (const auto& [s, id] : spec.vocab) max_id = std::max(max_id, id);
@@ -85,6 +78,10 @@ result<tokenizer> tokenizer::build(const tokenizer_spec& spec, std::string_view 
     if (!t.first_bytes_.empty()) t.first_bytes_[i] = t.decoder_.token_text(token, true);
   };
   for (const auto& [symbols, id] : spec.vocab) set_text(id, symbols);
+  // The rest of the spec stays; the vocabulary and merges are bpe_'s now.
+  spec.vocab = {};
+  spec.merges = {};
+  t.spec_ = std::move(spec);
   t.added_lengths_by_first_byte_.resize(256);
   for (std::size_t i = 0; i < t.spec_.added_tokens.size(); ++i) {
     const auto& a = t.spec_.added_tokens[i];

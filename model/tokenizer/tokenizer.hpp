@@ -30,7 +30,7 @@ class tokenizer {
 public:
   static result<tokenizer> load(const std::filesystem::path& file);
   static result<tokenizer> parse(std::string_view json_text, std::string_view source);
-  static result<tokenizer> build(const tokenizer_spec& spec, std::string_view source);
+  static result<tokenizer> build(tokenizer_spec spec, std::string_view source);
 
   // `add_special_tokens`: the post-processor's tokens around the text (a
   // text prompt wants them; a rendered chat template wrote its own).

@@ -32,6 +32,27 @@ TEST(utf8, rejects_invalid_sequences_one_byte_at_a_time) {
   }
 }
 
+TEST(utf8, decodes_backwards_the_character_before_a_position) {
+  const std::string s = "a\u00e9\u4e2d\U0001f600";
+  auto c = decode_utf8_before(s, s.size());
+  EXPECT_TRUE(c.valid);
+  EXPECT_EQ(c.code_point, 0x1f600u);
+  EXPECT_EQ(c.length, 4);
+  c = decode_utf8_before(s, s.size() - 4);
+  EXPECT_EQ(c.code_point, 0x4e2du);
+  c = decode_utf8_before(s, 3);
+  EXPECT_EQ(c.code_point, 0xe9u);
+  EXPECT_EQ(decode_utf8_before(s, 1).code_point, uint32_t('a'));
+  // A sequence that starts before `begin` is not taken whole.
+  EXPECT_FALSE(decode_utf8_before(s, 3, 2).valid);
+  // A lone continuation byte or a cut sequence: the last byte, invalid.
+  const std::string bad = "x\x80";
+  EXPECT_FALSE(decode_utf8_before(bad, 2).valid);
+  EXPECT_EQ(decode_utf8_before(bad, 2).length, 1);
+  const std::string cut = "\xe4\xb8"; // the first two bytes of U+4E2D
+  EXPECT_FALSE(decode_utf8_before(cut, 2).valid);
+}
+
 TEST(utf8, incomplete_tail) {
   EXPECT_EQ(incomplete_utf8_tail(""), 0u);
   EXPECT_EQ(incomplete_utf8_tail("abc"), 0u);

@@ -64,6 +64,19 @@ TEST(chat_template, renders_llama3) {
   EXPECT_EQ(t.end_of_turn(), "<|eot_id|>");
 }
 
+// Jinja's trim is Python's str.strip(): no-break, ideographic and other
+// Unicode spaces and U+001C..U+001F go too. The expected text is Jinja2
+// 3.1.2's rendering of Llama 3's published template.
+TEST(chat_template, trims_as_python_does) {
+  const auto t = chat_template::detect(llama3, "<|begin_of_text|>");
+  EXPECT_EQ(render(t, {{"system", "\u00a0S\u3000"}, {"user", "\u00a0Hi\u001c \u0085"}}),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  // Not a space to Python: zero-width space, and bytes that are no character.
+  EXPECT_THAT(render(t, {{"user", "\u200bHi\xff"}}), HasSubstr("\n\n\u200bHi\xff<|eot_id|>"));
+}
+
 TEST(chat_template, renders_llama31_with_its_system_header_and_date) {
   const auto t = chat_template::detect(llama31, "<|begin_of_text|>");
   const std::string user_and_prompt =
@@ -114,6 +127,19 @@ TEST(chat_template, renders_qwen3_dropping_earlier_reasoning) {
   EXPECT_EQ(render(t, {{"user", "Q"}, {"assistant", "<think>\nr\n</think>\nA"}}),
             "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n<think>\nr\n</think>\n\nA"
             "<|im_end|>\n<|im_start|>assistant\n");
+}
+
+// A user message that is a whole <tool_response> is not a query: the answer
+// before it keeps its reasoning (Jinja2 3.1.2's rendering of Qwen3's
+// published template).
+TEST(chat_template, qwen3_keeps_reasoning_before_a_tool_response) {
+  const auto t = chat_template::detect(qwen3);
+  EXPECT_EQ(render(t, {{"user", "Q1"},
+                       {"assistant", "<think>\nr1\n</think>\n\nA1"},
+                       {"user", "<tool_response>\n42\n</tool_response>"}}),
+            "<|im_start|>user\nQ1<|im_end|>\n<|im_start|>assistant\n<think>\nr1\n</think>\n\nA1"
+            "<|im_end|>\n<|im_start|>user\n<tool_response>\n42\n</tool_response><|im_end|>\n"
+            "<|im_start|>assistant\n");
 }
 
 TEST(chat_template, renders_plain_without_a_template) {
