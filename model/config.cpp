@@ -11,13 +11,13 @@ using simdjson::ondemand::json_type;
 using simdjson::ondemand::value;
 
 std::optional<architecture> architecture_of_model_type(std::string_view t) {
-  if (t == "llama") return architecture::llama;
+  if (t == "llama" || t == "mistral") return architecture::llama;
   if (t == "qwen3") return architecture::qwen3;
   return std::nullopt;
 }
 
 std::optional<architecture> architecture_of_class(std::string_view c) {
-  if (c == "LlamaForCausalLM") return architecture::llama;
+  if (c == "LlamaForCausalLM" || c == "MistralForCausalLM") return architecture::llama;
   if (c == "Qwen3ForCausalLM") return architecture::qwen3;
   return std::nullopt;
 }
@@ -112,6 +112,10 @@ struct raw_config {
   std::optional<std::string> architecture_class;
   std::optional<int64_t> hidden_size, num_hidden_layers, num_attention_heads,
       num_key_value_heads, head_dim, intermediate_size, vocab_size, max_position_embeddings;
+  // Mistral's attention window: absent (transformers' default, 4096), a
+  // number, or null (none).
+  std::optional<int64_t> sliding_window;
+  bool sliding_window_null = false;
 };
 
 status validate(model_config& c, const raw_config& raw, std::string_view where) {
@@ -164,6 +168,16 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
   c.max_position_embeddings = raw.max_position_embeddings.value_or(default_max);
   if (c.max_position_embeddings <= 0)
     return json::key_error(where, "max_position_embeddings", "must be positive");
+  // Within its window, sliding-window attention is full attention: the
+  // served context stops at the window, so kvactor's attention is exact.
+  const bool mistral =
+    raw.model_type == "mistral" || raw.architecture_class == "MistralForCausalLM";
+  if (mistral && !raw.sliding_window_null)
+    c.sliding_window = raw.sliding_window.value_or(4096);
+  if (c.sliding_window && *c.sliding_window <= 0)
+    return json::key_error(where, "sliding_window", "must be positive or null");
+  if (c.sliding_window && *c.sliding_window < c.max_position_embeddings)
+    c.max_position_embeddings = *c.sliding_window;
   if (!(c.rope_theta > 0)) return json::key_error(where, "rope_theta", "must be positive");
   if (!(c.rms_norm_eps > 0)) return json::key_error(where, "rms_norm_eps", "must be positive");
   if (c.bos_token_id && (*c.bos_token_id < 0 || *c.bos_token_id >= c.vocab_size))
@@ -198,6 +212,10 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
     const std::string key(key_view);
     value v;
     if (auto err = field.value().get(v)) return json::parse_error(where, err);
+    if (key == "sliding_window" && json::is_null(v)) {
+      raw.sliding_window_null = true;
+      continue;
+    }
     if (json::is_null(v)) continue; // transformers writes null for "not set"
     bool done = false;
     for (std::size_t i = 0; i < std::size(int_keys); ++i) {
@@ -209,7 +227,11 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
       }
     }
     if (done) continue;
-    if (key == "model_type") {
+    if (key == "sliding_window") {
+      auto n = json::get_int(v, where, key);
+      if (!n) return n.error();
+      raw.sliding_window = *n;
+    } else if (key == "model_type") {
       auto s = json::get_string(v, where, key);
       if (!s) return s.error();
       raw.model_type = *s;
@@ -270,14 +292,15 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
     if (!from_type)
       return json::key_error(where, "model_type",
                              "unsupported model type '" + *raw.model_type +
-                               "' (kvactor loads llama and qwen3)");
+                               "' (kvactor loads llama, mistral and qwen3)");
   }
   if (raw.architecture_class) {
     from_class = architecture_of_class(*raw.architecture_class);
     if (!from_class)
       return json::key_error(where, "architectures",
                              "unsupported architecture '" + *raw.architecture_class +
-                                 "' (kvactor loads LlamaForCausalLM and Qwen3ForCausalLM)");
+                                 "' (kvactor loads LlamaForCausalLM, MistralForCausalLM and "
+                                 "Qwen3ForCausalLM)");
   }
   if (!from_type && !from_class)
     return json::key_error(where, "model_type", "missing (and no 'architectures')");

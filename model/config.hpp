@@ -15,7 +15,7 @@ namespace kvactor::model {
 
 // Which tensor layout and which extras the forward pass uses.
 enum class architecture : uint8_t {
-  llama, // LlamaForCausalLM (also Llama 2 and 3 checkpoints)
+  llama, // LlamaForCausalLM (also Llama 2 and 3), MistralForCausalLM
   qwen3, // Qwen3ForCausalLM: Llama layout + per-head RMSNorm of q and k
 };
 
@@ -41,7 +41,8 @@ struct model_config {
   int64_t head_dim = 0;            // = hidden_size / num_attention_heads when absent
   int64_t intermediate_size = 0;
   int64_t vocab_size = 0;
-  int64_t max_position_embeddings = 0;
+  int64_t max_position_embeddings = 0; // the served context: at most sliding_window
+  std::optional<int64_t> sliding_window; // Mistral's attention window, when it has one
   double rope_theta = 10000.0;
   struct rope_scaling rope_scaling;
   double rms_norm_eps = 1e-6;

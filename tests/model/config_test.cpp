@@ -140,6 +140,39 @@ TEST(config, defaults_when_optional_keys_are_absent) {
   EXPECT_TRUE(r->eos_token_ids.empty());
 }
 
+// Mistral is the Llama layout; within its sliding window attention is full
+// attention, so the served context stops at the window.
+TEST(config, mistral_serves_up_to_its_sliding_window) {
+  const std::string mistral = R"({"architectures": ["MistralForCausalLM"],
+      "model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
+      "max_position_embeddings": 32768, "sliding_window": 4096})";
+  auto r = parse_config(mistral, "cfg.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->arch, architecture::llama);
+  EXPECT_EQ(r->sliding_window, 4096);
+  EXPECT_EQ(r->max_position_embeddings, 4096);
+  // v0.2 and later: no window.
+  r = parse_config(replace(mistral, R"("sliding_window": 4096)", R"("sliding_window": null)"),
+                   "cfg.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->sliding_window.has_value());
+  EXPECT_EQ(r->max_position_embeddings, 32768);
+  // Absent: transformers' default window.
+  r = parse_config(replace(mistral, R"(, "sliding_window": 4096)", ""), "cfg.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->max_position_embeddings, 4096);
+  // A window larger than the context changes nothing.
+  r = parse_config(replace(mistral, R"("sliding_window": 4096)", R"("sliding_window": 65536)"),
+                   "cfg.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->max_position_embeddings, 32768);
+  auto bad =
+    parse_config(replace(mistral, R"("sliding_window": 4096)", R"("sliding_window": 0)"), "c");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr("key 'sliding_window': must be positive or null"));
+}
+
 TEST(config, linear_rope_scaling_with_old_type_key) {
   auto r = parse_config(replace(llama3_config, R"("rope_type": "llama3")", R"("type": "linear")"),
                         "cfg.json");
