@@ -4,6 +4,7 @@
 #include "net/json_writer.hpp"
 #include "net/openai_request.hpp"
 #include "net/prometheus.hpp"
+#include "net/tokenize_request.hpp"
 
 #include <boost/beast/http/read.hpp>
 
@@ -192,6 +193,17 @@ void http_session::answer(const request& req) {
     if (req.method() != http::verb::post)
       return wrong_method("POST");
     complete(req, path == "/v1/chat/completions");
+  } else if (path == "/tokenize" || path == "/detokenize") {
+    if (req.method() != http::verb::post)
+      return wrong_method("POST");
+    if (!front_->tokenizer)
+      return reply(error_reply({404, "this server has no tokenizer", "invalid_request_error"}));
+    auto answer = path == "/tokenize" ? answer_tokenize(req.body(), *front_->tokenizer,
+                                                        front_->chat, front_->max_model_len)
+                                      : answer_detokenize(req.body(), *front_->tokenizer);
+    if (auto* e = std::get_if<api_error>(&answer))
+      return reply(error_reply(*e));
+    reply(whole_reply(200, "application/json", std::get<std::string>(answer)));
   } else if (path == "/v1/models") {
     if (!get)
       return wrong_method("GET");

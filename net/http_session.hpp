@@ -16,6 +16,7 @@
 #include "kvactor/kvactor.hpp"
 #include "model/chat_template.hpp"
 #include "model/sampling_defaults.hpp"
+#include "model/tokenizer/tokenizer.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -56,6 +57,10 @@ struct http_front {
   // the model's generation_config.json defaults (none: OpenAI's), for the
   // sampling fields a request leaves out
   model::sampling_defaults sampling;
+  // the model's tokenizer, for /tokenize and /detokenize (none: 404), and
+  // its context length, which /tokenize reports
+  std::shared_ptr<const model::tokenizer> tokenizer;
+  std::optional<int64_t> max_model_len;
   std::atomic<bool> draining{false}; // the server is stopping: 503 for new work
   int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())

@@ -2,6 +2,7 @@
 
 #include "cluster/front_actor.hpp"
 #include "cluster/worker_actor.hpp"
+#include "model/config.hpp"
 #include "model/sampling_defaults.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "net/http_session.hpp"
@@ -130,6 +131,19 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
       return 1;
     }
     front->chat = *chat;
+    // /tokenize and /detokenize. NOTE: a second copy of the tokenizer the
+    // runtime loaded (tens of MB for a 128k vocabulary).
+    const std::filesystem::path dir(model_dir);
+    auto tok = model::tokenizer::load(dir / "tokenizer.json");
+    auto config = model::load_config(dir / "config.json");
+    if (!tok || !config) {
+      std::cerr << "kvactor-serve: " << (tok ? config.error() : tok.error()).message << "\n";
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    front->tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+    front->max_model_len =
+      cfg.max_model_len > 0 ? cfg.max_model_len : config->max_position_embeddings;
   }
   std::optional<net::server> http;
   auto bound = server.listen(cfg.host, static_cast<uint16_t>(cfg.port));

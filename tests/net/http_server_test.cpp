@@ -120,6 +120,25 @@ TEST_F(http_server_test, answers_a_batch_with_one_choice_per_prompt) {
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 8);
 }
 
+TEST_F(http_server_test, tokenizes_and_detokenizes_with_the_models_tokenizer) {
+  start();
+  http_client c(port_);
+  EXPECT_EQ(c.post("/tokenize", R"({"prompt":"hello"})").result_int(), 404); // none given
+  front_->tokenizer = rt_->tokenizer;
+  const auto ids = rt_->tokenizer->encode("hello world");
+  ASSERT_FALSE(ids.empty());
+  auto res = c.post("/tokenize", R"({"prompt":"hello world"})");
+  EXPECT_EQ(res.result_int(), 200);
+  json_writer expected;
+  expected.field("tokens", std::vector<int32_t>(ids.begin(), ids.end()));
+  EXPECT_THAT(res.body(), HasSubstr(expected.str().substr(1, expected.str().size() - 2)));
+  res = c.post("/detokenize", expected.str());
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_THAT(res.body(), HasSubstr(R"("prompt":"hello world")"));
+  EXPECT_EQ(c.post("/detokenize", R"({"tokens":"x"})").result_int(), 400);
+  EXPECT_EQ(c.get("/tokenize").result_int(), 405);
+}
+
 TEST_F(http_server_test, answers_errors_in_openai_shape_and_stays_usable) {
   start();
   http_client c(port_);
