@@ -54,6 +54,9 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
       self->request(sched, caf::infinite, submit_atom::value, std::move(s), request_actor{self})
         .then([=](admission a) mutable {
           self->state.submitted = a.ok();
+          const auto& accepted = *self->state.req;
+          if (a.ok() && accepted.returns_prompt_tokens())
+            a.prompt_tokens.assign(accepted.prompt().begin(), accepted.prompt().end());
           rp.deliver(a);
           if (!a.ok())
             self->quit();

@@ -41,6 +41,7 @@ public:
   request_id id() const { return id_; }
   const std::vector<token_id>& prompt() const { return prompt_; }
   int32_t priority() const { return req_.priority; }
+  bool returns_prompt_tokens() const { return req_.return_prompt_tokens; }
   int32_t num_choices() const { return static_cast<int32_t>(choices_.size()); }
   generation_params params() const;
 

@@ -67,7 +67,7 @@ void on_admission(front_self self, request_id id, size_t w, const relay_actor& r
   r.admitted = true;
   r.worker_id = a.id;
   if (r.promise) {
-    r.promise->deliver(admission{id, a.num_prompt_tokens, errc::none, {}});
+    r.promise->deliver(admission{id, a.num_prompt_tokens, errc::none, {}, a.prompt_tokens});
     r.promise.reset();
   }
   self->send(relay, admitted_atom::value);

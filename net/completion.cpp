@@ -5,6 +5,7 @@
 #include "net/openai_request.hpp"
 
 #include <cassert>
+#include <utility>
 
 namespace kvactor::net {
 
@@ -16,12 +17,13 @@ std::string sse_event(std::string_view data) {
 }
 
 completion::completion(completion_meta meta, size_t num_prompts, size_t n)
-  : meta_(std::move(meta)), n_(n), choices_(num_prompts * n) {
+  : meta_(std::move(meta)), n_(n), choices_(num_prompts * n), prompt_tokens_(num_prompts) {
 }
 
-void completion::accepted(size_t index, request_id id) {
+void completion::accepted(size_t index, request_id id, std::vector<int32_t> prompt_tokens) {
   assert((index + 1) * n_ <= choices_.size());
   index_of_[id] = index * n_;
+  prompt_tokens_[index] = std::move(prompt_tokens);
 }
 
 std::optional<size_t> completion::choice_of(request_id id, int32_t c) const {
@@ -58,9 +60,11 @@ void completion::write_logprobs(json_writer& w, std::span<const token_event> tok
 std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
                               std::span<const int32_t> token_ids,
                               std::span<const token_event> tokens, int64_t first_offset,
-                              bool opening) const {
+                              bool opening, bool with_prompt) const {
   json_writer c;
   c.field("index", static_cast<int64_t>(index));
+  if (with_prompt && !meta_.chat)
+    c.field("prompt_token_ids", prompt_tokens_[index / n_]);
   if (!meta_.chat) {
     c.field("text", text);
   } else {
@@ -79,6 +83,8 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
   else
     c.null_field("finish_reason");
   json_writer w = envelope();
+  if (with_prompt && meta_.chat)
+    w.field("prompt_token_ids", prompt_tokens_[index / n_]);
   w.field("choices", std::vector<json_writer>{c});
   if (meta_.include_usage)
     w.null_field("usage");
@@ -89,11 +95,14 @@ std::string completion::piece(choice& c, size_t index, std::string_view text,
                               const char* finish_reason, std::span<const int32_t> token_ids,
                               std::span<const token_event> tokens) {
   std::string out;
+  // The prompt's ids go with the choice's first event (a chat's opening).
+  bool with_prompt = meta_.return_token_ids && !std::exchange(c.prompt_sent, true);
   if (meta_.chat && !c.opened) {
     c.opened = true;
-    out = chunk(index, {}, nullptr, {}, {}, 0, true);
+    out = chunk(index, {}, nullptr, {}, {}, 0, true, std::exchange(with_prompt, false));
   }
-  out += chunk(index, text, finish_reason, token_ids, tokens, c.num_token_bytes);
+  out += chunk(index, text, finish_reason, token_ids, tokens, c.num_token_bytes, false,
+               with_prompt);
   c.num_token_bytes += num_token_bytes(tokens);
   return out;
 }
@@ -175,6 +184,8 @@ std::string completion::finish() const {
       c.object("message", json_writer().field("role", "assistant").field("content", end.text));
     else
       c.field("text", end.text);
+    if (meta_.return_token_ids && !meta_.chat)
+      c.field("prompt_token_ids", prompt_tokens_[i / n_]);
     if (meta_.return_token_ids)
       c.field("token_ids", end.tokens);
     if (meta_.logprobs)
@@ -184,7 +195,10 @@ std::string completion::finish() const {
       c.null_field("logprobs");
     c.field("finish_reason", openai_finish_reason(end.finish_reason));
   }
-  return envelope().field("choices", choices).raw_field("usage", usage()).str();
+  json_writer w = envelope();
+  if (meta_.return_token_ids && meta_.chat) // one prompt
+    w.field("prompt_token_ids", prompt_tokens_.front());
+  return w.field("choices", choices).raw_field("usage", usage()).str();
 }
 
 } // namespace kvactor::net

@@ -33,8 +33,9 @@ public:
   // answer's choice p * n + c.
   completion(completion_meta meta, size_t num_prompts, size_t n = 1);
 
-  // Prompt `index` runs as the runtime's request `id`.
-  void accepted(size_t index, request_id id);
+  // Prompt `index` runs as the runtime's request `id`; its token ids, when
+  // the answer returns them (return_token_ids).
+  void accepted(size_t index, request_id id, std::vector<int32_t> prompt_tokens = {});
   // What a stream sends for an event (empty when not streaming, or nothing
   // to send); events of unknown requests are ignored.
   std::string on_token(const token_event& ev);
@@ -51,6 +52,7 @@ private:
     done_event end;
     std::vector<token_event> logprobs; // not streaming: every token's, for the body
     int64_t num_token_bytes = 0;       // streaming: text_offset of the next token
+    bool prompt_sent = false;          // streaming: prompt_token_ids went out
   };
   // The answer's choice an event belongs to; nullopt for unknown requests.
   std::optional<size_t> choice_of(request_id id, int32_t choice) const;
@@ -60,9 +62,12 @@ private:
   // One event of choice `index`: a piece of text (with its token, when it
   // carries logprobs), its end, or (opening) a chat's role delta; a chat's
   // first event is preceded by its opening.
+  // `with_prompt`: the event carries the prompt's token ids (a completion's
+  // choice, a chat's envelope), as vLLM sends them in a choice's first.
   std::string chunk(size_t index, std::string_view text, const char* finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {},
-                    int64_t first_offset = 0, bool opening = false) const;
+                    int64_t first_offset = 0, bool opening = false,
+                    bool with_prompt = false) const;
   std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {});
   std::string_view object() const;
@@ -74,6 +79,7 @@ private:
   size_t n_;
   std::vector<choice> choices_;
   std::unordered_map<request_id, size_t> index_of_;
+  std::vector<std::vector<int32_t>> prompt_tokens_; // per prompt, when returned
   size_t num_done_ = 0;
 };
 

@@ -89,7 +89,7 @@ sink_actor::behavior_type completion_fn(completion_self self, runtime_actor runt
           ++s.num_answered;
           if (a.ok()) {
             s.live.push_back(a.id);
-            s.answer->accepted(i, a.id);
+            s.answer->accepted(i, a.id, a.prompt_tokens);
           } else if (!s.refused) {
             s.refused = admission_error(a, n > 1 ? std::optional<size_t>(i) : std::nullopt);
           }

@@ -290,6 +290,7 @@ completion_request request_of(fields& f) {
   out.stream = f.stream;
   out.include_usage = f.include_usage.value_or(false);
   out.return_token_ids = f.return_token_ids;
+  f.params.return_prompt_tokens = f.return_token_ids;
   for (auto& p : *f.prompts) {
     generate_request r = f.params;
     if (auto* text = std::get_if<std::string>(&p))

@@ -52,6 +52,7 @@ struct generate_request {
   std::vector<int32_t> prompt_tokens; // ... unless these are given (used as is)
   bool add_special_tokens = true;     // the tokenizer's post-processor tokens around the
                                       // prompt text (Llama's BOS); a rendered chat has its own
+  bool return_prompt_tokens = false;  // the admission carries the prompt's token ids
   int32_t max_tokens = 64;            // [1, max_max_tokens]
   float temperature = 0.0f;           // [0, max_temperature]; 0: greedy
   int32_t top_k = 0;                  // >= -1; -1 and 0: all tokens
@@ -83,12 +84,20 @@ struct generate_request {
 
 // The answer to a generate request: accepted (error_code none) or refused.
 struct admission {
+  // NOTE: a constructor rather than an aggregate, so that the many
+  // admission{id, n, code, message} leave prompt_tokens out without warning.
+  admission(request_id id_ = 0, int32_t num_prompt_tokens_ = 0, errc error_code_ = errc::none,
+            std::string error_message_ = {}, std::vector<int32_t> prompt_tokens_ = {})
+    : id(id_), num_prompt_tokens(num_prompt_tokens_), error_code(error_code_),
+      error_message(std::move(error_message_)), prompt_tokens(std::move(prompt_tokens_)) {}
+
   request_id id = 0;
   int32_t num_prompt_tokens = 0;
   // invalid_field, prompt_too_long, overloaded, device_unusable (the device has
   // faulted; and from a front, worker_lost)
   errc error_code = errc::none;
   std::string error_message; // names the field or limit at fault
+  std::vector<int32_t> prompt_tokens; // accepted, when the request asked for them
   bool ok() const { return error_code == errc::none; }
 };
 
@@ -243,7 +252,7 @@ typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
            x.ignore_eos, x.logprobs, x.n, x.min_p, x.presence_penalty, x.frequency_penalty,
            x.repetition_penalty, x.logit_bias, x.stop_token_ids, x.min_tokens,
-           x.add_special_tokens);
+           x.add_special_tokens, x.return_prompt_tokens);
 }
 
 template <class Inspector>
@@ -259,7 +268,7 @@ typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, admission& x) {
   return f(caf::meta::type_name("kvactor.admission"), x.id, x.num_prompt_tokens, x.error_code,
-           x.error_message);
+           x.error_message, x.prompt_tokens);
 }
 
 template <class Inspector>

@@ -129,6 +129,50 @@ TEST(completion, carries_token_ids_when_asked_even_for_held_back_text) {
   EXPECT_THAT(whole.finish(), HasSubstr(R"("token_ids":[100,101])"));
 }
 
+// As vLLM: a completion choice carries its prompt's ids, a chat its answer;
+// streamed, the first event of each choice.
+TEST(completion, carries_the_prompts_token_ids_when_asked) {
+  completion_meta w = meta(false);
+  w.return_token_ids = true;
+  completion whole(w, 2);
+  whole.accepted(0, 2, {5, 6});
+  whole.accepted(1, 3, {7});
+  whole.on_done(done(2, "max_tokens", "a", 2, 1));
+  whole.on_done(done(3, "max_tokens", "b", 1, 1));
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(whole.finish());
+  auto ids = [](simdjson::dom::element e) {
+    std::vector<int64_t> v;
+    for (int64_t id : simdjson::dom::array(e)) v.push_back(id);
+    return v;
+  };
+  EXPECT_EQ(ids(body["choices"].at(0)["prompt_token_ids"]), (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(ids(body["choices"].at(1)["prompt_token_ids"]), (std::vector<int64_t>{7}));
+
+  completion_meta chat = meta(false);
+  chat.chat = true;
+  chat.return_token_ids = true;
+  completion answer(chat, 1);
+  answer.accepted(0, 4, {9, 8});
+  answer.on_done(done(4, "eos", "hi", 2, 1));
+  simdjson::dom::parser q;
+  EXPECT_EQ(ids(q.parse(answer.finish())["prompt_token_ids"]), (std::vector<int64_t>{9, 8}));
+
+  completion_meta s = meta(true);
+  s.return_token_ids = true;
+  completion stream(s, 1);
+  stream.accepted(0, 2, {5, 6});
+  const auto first = stream.on_token(token(2, 0, "a"));
+  const auto second = stream.on_token(token(2, 1, "b"));
+  EXPECT_THAT(first, HasSubstr(R"("prompt_token_ids":[5,6])"));
+  EXPECT_THAT(second, ::testing::Not(HasSubstr("prompt_token_ids")));
+  // Not asked: not there.
+  completion plain(meta(false), 1);
+  plain.accepted(0, 2, {5, 6});
+  plain.on_done(done(2, "max_tokens", "a", 2, 1));
+  EXPECT_THAT(plain.finish(), ::testing::Not(HasSubstr("prompt_token_ids")));
+}
+
 // A token that carries logprobs: its text, its logprob and two alternatives.
 token_event with_logprobs(request_id id, int32_t index, std::string text, std::string bytes,
                           float logprob) {

@@ -33,6 +33,12 @@ TEST_F(http_server_test, completes_a_prompt_of_token_ids) {
   EXPECT_EQ(int64_t(body["usage"]["prompt_tokens"]), 3);
   EXPECT_EQ(int64_t(body["usage"]["completion_tokens"]), 6);
   EXPECT_EQ(int64_t(body["usage"]["total_tokens"]), 9);
+
+  // return_token_ids: the prompt's ids come back from the runtime too.
+  const response ids = c.post("/v1/completions", R"({"prompt":[5,6,7],"max_tokens":2,)"
+                                                 R"("temperature":0,"return_token_ids":true})");
+  ASSERT_EQ(ids.result_int(), 200) << ids.body();
+  EXPECT_THAT(ids.body(), HasSubstr(R"("prompt_token_ids":[5,6,7])"));
 }
 
 // Greedy: each token is the most likely of its step, so its logprob is the
