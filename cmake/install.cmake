@@ -27,4 +27,5 @@ install(FILES ${PROJECT_BINARY_DIR}/kvactorConfig.cmake
               ${PROJECT_BINARY_DIR}/kvactorConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/caf.cmake
               ${PROJECT_SOURCE_DIR}/cmake/utf8proc.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/python.cmake
         DESTINATION ${kvactor_cmake_dir})

@@ -1,25 +1,29 @@
 #pragma once
 // chat_template: a conversation rendered as the prompt a chat model was
-// trained on. Checkpoints carry a Jinja template in tokenizer_config.json;
-// kvactor does not run Jinja: it recognises the template's family by its
-// markers and renders that family's format itself, as the reference
-// templates do for plain text messages (no tools):
+// trained on. A checkpoint's template (chat_template.jinja, or
+// tokenizer_config.json's chat_template: a string, or a list of named
+// templates of which "default" is taken) is run by Jinja2 itself
+// (chat/jinja_template.hpp) with the variables Hugging Face's
+// apply_chat_template gives it:
 //
-//   llama3   Llama 3      <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n
-//                         Hi<|eot_id|>…
-//   llama31  Llama 3.1+   the same after a system header with the knowledge and today's date
-//   chatml   ChatML       <|im_start|>user\nHi<|im_end|>\n… (Qwen2, Qwen2.5: with the
-//                         template's default system message when none is given)
-//   qwen3    Qwen3        ChatML; earlier answers lose their <think> part
-//   plain    no template  "user: Hi\n…assistant:" (a checkpoint without one, e.g. a base model)
+//   messages               [{"role": …, "content": …}, …]
+//   add_generation_prompt  true: end where the assistant's answer begins
+//   bos_token, eos_token,  tokenizer_config.json's special tokens, as text
+//   unk_token, pad_token
+//   strftime_now(format)   today, for templates that print the date
+//   raise_exception(text)  the template refuses the conversation: a 400
+//   …                      the request's chat_template_kwargs, e.g.
+//                          {"enable_thinking": false} for Qwen3
 //
-// A template of another family is not guessed at: rendering answers an
-// error naming the families kvactor renders.
+// A checkpoint without a template (a base model) gets the plain rendering
+// "user: Hi\n…assistant:".
 
 #include "base/result.hpp"
+#include "model/chat/jinja_template.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,45 +32,46 @@
 namespace kvactor::model {
 
 struct chat_message {
-  std::string role; // system, user or assistant
+  std::string role; // system, user, assistant, or any role the template knows
   std::string content;
 };
 
-enum class chat_format : uint8_t { plain, llama3, llama31, chatml, qwen3, unsupported };
-
-std::string_view to_string(chat_format f);
-
 struct chat_options {
-  std::string today = "26 Jul 2024"; // "%d %b %Y", for templates that print the date
-  bool enable_thinking = true;       // qwen3: false opens the answer with an empty think block
+  bool add_generation_prompt = true;
+  // A JSON object of more variables for the template (a request's
+  // chat_template_kwargs); the ones above and the messages win over it.
+  std::string template_kwargs = "{}";
+  std::optional<int64_t> now; // Unix seconds for strftime_now (none: the clock)
 };
 
 class chat_template {
 public:
-  // The family that a template's text shows (nullopt: no template, plain).
-  static chat_template detect(const std::optional<std::string>& text, std::string bos_token = {});
-  // dir/tokenizer_config.json's chat_template and bos_token; a folder
-  // without that file has no template (plain). Errors name the file and key.
+  // No template: the plain rendering.
+  static chat_template plain() { return chat_template(); }
+  // A template's text; `special_tokens` maps "bos_token" and the like to
+  // their text. An error names the line of a syntax error.
+  static result<chat_template> from_text(std::string_view text,
+                                         std::map<std::string, std::string> special_tokens = {});
+  // The template of a model folder, plain when it has none. Errors name the
+  // file and key, or the template line.
   static result<chat_template> load(const std::filesystem::path& dir);
 
-  chat_format format() const { return format_; }
-  // The prompt for the messages, ending where the assistant's answer
-  // begins; an error names the message or template it cannot render.
+  bool is_plain() const { return !template_; }
+  // The prompt for the messages; an error names what the template could not
+  // render, or carries its raise_exception() text.
   result<std::string> render(const std::vector<chat_message>& messages,
                              const chat_options& options = {}) const;
-  // The text that ends an assistant's turn ("" for plain).
-  std::string_view end_of_turn() const;
+  // The text that the template writes after an assistant's answer, trimmed
+  // ("<|eot_id|>", "<|im_end|>", "</s>"); "" when it writes none, and for
+  // the plain rendering.
+  std::string_view end_of_turn() const { return end_of_turn_; }
 
 private:
   chat_template() = default;
 
-  chat_format format_ = chat_format::plain;
-  std::string bos_token_;
-  bool dated_ = false;        // llama31: today's date (strftime_now), not the template's fixed one
-  std::string default_system_; // chatml: the system message when the conversation has none
+  std::optional<jinja_template> template_;
+  std::string special_tokens_json_; // "bos_token":"…",… (JSON object members)
+  std::string end_of_turn_;
 };
-
-// Today as Llama 3.2's template prints it: "25 Nov 2026".
-std::string today_for_chat();
 
 } // namespace kvactor::model

@@ -239,8 +239,7 @@ void http_session::answer(const request& req) {
 void http_session::complete(const request& req, bool chat) {
   if (front_->draining)
     return reply(error_reply(server_error(503, "the server is shutting down")));
-  auto parsed = chat ? parse_chat_request(req.body(), random_u64(), front_->chat,
-                                         model::today_for_chat(), front_->sampling)
+  auto parsed = chat ? parse_chat_request(req.body(), random_u64(), front_->chat, front_->sampling)
                      : parse_completion_request(req.body(), random_u64(), front_->sampling);
   if (auto* e = std::get_if<api_error>(&parsed))
     return reply(error_reply(*e));

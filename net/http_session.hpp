@@ -53,7 +53,7 @@ struct http_front {
   std::string model_name; // what /v1/models lists and requests must name
   http_options options;
   // the model's (plain: none)
-  model::chat_template chat = model::chat_template::detect(std::nullopt);
+  model::chat_template chat = model::chat_template::plain();
   // the model's generation_config.json defaults (none: OpenAI's), for the
   // sampling fields a request leaves out
   model::sampling_defaults sampling;

@@ -123,12 +123,10 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
       return unsupported(key, "a response_format other than text");
   } else if (key == "chat_template_kwargs") { // as vLLM: {"enable_thinking": false}
     od::object o;
-    if (v.get_object().get(o))
+    std::string_view raw;
+    if (v.get_object().get(o) || o.raw_json().get(raw))
       return must_be(key, "an object");
-    if (auto t = o.find_field_unordered("enable_thinking"); t.error() != simdjson::NO_SUCH_FIELD) {
-      if (t.get_bool().get(f.chat.enable_thinking))
-        return must_be("chat_template_kwargs.enable_thinking", "true or false");
-    }
+    f.chat.template_kwargs = std::string(raw);
   }
   return std::nullopt;
 }
@@ -137,12 +135,11 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
 
 std::variant<completion_request, api_error>
 parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_template& chat,
-                   std::string today, const model::sampling_defaults& defaults) {
+                   const model::sampling_defaults& defaults) {
   auto read = openai::read_body(body, draw_seed, true, defaults);
   if (auto* e = std::get_if<api_error>(&read))
     return *e;
   auto& f = std::get<openai::fields>(read);
-  f.chat.today = std::move(today);
   auto prompt = chat.render(*f.messages, f.chat);
   if (!prompt)
     return openai::invalid("messages", prompt.error().message);

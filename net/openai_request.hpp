@@ -59,11 +59,11 @@ parse_completion_request(std::string_view body, uint64_t draw_seed,
 inline constexpr int32_t default_chat_max_tokens = 256;
 
 // Parses a /v1/chat/completions body into one prompt, the messages rendered
-// by `chat` (its end-of-turn text added to the stop strings); `today` for
-// templates that print the date; `defaults` as for completions.
+// by `chat` (its end-of-turn text added to the stop strings); `defaults` as
+// for completions.
 std::variant<completion_request, api_error>
 parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_template& chat,
-                   std::string today, const model::sampling_defaults& defaults = {});
+                   const model::sampling_defaults& defaults = {});
 
 // The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
 // length, aborted -> abort (as vLLM reports a request it ended early),

@@ -91,7 +91,7 @@ std::variant<std::string, api_error> answer_tokenize(std::string_view body,
   if (f.has_messages) {
     // The chat request's own reader renders the messages (and names the
     // field at fault); the sampling fields it also reads do not matter here.
-    auto rendered = parse_chat_request(body, 0, chat, model::today_for_chat());
+    auto rendered = parse_chat_request(body, 0, chat);
     if (auto* e = std::get_if<api_error>(&rendered))
       return *e;
     text = std::move(std::get<completion_request>(rendered).prompts.front().prompt);

@@ -163,8 +163,9 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
               << model::to_string(*sampling) << std::endl;
   if (http)
     std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
-              << ", model '" << front->model_name << "', chat template "
-              << model::to_string(front->chat.format()) << std::endl;
+              << ", model '" << front->model_name << "', chat template: "
+              << (front->chat.is_plain() ? "none (plain)" : "the model's, run by Jinja2")
+              << std::endl;
 
   wait_for_signal();
 

@@ -1,6 +1,6 @@
 #include "actors/request_state.hpp"
 
-#include "model/tiny/tiny_tokenizer.hpp"
+#include "tests/model/tiny_tokenizers.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,14 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const model::tokenizer& tok() {
-  static const model::tokenizer t = [] {
-    model::tiny::tiny_options o;
-    o.vocab_size = 512;
-    return std::move(*model::tokenizer::build(model::tiny::make_tokenizer_spec(o), "tiny"));
-  }();
-  return t;
-}
+const model::tokenizer& tok() { return test_support::tiny_tokenizer(); }
 
 const request_limits limits{512, 64};
 const auto t0 = request_state::clock::now();
@@ -53,19 +46,14 @@ TEST(request_state, tokenizes_text_and_keeps_given_tokens_as_they_are) {
 }
 
 TEST(request_state, adds_the_tokenizers_special_tokens_to_text_unless_told_not_to) {
-  model::tiny::tiny_options o;
-  o.vocab_size = 512;
-  auto spec = model::tiny::make_tokenizer_spec(o);
-  const auto bos = std::find_if(spec.added_tokens.begin(), spec.added_tokens.end(),
-                                [](const auto& a) { return a.content == model::tiny::bos_token; });
-  ASSERT_NE(bos, spec.added_tokens.end());
-  spec.prefix_ids = {bos->id};
-  const auto with_bos = std::move(*model::tokenizer::build(spec, "tiny"));
+  const auto& with_bos = test_support::tiny_tokenizer_with_bos();
+  ASSERT_EQ(with_bos.prefix_ids().size(), 1u);
+  const token_id bos = with_bos.prefix_ids()[0];
 
   auto plain = tok().encode("hello world");
   auto made = request_state::make(7, text("hello world"), with_bos, limits, t0);
   ASSERT_TRUE(std::holds_alternative<request_state>(made));
-  plain.insert(plain.begin(), bos->id);
+  plain.insert(plain.begin(), bos);
   EXPECT_EQ(std::get<request_state>(made).prompt(), plain);
 
   auto r = text("hello world");

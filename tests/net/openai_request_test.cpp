@@ -1,5 +1,7 @@
 #include "net/openai_request.hpp"
 
+#include "tests/model/chatml_template.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -144,9 +146,8 @@ TEST(openai_request, asks_every_prompt_for_n_choices) {
 }
 
 TEST(openai_request, asks_a_chat_for_n_choices) {
-  const auto chat = model::chat_template::detect(std::nullopt); // the plain rendering
-  auto r = parse_chat_request(R"({"messages":[{"role":"user","content":"Hi"}],"n":4})", 1, chat,
-                              "1 Jan 2026");
+  auto r = parse_chat_request(R"({"messages":[{"role":"user","content":"Hi"}],"n":4})", 1,
+                              model::chat_template::plain());
   ASSERT_TRUE(std::holds_alternative<completion_request>(r));
   EXPECT_EQ(std::get<completion_request>(r).prompts.at(0).n, 4);
 }
@@ -199,10 +200,10 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(failed.code, "device_unusable");
 }
 
-const model::chat_template chatml = model::chat_template::detect("<|im_start|><|im_end|>");
+const model::chat_template& chatml = test_support::chatml_template();
 
 completion_request chat_parsed(std::string_view body, const model::chat_template& t = chatml) {
-  auto r = parse_chat_request(body, drawn, t, "25 Nov 2026");
+  auto r = parse_chat_request(body, drawn, t);
   EXPECT_TRUE(std::holds_alternative<completion_request>(r))
     << body << " -> "
     << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
@@ -211,7 +212,7 @@ completion_request chat_parsed(std::string_view body, const model::chat_template
 }
 
 api_error chat_refused(std::string_view body, const model::chat_template& t = chatml) {
-  auto r = parse_chat_request(body, drawn, t, "25 Nov 2026");
+  auto r = parse_chat_request(body, drawn, t);
   EXPECT_TRUE(std::holds_alternative<api_error>(r)) << body;
   return std::holds_alternative<api_error>(r) ? std::get<api_error>(r) : api_error{0, ""};
 }
@@ -230,7 +231,7 @@ TEST(openai_chat_request, renders_the_messages_and_stops_at_the_end_of_turn) {
   EXPECT_TRUE(c.stream);
   // No template: plain, and no end-of-turn stop.
   auto plain = chat_parsed(R"({"messages":[{"role":"user","content":"hi"}]})",
-                           model::chat_template::detect(std::nullopt));
+                           model::chat_template::plain());
   EXPECT_EQ(plain.prompts[0].prompt, "user: hi\nassistant:");
   EXPECT_TRUE(plain.prompts[0].stop.empty());
   EXPECT_EQ(plain.prompts[0].max_tokens, default_chat_max_tokens);
@@ -277,12 +278,15 @@ TEST(openai_chat_request, reads_logprobs_and_top_logprobs) {
             std::optional<std::string>("top_logprobs"));
 }
 
-TEST(openai_chat_request, passes_enable_thinking_to_the_template) {
-  const auto qwen3 = model::chat_template::detect("<|im_start|><|im_end|><think>");
+TEST(openai_chat_request, passes_chat_template_kwargs_to_the_template) {
   auto c = chat_parsed(R"({"messages":[{"role":"user","content":"q"}],)"
-                       R"("chat_template_kwargs":{"enable_thinking":false}})", qwen3);
+                       R"("chat_template_kwargs":{"enable_thinking":false}})");
   EXPECT_EQ(c.prompts[0].prompt,
             "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  EXPECT_EQ(chat_refused(R"({"messages":[{"role":"user","content":"q"}],)"
+                         R"("chat_template_kwargs":[true]})")
+              .param,
+            std::optional<std::string>("chat_template_kwargs"));
 }
 
 TEST(openai_chat_request, names_the_message_or_field_at_fault) {
@@ -307,9 +311,9 @@ TEST(openai_chat_request, names_the_message_or_field_at_fault) {
     EXPECT_EQ(e.status, 400) << b.body;
     EXPECT_EQ(e.param, std::optional<std::string>(b.param)) << b.body << " -> " << e.message;
   }
-  const api_error unknown = chat_refused(R"({"messages":[{"role":"user","content":"x"}]})",
-                                         model::chat_template::detect("[INST]"));
-  EXPECT_THAT(unknown.message, HasSubstr("not one kvactor renders"));
+  // The template's own refusal.
+  EXPECT_THAT(chat_refused(R"({"messages":[{"role":"tool","content":"x"}]})").message,
+              HasSubstr("unknown role tool"));
 }
 
 } // namespace

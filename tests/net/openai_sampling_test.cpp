@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 constexpr uint64_t drawn = 99;
 
-const model::chat_template plain = model::chat_template::detect(std::nullopt);
+const model::chat_template plain = model::chat_template::plain();
 
 // Each body's fields on both routes: `fields` follows the prompt or messages.
 std::variant<completion_request, api_error> completion(std::string_view fields,
@@ -28,7 +28,7 @@ std::variant<completion_request, api_error> chat(std::string_view fields,
                                                  const model::sampling_defaults& d = {}) {
   return parse_chat_request(R"({"messages":[{"role":"user","content":"a"}])" +
                               std::string(fields) + "}",
-                            drawn, plain, "1 Jan 2026", d);
+                            drawn, plain, d);
 }
 
 using route = std::variant<completion_request, api_error> (*)(std::string_view,

@@ -4,28 +4,16 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-#include "model/tiny/tiny_tokenizer.hpp"
+#include "tests/model/chatml_template.hpp"
+#include "tests/model/tiny_tokenizers.hpp"
 
 namespace kvactor::net {
 namespace {
 
 using ::testing::HasSubstr;
 
-// The tiny tokenizer with a BOS post-processor, as Llama's.
-const model::tokenizer& tok() {
-  static const model::tokenizer t = [] {
-    model::tiny::tiny_options o;
-    o.vocab_size = 512;
-    auto spec = model::tiny::make_tokenizer_spec(o);
-    for (const auto& a : spec.added_tokens)
-      if (a.content == model::tiny::bos_token)
-        spec.prefix_ids = {a.id};
-    return std::move(*model::tokenizer::build(spec, "tiny"));
-  }();
-  return t;
-}
-
-const model::chat_template chatml = model::chat_template::detect("<|im_start|><|im_end|>");
+const model::tokenizer& tok() { return test_support::tiny_tokenizer_with_bos(); }
+const model::chat_template& chatml = test_support::chatml_template();
 
 std::vector<int32_t> tokens_of(const std::string& answer) {
   simdjson::dom::parser p;
