@@ -2,6 +2,9 @@
 // text, one thread, the median of --reps runs: MB of text and tokens per
 // second. The text is --text's file, or the tokenizer reference texts
 // (tools/tokenizer-reference/texts.json) joined, repeated to about 1 MB.
+// When tokenizer_config.json beside it has a chat template: the time to load
+// it (the first also starts the embedded Python) and to render
+// conversations of 1, 7 and 31 messages of 200 bytes (median of 40 x --reps).
 //
 //   kvactor-bench-tokenizer --tokenizer=DIR/tokenizer.json [--text=FILE] [--reps=5]
 
@@ -10,11 +13,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/json.hpp"
+#include "model/chat_template.hpp"
 #include "model/tokenizer/tokenizer.hpp"
 
 using namespace kvactor;
@@ -58,6 +64,31 @@ result<std::string> read_text(const std::string& file) {
 }
 
 template <class F>
+double median_seconds(int reps, F&& f);
+
+// Loads and renders the chat template of `dir`, if it has one.
+void bench_chat_template(const std::filesystem::path& dir, const std::string& text, int reps) {
+  std::optional<result<model::chat_template>> chat;
+  const double load = median_seconds(1, [&] { chat.emplace(model::chat_template::load(dir)); });
+  if (!*chat) {
+    std::printf("chat template: %s\n", (*chat).error().message.c_str());
+    return;
+  }
+  if ((*chat)->is_plain())
+    return;
+  std::printf("chat template: loaded in %.1f ms (Python started, template compiled)\n", load * 1e3);
+  for (size_t turns : {1, 7, 31}) {
+    std::vector<model::chat_message> messages;
+    for (size_t i = 0; i < turns; ++i)
+      messages.push_back({i % 2 ? "assistant" : "user", text.substr((i * 200) % text.size(), 200)});
+    size_t bytes = 0;
+    const double r = median_seconds(reps * 40, [&] { bytes = (*chat)->render(messages)->size(); });
+    std::printf("chat template: %2zu messages -> %5zu bytes: %.0f us per render\n", turns, bytes,
+                r * 1e6);
+  }
+}
+
+template <class F>
 double median_seconds(int reps, F&& f) {
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -96,5 +127,6 @@ int main(int argc, char** argv) {
   std::printf("encode: %.1f MB/s, %.2f M tokens/s\n", mb / enc, double(ids.size()) / enc / 1e6);
   std::printf("decode: %.1f MB/s, %.2f M tokens/s\n", double(back.size()) / 1e6 / dec,
               double(ids.size()) / dec / 1e6);
+  bench_chat_template(std::filesystem::path(o.tokenizer).parent_path(), *text, o.reps);
   return ids.empty() ? 1 : 0;
 }
