@@ -12,12 +12,14 @@ using simdjson::ondemand::value;
 
 std::optional<architecture> architecture_of_model_type(std::string_view t) {
   if (t == "llama" || t == "mistral") return architecture::llama;
+  if (t == "qwen2") return architecture::qwen2;
   if (t == "qwen3") return architecture::qwen3;
   return std::nullopt;
 }
 
 std::optional<architecture> architecture_of_class(std::string_view c) {
   if (c == "LlamaForCausalLM" || c == "MistralForCausalLM") return architecture::llama;
+  if (c == "Qwen2ForCausalLM") return architecture::qwen2;
   if (c == "Qwen3ForCausalLM") return architecture::qwen3;
   return std::nullopt;
 }
@@ -163,8 +165,8 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
     return json::key_error(where, "head_dim",
                            "must be even for rotary embeddings (got " + std::to_string(c.head_dim) +
                              ")");
-  // NOTE: defaults follow transformers' LlamaConfig / Qwen3Config.
-  const int64_t default_max = c.arch == architecture::qwen3 ? 32768 : 2048;
+  // NOTE: defaults follow transformers' LlamaConfig / Qwen2Config / Qwen3Config.
+  const int64_t default_max = c.arch == architecture::llama ? 2048 : 32768;
   c.max_position_embeddings = raw.max_position_embeddings.value_or(default_max);
   if (c.max_position_embeddings <= 0)
     return json::key_error(where, "max_position_embeddings", "must be positive");
@@ -292,15 +294,15 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
     if (!from_type)
       return json::key_error(where, "model_type",
                              "unsupported model type '" + *raw.model_type +
-                               "' (kvactor loads llama, mistral and qwen3)");
+                               "' (kvactor loads llama, mistral, qwen2 and qwen3)");
   }
   if (raw.architecture_class) {
     from_class = architecture_of_class(*raw.architecture_class);
     if (!from_class)
       return json::key_error(where, "architectures",
                              "unsupported architecture '" + *raw.architecture_class +
-                                 "' (kvactor loads LlamaForCausalLM, MistralForCausalLM and "
-                                 "Qwen3ForCausalLM)");
+                                 "' (kvactor loads LlamaForCausalLM, MistralForCausalLM, "
+                                 "Qwen2ForCausalLM and Qwen3ForCausalLM)");
   }
   if (!from_type && !from_class)
     return json::key_error(where, "model_type", "missing (and no 'architectures')");
@@ -316,7 +318,11 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
 } // namespace
 
 std::string_view architecture_name(architecture a) {
-  return a == architecture::qwen3 ? "qwen3" : "llama";
+  switch (a) {
+  case architecture::qwen2: return "qwen2";
+  case architecture::qwen3: return "qwen3";
+  default: return "llama";
+  }
 }
 
 result<model_config> parse_config(std::string_view json_text, std::string_view source) {

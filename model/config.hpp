@@ -1,6 +1,6 @@
 #pragma once
-// model_config: the parts of a Hugging Face config.json that the Llama family
-// and Qwen3 forward pass needs, validated.
+// model_config: the parts of a Hugging Face config.json that the forward
+// pass of the Llama family, Qwen2 and Qwen3 needs, validated.
 
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +16,7 @@ namespace kvactor::model {
 // Which tensor layout and which extras the forward pass uses.
 enum class architecture : uint8_t {
   llama, // LlamaForCausalLM (also Llama 2 and 3), MistralForCausalLM
+  qwen2, // Qwen2ForCausalLM (Qwen2, Qwen2.5): Llama layout + biases on q, k and v
   qwen3, // Qwen3ForCausalLM: Llama layout + per-head RMSNorm of q and k
 };
 
@@ -53,6 +54,8 @@ struct model_config {
 
   // Qwen3 normalises each head of q and k with its own RMSNorm weight.
   bool has_qk_norm() const { return arch == architecture::qwen3; }
+  // Qwen2 adds a bias to each of the q, k and v products.
+  bool has_qkv_bias() const { return arch == architecture::qwen2; }
   int64_t q_size() const { return num_attention_heads * head_dim; }
   int64_t kv_size() const { return num_key_value_heads * head_dim; }
   // Query heads that share one KV head (GQA).

@@ -71,10 +71,16 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
 
   // Layouts kvactor does not run must not load silently as if they were Llama.
   const std::string l0 = "model.layers.0.self_attn.";
-  for (const char* bias : {"q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias"})
-    if (w.files_.contains(l0 + bias))
-      return make_error(w.files_.source(),
-                        "tensor '" + l0 + bias + "': attention biases are not supported");
+  if (w.files_.contains(l0 + "o_proj.bias"))
+    return make_error(w.files_.source(),
+                      "tensor '" + l0 + "o_proj.bias': an output projection bias is not supported");
+  for (const char* bias : {"q_proj.bias", "k_proj.bias", "v_proj.bias"})
+    if (!c.has_qkv_bias() && w.files_.contains(l0 + bias)) {
+      std::string what = "tensor '" + l0 + bias + "' present but config.json says ";
+      what += architecture_name(c.arch);
+      what += " (q/k/v biases are Qwen2's)";
+      return make_error(w.files_.source(), what);
+    }
   if (!c.has_qk_norm() && w.files_.contains(l0 + "q_norm.weight"))
     return make_error(
       w.files_.source(),
@@ -117,7 +123,15 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
        "hidden_size, intermediate_size", mat},
       // clang-format on
     };
-    weight_view q_norm, k_norm;
+    weight_view q_bias, k_bias, v_bias, q_norm, k_norm;
+    if (c.has_qkv_bias()) {
+      items.push_back({&q_bias, p + "self_attn.q_proj.bias", {c.q_size()},
+                       "num_attention_heads * head_dim", vec});
+      items.push_back({&k_bias, p + "self_attn.k_proj.bias", {c.kv_size()},
+                       "num_key_value_heads * head_dim", vec});
+      items.push_back({&v_bias, p + "self_attn.v_proj.bias", {c.kv_size()},
+                       "num_key_value_heads * head_dim", vec});
+    }
     if (c.has_qk_norm()) {
       items.push_back({&q_norm, p + "self_attn.q_norm.weight", {c.head_dim}, "head_dim", vec});
       items.push_back({&k_norm, p + "self_attn.k_norm.weight", {c.head_dim}, "head_dim", vec});
@@ -126,6 +140,11 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
       auto v = w.take(it.name, it.shape, it.meaning, it.type);
       if (!v) return v.error();
       *it.out = *v;
+    }
+    if (c.has_qkv_bias()) {
+      lw.q_bias = q_bias;
+      lw.k_bias = k_bias;
+      lw.v_bias = v_bias;
     }
     if (c.has_qk_norm()) {
       lw.q_norm = q_norm;

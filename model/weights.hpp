@@ -1,5 +1,5 @@
 #pragma once
-// model_weights: every tensor of a Llama / Qwen3 checkpoint, found by its
+// model_weights: every tensor of a Llama / Qwen2 / Qwen3 checkpoint, found by its
 // Hugging Face name, checked against the config and converted once to the
 // dtype the forward pass computes with.
 //
@@ -9,6 +9,7 @@
 //   model.layers.N.self_attn.k_proj.weight       [kv_heads * head_dim, hidden]
 //   model.layers.N.self_attn.v_proj.weight       [kv_heads * head_dim, hidden]
 //   model.layers.N.self_attn.o_proj.weight       [hidden, heads * head_dim]
+//   model.layers.N.self_attn.{q,k,v}_proj.bias   [heads * head_dim], [kv_heads * head_dim] (Qwen2)
 //   model.layers.N.self_attn.q_norm.weight       [head_dim]          (Qwen3)
 //   model.layers.N.self_attn.k_norm.weight       [head_dim]          (Qwen3)
 //   model.layers.N.post_attention_layernorm.weight [hidden]
@@ -58,7 +59,8 @@ struct weight_view {
 struct layer_weights {
   weight_view input_layernorm;
   weight_view q_proj, k_proj, v_proj, o_proj;
-  std::optional<weight_view> q_norm, k_norm; // Qwen3 only
+  std::optional<weight_view> q_bias, k_bias, v_bias; // Qwen2 only
+  std::optional<weight_view> q_norm, k_norm;         // Qwen3 only
   weight_view post_attention_layernorm;
   weight_view gate_proj, up_proj, down_proj;
 };

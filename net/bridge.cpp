@@ -71,7 +71,7 @@ bridge_actor::behavior_type bridge_fn(bridge_actor::stateful_pointer<bridge_stat
             }
             s.client_ids.emplace(a.id, client_request{id, num_choices});
             s.runtime_ids.emplace(id, a.id);
-            s.emit(format_accepted(id, a.num_prompt_tokens));
+            s.emit(format_accepted(id, a.num_prompt_tokens, a.prompt_tokens));
             if (s.cancelled.erase(id) > 0)
               self->send(runtime, cancel_atom::value, a.id);
           },

@@ -38,12 +38,13 @@ void read_object(od::object obj, server_event& e) {
     else if (key == "preemptions" && !v.get_int64().get(n)) e.preemptions = n;
     else if (key == "ttft_ms" && !v.get_double().get(d)) e.ttft_ms = d;
     else if (key == "total_ms" && !v.get_double().get(d)) e.total_ms = d;
-    else if (key == "tokens") {
+    else if (key == "tokens" || key == "prompt_token_ids") {
+      auto& out = key == "tokens" ? e.tokens : e.prompt_token_ids;
       od::array a;
       if (!v.get_array().get(a))
         for (auto item : a)
           if (!item.get_int64().get(n))
-            e.tokens.push_back(static_cast<int32_t>(n));
+            out.push_back(static_cast<int32_t>(n));
     } else if (key == "usage" || key == "timing") {
       od::object inner;
       if (!v.get_object().get(inner))
@@ -122,6 +123,8 @@ void write_generation_fields(json_writer& w, const generate_request& req,
     w.field("min_tokens", req.min_tokens);
   if (!req.add_special_tokens)
     w.field("add_special_tokens", false);
+  if (req.return_prompt_tokens)
+    w.field("return_token_ids", true);
 }
 
 std::string cancel_line(std::string_view id) {

@@ -25,6 +25,7 @@ struct server_event {
   int64_t choice = -1; // -1: the line names none (a request of one choice, or all of them)
   std::string text, finish_reason, code, message;
   std::vector<int32_t> tokens;
+  std::vector<int32_t> prompt_token_ids; // accepted, when the request asked (return_token_ids)
   int64_t completion_tokens = 0, cached_tokens = 0, preemptions = 0;
   double ttft_ms = 0, total_ms = 0;
   std::string line; // the raw line, without '\n'

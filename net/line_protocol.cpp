@@ -98,11 +98,13 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
         return invalid(*wrong);
       f.req.stop.emplace_back(s);
     }
-  } else if (key == "ignore_eos" || key == "add_special_tokens") {
+  } else if (key == "ignore_eos" || key == "add_special_tokens" || key == "return_token_ids") {
     bool b;
     if (v.get_bool().get(b))
       return bad("true or false");
-    (key == "ignore_eos" ? f.req.ignore_eos : f.req.add_special_tokens) = b;
+    (key == "ignore_eos"           ? f.req.ignore_eos
+     : key == "add_special_tokens" ? f.req.add_special_tokens
+                                   : f.req.return_prompt_tokens) = b;
   }
   return std::nullopt; // unknown keys are ignored
 }
@@ -184,12 +186,13 @@ client_message line_parser::parse(std::string_view line) {
   return g;
 }
 
-std::string format_accepted(std::string_view id, int32_t num_prompt_tokens) {
-  return json_writer()
-    .field("event", "accepted")
-    .field("id", id)
-    .field("prompt_tokens", num_prompt_tokens)
-    .line();
+std::string format_accepted(std::string_view id, int32_t num_prompt_tokens,
+                            const std::vector<int32_t>& prompt_token_ids) {
+  json_writer w;
+  w.field("event", "accepted").field("id", id).field("prompt_tokens", num_prompt_tokens);
+  if (!prompt_token_ids.empty())
+    w.field("prompt_token_ids", prompt_token_ids);
+  return w.line();
 }
 
 std::string format_token(std::string_view id, const token_event& ev, int32_t num_choices) {

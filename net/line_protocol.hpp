@@ -55,7 +55,9 @@ private:
   simdjson::padded_string buffer_;
 };
 
-std::string format_accepted(std::string_view id, int32_t num_prompt_tokens);
+// prompt_token_ids: the prompt's ids when the request asked (return_token_ids).
+std::string format_accepted(std::string_view id, int32_t num_prompt_tokens,
+                            const std::vector<int32_t>& prompt_token_ids = {});
 // The events of a request of several choices (num_choices > 1) name theirs.
 std::string format_token(std::string_view id, const token_event& ev, int32_t num_choices = 1);
 std::string format_done(std::string_view id, const done_event& done, int32_t num_choices = 1);

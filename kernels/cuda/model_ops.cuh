@@ -90,6 +90,15 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
   }
 }
 
+// y[r] += bias, row by row (Qwen2's q, k and v biases, after the product).
+// grid: (num_rows), block: (model_ops_threads).
+// y: [num_rows, n] rows ldy apart; bias: [n]
+__global__ void add_bias_kernel(float* y, int64_t ldy, const float* bias, int32_t n) {
+  const int64_t r = blockIdx.x;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
+    y[r * ldy + i] += bias[i];
+}
+
 // out[r] = x[rows[r]] (the rows that sample, before the final norm).
 // grid: (num_rows), block: (model_ops_threads).
 // x: [T, n]; rows: [num_rows]; out: [num_rows, n]

@@ -33,6 +33,12 @@ status cuda_ops::swiglu(const float* gate, const float* up, float* out, int64_t 
   return {};
 }
 
+status cuda_ops::add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,
+                          const float* bias) {
+  KVACTOR_CUDA_TRY(cuda_launch::add_bias(y, ldy, num_rows, n, bias, stream_));
+  return {};
+}
+
 status cuda_ops::gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                              float* out) {
   KVACTOR_CUDA_TRY(cuda_launch::gather_rows(x, rows, num_rows, n, out, stream_));

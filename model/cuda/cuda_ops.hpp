@@ -25,6 +25,8 @@ public:
   status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
               const float* cos, const float* sin) override;
   status swiglu(const float* gate, const float* up, float* out, int64_t num) override;
+  status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,
+                  const float* bias) override;
   status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                      float* out) override;
   status linear(const float* x, int64_t ldx, int64_t m, const float* w, int64_t n, int64_t k,

@@ -25,6 +25,9 @@ cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, i
 // gate, up, out: [num] contiguous
 cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
                    cudaStream_t stream);
+// y: [num_rows, n] rows ldy apart; bias: [n]
+cudaError_t add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n, const float* bias,
+                     cudaStream_t stream);
 // x: [T, n]; rows: [num_rows]; out: [num_rows, n]
 cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                         float* out, cudaStream_t stream);

@@ -57,6 +57,15 @@ cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
   return cudaGetLastError();
 }
 
+cudaError_t add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n, const float* bias,
+                     cudaStream_t stream) {
+  if (num_rows < 0 || n <= 0 || ldy < n) return cudaErrorInvalidValue;
+  if (num_rows == 0) return cudaSuccess;
+  gpu::launch_kernel(gpu::add_bias_kernel, dim3(static_cast<unsigned>(num_rows)),
+                     dim3(gpu::model_ops_threads), stream, y, ldy, bias, n);
+  return cudaGetLastError();
+}
+
 cudaError_t gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                         float* out, cudaStream_t stream) {
   if (num_rows < 0 || n <= 0) return cudaErrorInvalidValue;

@@ -46,9 +46,15 @@ cpu_transformer::cpu_transformer(const model_config& config, const model_weights
     inv_freq_(rope_inv_freq(config)),
     qkv_stride_(config.q_size() + 2 * config.kv_size()) {
   const packing type(weights.matrix_dtype(), activations);
-  for (const layer_weights& w : weights.layers())
+  for (const layer_weights& w : weights.layers()) {
+    std::vector<float> qkv_bias;
+    if (w.q_bias)
+      for (const weight_view* b : {&*w.q_bias, &*w.k_bias, &*w.v_bias})
+        qkv_bias.insert(qkv_bias.end(), b->f32(), b->f32() + b->num_elements());
     layers_.push_back({pack({w.q_proj, w.k_proj, w.v_proj}, type), pack({w.o_proj}, type),
-                       pack({w.gate_proj, w.up_proj}, type), pack({w.down_proj}, type)});
+                       pack({w.gate_proj, w.up_proj}, type), pack({w.down_proj}, type),
+                       std::move(qkv_bias)});
+  }
   const auto t = static_cast<std::size_t>(limits.max_num_tokens);
   const auto s = static_cast<std::size_t>(limits.max_num_seqs);
   const auto h = static_cast<std::size_t>(config.hidden_size);
@@ -174,8 +180,10 @@ void cpu_transformer::attention_input(const forward_batch& b, int32_t layer) {
   layers::rms_norm(pool, hidden_.data(), h, normed_.data(), h, t, h, w.input_layernorm.f32(), eps);
   float* q = qkv_.data();                        // [T, heads, D], rows qkv_stride_ apart
   float* k = q + config_.q_size();               // [T, kv_heads, D]; v follows
-  timed_linear(normed_.data(), h, t, layers_[static_cast<std::size_t>(layer)].qkv, q, qkv_stride_,
-               false);
+  const packed_layer& p = layers_[static_cast<std::size_t>(layer)];
+  timed_linear(normed_.data(), h, t, p.qkv, q, qkv_stride_, false);
+  if (!p.qkv_bias.empty())
+    layers::add_bias(pool, q, qkv_stride_, t, qkv_stride_, p.qkv_bias.data());
   if (config_.has_qk_norm()) {
     layers::rms_norm_heads(pool, q, qkv_stride_, t, config_.num_attention_heads, config_.head_dim,
                            w.q_norm->f32(), eps);

@@ -52,6 +52,7 @@ private:
     packed_matrix o;       // [hidden, q_size]
     packed_matrix gate_up; // [2 intermediate, hidden]
     packed_matrix down;    // [hidden, intermediate]
+    std::vector<float> qkv_bias; // [q_size + 2 kv_size]: Qwen2's q | k | v biases (else empty)
   };
 
   const model_weights& weights_;

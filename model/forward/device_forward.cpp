@@ -115,6 +115,9 @@ private:
     rows normed;
     KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.q_proj, qkv_stride_, h_, q, qkv_stride_, false));
+    if (lw.q_bias) // Qwen2: q|k|v biases lie back to back too
+      KVACTOR_FORWARD_TRY(ops_.add_bias(q, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_),
+                                        w(*lw.q_bias)));
     if (lw.q_norm) {
       KVACTOR_FORWARD_TRY(
         ops_.rms_norm(q, qkv_stride_, q, qkv_stride_, t_, heads_, head_dim_, w(*lw.q_norm), eps_));

@@ -60,6 +60,9 @@ public:
                       int32_t head_dim, const float* cos, const float* sin) = 0;
   // out = silu(gate) * up; [num] contiguous, out may be gate
   virtual status swiglu(const float* gate, const float* up, float* out, int64_t num) = 0;
+  // y[r] += bias; y: [num_rows, n] rows ldy apart; bias: [n]
+  virtual status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,
+                          const float* bias) = 0;
   // out[r] = x[rows[r]]; x: [T, n]; rows: [num_rows]; out: [num_rows, n]
   virtual status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                              float* out) = 0;

@@ -184,6 +184,14 @@ void swiglu(kernels::thread_pool& pool, const float* gate, const float* up, int6
   });
 }
 
+void add_bias(kernels::thread_pool& pool, float* y, int64_t ldy, int64_t num_rows, int64_t n,
+              const float* bias) {
+  for_rows(pool, num_rows, n, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      for (int64_t i = 0; i < n; ++i) y[r * ldy + i] += bias[i];
+  });
+}
+
 void to_bf16(kernels::thread_pool& pool, const float* x, int64_t ldx, uint16_t* out, int64_t ldo,
              int64_t num_rows, int64_t n) {
   for_rows(pool, num_rows, n, [&](int64_t b, int64_t e) {

@@ -42,6 +42,11 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, int64_t ldx, int64_t n
 void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
             const packed_matrix& w, float* y, int64_t ldy, bool accumulate);
 
+// y[r] += bias, row by row (Qwen2's q, k and v biases, after the product).
+// y: [num_rows, n] rows ldy apart; bias: [n]
+void add_bias(kernels::thread_pool& pool, float* y, int64_t ldy, int64_t num_rows, int64_t n,
+              const float* bias);
+
 // The kernel linear() runs on this CPU for W in `packing`: "fixed-order
 // avx512|avx2|generic", or (pairs) "bf16 pairs amx|avx512_bf16|generic".
 std::string products_name(packed_matrix::layout packing = packed_matrix::layout::columns);

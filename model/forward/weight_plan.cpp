@@ -54,6 +54,11 @@ weight_plan weight_plan::make(const model_weights& weights, dtype matrices) {
     l.q_proj = at.place(w.q_proj);
     l.k_proj = at.follow(w.k_proj);
     l.v_proj = at.follow(w.v_proj);
+    if (w.q_bias) {
+      l.q_bias = at.place(*w.q_bias);
+      l.k_bias = at.follow(*w.k_bias);
+      l.v_bias = at.follow(*w.v_bias);
+    }
     if (w.q_norm) l.q_norm = at.place(*w.q_norm);
     if (w.k_norm) l.k_norm = at.place(*w.k_norm);
     l.o_proj = at.place(w.o_proj);
@@ -76,6 +81,8 @@ std::vector<weight_slot> weight_plan::uploads() const {
   for (const layer_slots& l : layers) {
     for (const weight_slot* s : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj})
       all.push_back(*s);
+    for (const auto* b : {&l.q_bias, &l.k_bias, &l.v_bias})
+      if (*b) all.push_back(**b);
     if (l.q_norm) all.push_back(*l.q_norm);
     if (l.k_norm) all.push_back(*l.k_norm);
     for (const weight_slot* s :

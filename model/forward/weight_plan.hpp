@@ -12,6 +12,9 @@
 //     q_proj ┐ back to back: one     [q_size, hidden]
 //     k_proj ├ fused matrix          [kv_size, hidden]
 //     v_proj ┘ [q_size + 2 kv_size, hidden]  [kv_size, hidden]
+//     q_bias ┐ back to back (Qwen2)  [q_size]
+//     k_bias ├ [q_size + 2 kv_size]  [kv_size]
+//     v_bias ┘                       [kv_size]
 //     q_norm, k_norm (Qwen3)         [head_dim]
 //     o_proj                         [hidden, q_size]
 //     post_attention_layernorm       [hidden]
@@ -20,7 +23,7 @@
 //   norm                             [hidden]
 //   lm_head                          [vocab, hidden]; tied: the embedding's slot
 //
-// Every slot but k_proj and v_proj starts at a multiple of 256 bytes.
+// Every slot but k_proj, v_proj, k_bias and v_bias starts at a multiple of 256 bytes.
 // NOTE: bf16 matrices go with bf16 activations only: cuBLAS multiplies bf16
 // only by bf16 (cublasGemmEx takes one dtype for A and B), so bf16 weights
 // mean rounding the products' input rows to bf16, which the fp32 pass never
@@ -50,6 +53,8 @@ struct layer_slots {
   weight_slot input_layernorm;
   // contiguous: q_proj.offset starts the fused [q + 2 kv, hidden]
   weight_slot q_proj, k_proj, v_proj;
+  // contiguous: q_bias.offset starts the fused [q + 2 kv] bias (Qwen2)
+  std::optional<weight_slot> q_bias, k_bias, v_bias;
   std::optional<weight_slot> q_norm, k_norm;
   weight_slot o_proj;
   weight_slot post_attention_layernorm;

@@ -19,7 +19,7 @@ std::string usage() {
   return "usage: kvactor-make-tiny --out=DIR [options]\n"
          "Writes a complete model folder (config.json, model.safetensors, tokenizer.json)\n"
          "with deterministic seeded weights.\n"
-         "  --style=llama|qwen3     architecture (default llama)\n"
+         "  --style=llama|qwen2|qwen3  architecture (default llama)\n"
          "  --hidden=N              hidden size (512)\n"
          "  --layers=N              decoder layers (8)\n"
          "  --heads=N               query heads (8)\n"
@@ -74,8 +74,9 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       a.out = std::string(value);
     } else if (key == "style") {
       if (value == "llama") o.arch = architecture::llama;
+      else if (value == "qwen2") o.arch = architecture::qwen2;
       else if (value == "qwen3") o.arch = architecture::qwen3;
-      else return make_error("--style", "expected llama or qwen3");
+      else return make_error("--style", "expected llama, qwen2 or qwen3");
     } else if (key == "dtype") {
       if (value == "bf16") o.on_disk = dtype::bf16;
       else if (value == "f16") o.on_disk = dtype::f16;

@@ -37,9 +37,14 @@ std::string config_json(const tiny_options& o) {
   char theta[64];
   std::snprintf(theta, sizeof theta, "%.1f", o.rope_theta);
   std::string s = "{\n";
-  s += std::string("  \"architectures\": [\"") + (llama ? "LlamaForCausalLM" : "Qwen3ForCausalLM") +
-       "\"],\n";
-  s += "  \"attention_bias\": false,\n";
+  const std::string_view type = architecture_name(o.arch);
+  const std::string_view type_class = llama                            ? "LlamaForCausalLM"
+                                      : o.arch == architecture::qwen2 ? "Qwen2ForCausalLM"
+                                                                       : "Qwen3ForCausalLM";
+  s += "  \"architectures\": [\"";
+  s += type_class;
+  s += "\"],\n";
+  if (o.arch != architecture::qwen2) s += "  \"attention_bias\": false,\n";
   s += "  \"attention_dropout\": 0.0,\n";
   s += "  \"bos_token_id\": " + std::to_string(bos_id(o)) + ",\n";
   s += "  \"eos_token_id\": " + std::to_string(eos_id(o)) + ",\n";
@@ -50,7 +55,9 @@ std::string config_json(const tiny_options& o) {
   s += "  \"intermediate_size\": " + std::to_string(o.intermediate_size) + ",\n";
   s += "  \"max_position_embeddings\": " + std::to_string(o.max_context) + ",\n";
   if (llama) s += "  \"mlp_bias\": false,\n";
-  s += std::string("  \"model_type\": \"") + (llama ? "llama" : "qwen3") + "\",\n";
+  s += "  \"model_type\": \"";
+  s += type;
+  s += "\",\n";
   s += "  \"num_attention_heads\": " + std::to_string(o.num_heads) + ",\n";
   s += "  \"num_hidden_layers\": " + std::to_string(o.num_layers) + ",\n";
   s += "  \"num_key_value_heads\": " + std::to_string(o.num_kv_heads) + ",\n";
@@ -96,6 +103,11 @@ std::vector<tensor_spec> tensor_specs(const tiny_options& o) {
     specs.push_back({p + "self_attn.k_proj.weight", {kv, h}});
     specs.push_back({p + "self_attn.v_proj.weight", {kv, h}});
     specs.push_back({p + "self_attn.o_proj.weight", {h, q}});
+    if (o.arch == architecture::qwen2) {
+      specs.push_back({p + "self_attn.q_proj.bias", {q}, false, true});
+      specs.push_back({p + "self_attn.k_proj.bias", {kv}, false, true});
+      specs.push_back({p + "self_attn.v_proj.bias", {kv}, false, true});
+    }
     if (o.arch == architecture::qwen3) {
       specs.push_back({p + "self_attn.q_norm.weight", {o.head_dim}, true});
       specs.push_back({p + "self_attn.k_norm.weight", {o.head_dim}, true});

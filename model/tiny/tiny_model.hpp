@@ -47,12 +47,13 @@ struct tensor_spec {
   std::string name;
   std::vector<int64_t> shape;
   bool is_norm = false;
+  bool is_bias = false; // Qwen2's q, k and v biases (fp32 in memory, as norms)
 };
 std::vector<tensor_spec> tensor_specs(const tiny_options& o);
 
 // The generator's fp32 values for one tensor (before rounding to the disk
-// dtype): normal(0, 0.02) for matrices, 1 + normal(0, 0.05) for norm
-// weights, from a PRNG seeded by (seed, tensor name).
+// dtype): normal(0, 0.02) for matrices and biases, 1 + normal(0, 0.05) for
+// norm weights, from a PRNG seeded by (seed, tensor name).
 std::vector<float> tensor_values(const tiny_options& o, const tensor_spec& spec);
 
 // Writes model.safetensors (one file holding every tensor of tensor_specs).

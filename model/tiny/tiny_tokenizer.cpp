@@ -6,7 +6,7 @@
 namespace kvactor::model::tiny {
 
 tokenizer_spec make_tokenizer_spec(const tiny_options& o) {
-  const auto pattern = o.arch == architecture::qwen3 ? split_pattern::qwen2 : split_pattern::llama3;
+  const auto pattern = o.arch == architecture::llama ? split_pattern::llama3 : split_pattern::qwen2;
   const auto budget = static_cast<std::size_t>(o.vocab_size - 256 - num_special_tokens);
   tokenizer_spec spec = train_bpe(training_corpus(), pattern, budget);
   auto next = static_cast<token_id>(spec.vocab.size());

@@ -126,6 +126,40 @@ TEST(config, parses_qwen3) {
   EXPECT_EQ(r->rope_scaling.type, rope_scaling::kind::none);
 }
 
+// Qwen2.5-0.5B-Instruct's config.json: its sliding window is off
+// (use_sliding_window false), so the served context is the whole 32k.
+constexpr std::string_view qwen25_config = R"({
+  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+  "eos_token_id": 151645, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+  "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 21,
+  "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+  "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.1", "use_cache": true, "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
+TEST(config, parses_qwen2) {
+  auto r = parse_config(qwen25_config, "cfg.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->arch, architecture::qwen2);
+  EXPECT_EQ(architecture_name(r->arch), "qwen2");
+  EXPECT_TRUE(r->has_qkv_bias());
+  EXPECT_FALSE(r->has_qk_norm());
+  EXPECT_EQ(r->head_dim, 64);
+  EXPECT_EQ(r->max_position_embeddings, 32768);
+  EXPECT_FALSE(r->sliding_window.has_value());
+  EXPECT_TRUE(r->tie_word_embeddings);
+  EXPECT_THAT(error_of(replace(qwen25_config, R"("use_sliding_window": false)",
+                               R"("use_sliding_window": true)")),
+              HasSubstr("use_sliding_window"));
+  auto by_type = parse_config(replace(qwen25_config, R"("architectures": ["Qwen2ForCausalLM"],)",
+                                      ""),
+                              "cfg.json");
+  ASSERT_TRUE(by_type) << by_type.error().message;
+  EXPECT_EQ(by_type->arch, architecture::qwen2);
+}
+
 TEST(config, defaults_when_optional_keys_are_absent) {
   auto r = parse_config(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300})",

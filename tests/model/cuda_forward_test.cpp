@@ -245,6 +245,13 @@ INSTANTIATE_TEST_SUITE_P(styles, cuda_forward_test,
                                                               architecture::qwen3),
                                             ::testing::ValuesIn(every_dtypes)),
                          case_name);
+// Qwen2's biases: one launch more per layer (every dtype of it runs through
+// the emulator in emulated_forward_test; each case here takes ~20 s on the shim).
+INSTANTIATE_TEST_SUITE_P(qwen2, cuda_forward_test,
+                         ::testing::Combine(::testing::Values(architecture::qwen2),
+                                            ::testing::Values(dtypes{dtype::f32, dtype::f32,
+                                                                     dtype::f32})),
+                         case_name);
 
 } // namespace
 } // namespace kvactor::model

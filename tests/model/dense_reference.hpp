@@ -29,6 +29,11 @@ public:
       std::vector<double> xn = rms(x, lw.input_layernorm.f32());
       std::vector<double> q = matvec(lw.q_proj, xn), k = matvec(lw.k_proj, xn),
                           v = matvec(lw.v_proj, xn);
+      if (c_.has_qkv_bias()) {
+        add(q, *lw.q_bias);
+        add(k, *lw.k_bias);
+        add(v, *lw.v_bias);
+      }
       if (c_.has_qk_norm()) {
         for (int64_t h = 0; h < nh; ++h) rms_head(q.data() + h * d, lw.q_norm->f32());
         for (int64_t h = 0; h < nkv; ++h) rms_head(k.data() + h * d, lw.k_norm->f32());
@@ -86,6 +91,9 @@ private:
       y[size_t(r)] = s;
     }
     return y;
+  }
+  static void add(std::vector<double>& x, const weight_view& bias) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] += double(bias.f32()[i]);
   }
   std::vector<double> rms(const std::vector<double>& x, const float* w) const {
     double ss = 0;

@@ -72,6 +72,12 @@ public:
                 out, num);
     return {};
   }
+  status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,
+                  const float* bias) override {
+    emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::add_bias_kernel, y,
+                ldy, bias, n);
+    return {};
+  }
   status gather_rows(const float* x, const int32_t* rows, int32_t num_rows, int32_t n,
                      float* out) override {
     emu::launch(dim3(unsigned(num_rows)), dim3(gpu::model_ops_threads), gpu::gather_rows_kernel, x,
@@ -323,6 +329,7 @@ constexpr auto f32 = dtype::f32;
 
 INSTANTIATE_TEST_SUITE_P(styles, emulated_forward_test,
                          ::testing::Combine(::testing::Values(architecture::llama,
+                                                              architecture::qwen2,
                                                               architecture::qwen3),
                                             ::testing::ValuesIn(every_dtypes)),
                          case_name);

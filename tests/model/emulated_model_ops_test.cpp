@@ -85,6 +85,19 @@ TEST(emulated_model_ops, swiglu_matches_the_cpu_layer) {
   expect_near_all(got, want);
 }
 
+TEST(emulated_model_ops, add_bias_matches_the_cpu_layer) {
+  kernels::thread_pool pool(1);
+  const int32_t rows = 3, n = 300; // more than one pass of 128 threads
+  const int64_t ld = n + 20;       // the padding after each row stays as it was
+  std::vector<float> got = values(size_t(rows * ld), 9), want = got;
+  const std::vector<float> bias = values(size_t(n), 10);
+  emu::launch(dim3(rows), dim3(kernels::gpu::model_ops_threads), kernels::gpu::add_bias_kernel,
+              got.data(), ld, bias.data(), n);
+  layers::add_bias(pool, want.data(), ld, rows, n, bias.data());
+  EXPECT_EQ(got, want); // one addition per element
+  EXPECT_NE(got, values(size_t(rows * ld), 9));
+}
+
 TEST(emulated_model_ops, embedding_and_gather_rows) {
   const int32_t hidden = 150, vocab = 6;
   std::vector<float> table = values(size_t(vocab * hidden), 8);

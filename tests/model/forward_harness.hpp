@@ -66,7 +66,7 @@ inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype:
     o.vocab_size = 512;
     o.max_context = 512;
     o.seed = 7;
-    o.tie_embeddings = arch == architecture::qwen3; // as small Qwen3 checkpoints are
+    o.tie_embeddings = arch != architecture::llama; // as small Qwen2.5 and Qwen3 checkpoints are
     const status s = tiny::write_model(slot.first->path(), o);
     KVACTOR_ASSERT(s, "writing the tiny model failed");
     auto m = load_model_folder(slot.first->path(), dtype::f32);

@@ -1,6 +1,6 @@
 // The proof that paging is right: the paged forward pass (batched, chunked,
 // through the KV-cache kernels) against a dense reference written plainly in
-// double (dense_reference.hpp), on small Llama- and Qwen3-style tiny models,
+// double (dense_reference.hpp), on small Llama-, Qwen2- and Qwen3-style tiny models,
 // over an fp32 and a bf16 KV cache. Same greedy tokens (bf16: but for
 // near-ties), logits within the cache dtype's tolerance.
 #include <gtest/gtest.h>
@@ -274,7 +274,8 @@ TEST_P(forward_test, only_sampling_rows_get_logits) {
 
 INSTANTIATE_TEST_SUITE_P(styles, forward_test,
                          ::testing::Combine(
-                           ::testing::Values(architecture::llama, architecture::qwen3),
+                           ::testing::Values(architecture::llama, architecture::qwen2,
+                                             architecture::qwen3),
                            ::testing::Values(kernels::dtype::f32, kernels::dtype::bf16)),
                          [](const auto& p) {
                            return std::string(architecture_name(std::get<0>(p.param))) + "_kv_" +

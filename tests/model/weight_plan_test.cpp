@@ -1,6 +1,7 @@
 // weight_plan: the device layout of the weights (fused q|k|v, alignment, no
 // overlaps, tied LM head) and the exact widening the upload uses, on the
-// small Llama- and Qwen3-style models of the forward tests. No device needed.
+// small Llama-, Qwen2- and Qwen3-style models of the forward tests. No device
+// needed.
 #include "model/forward/weight_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,10 @@ TEST_P(weight_plan_test, slots_are_aligned_disjoint_and_q_k_v_fused) {
   for (const layer_slots& l : p.layers) {
     EXPECT_EQ(l.k_proj.offset, l.q_proj.offset + l.q_proj.bytes);
     EXPECT_EQ(l.v_proj.offset, l.k_proj.offset + l.k_proj.bytes);
+    if (l.q_bias) { // Qwen2: q|k|v biases fused as well
+      EXPECT_EQ(l.k_bias->offset, l.q_bias->offset + l.q_bias->bytes);
+      EXPECT_EQ(l.v_bias->offset, l.k_bias->offset + l.k_bias->bytes);
+    }
   }
   const std::vector<weight_slot> all = p.uploads();
   std::size_t end = 0;
@@ -34,13 +39,17 @@ TEST_P(weight_plan_test, slots_are_aligned_disjoint_and_q_k_v_fused) {
   }
   EXPECT_GE(p.total_bytes, end);
   EXPECT_EQ(p.total_bytes % weight_plan::alignment, 0u);
-  // Everything but k_proj and v_proj (which follow q_proj) starts aligned.
+  // Everything but k_proj and v_proj (which follow q_proj) and the k and v
+  // biases starts aligned.
   std::size_t num_unaligned = 0;
   for (const weight_slot& s : all) num_unaligned += s.offset % weight_plan::alignment != 0;
   std::size_t num_fused_followers = 0;
-  for (const layer_slots& l : p.layers)
+  for (const layer_slots& l : p.layers) {
     for (const weight_slot* s : {&l.k_proj, &l.v_proj})
       num_fused_followers += s->offset % weight_plan::alignment != 0;
+    for (const auto* s : {&l.k_bias, &l.v_bias})
+      num_fused_followers += *s && (*s)->offset % weight_plan::alignment != 0;
+  }
   EXPECT_EQ(num_unaligned, num_fused_followers);
 }
 
@@ -49,13 +58,16 @@ TEST_P(weight_plan_test, every_tensor_is_uploaded_once) {
   const weight_plan p = weight_plan::make(m.weights);
   const bool tied = m.config.tie_word_embeddings;
   const bool qk_norm = m.config.has_qk_norm();
-  const std::size_t per_layer = 9 + (qk_norm ? 2 : 0);
+  const bool qkv_bias = m.config.has_qkv_bias();
+  const std::size_t per_layer = 9 + (qk_norm ? 2 : 0) + (qkv_bias ? 3 : 0);
   EXPECT_EQ(p.uploads().size(), 1 + per_layer * p.layers.size() + 1 + (tied ? 0 : 1));
   EXPECT_EQ(p.lm_head.offset == p.embed_tokens.offset, tied);
   EXPECT_EQ(p.lm_head.source.data, m.weights.lm_head().data);
   for (const layer_slots& l : p.layers) {
     EXPECT_EQ(l.q_norm.has_value(), qk_norm);
     EXPECT_EQ(l.k_norm.has_value(), qk_norm);
+    EXPECT_EQ(l.q_bias.has_value(), qkv_bias);
+    EXPECT_EQ(l.v_bias.has_value(), qkv_bias);
   }
 }
 
@@ -94,6 +106,10 @@ TEST_P(weight_plan_test, a_bf16_plan_holds_matrices_in_half_the_bytes_and_norms_
   for (const layer_slots& l : bf16.layers) { // still one fused q|k|v matrix
     EXPECT_EQ(l.k_proj.offset, l.q_proj.offset + l.q_proj.bytes);
     EXPECT_EQ(l.v_proj.offset, l.k_proj.offset + l.k_proj.bytes);
+    if (l.q_bias) { // Qwen2: q|k|v biases fused as well
+      EXPECT_EQ(l.k_bias->offset, l.q_bias->offset + l.q_bias->bytes);
+      EXPECT_EQ(l.v_bias->offset, l.k_bias->offset + l.k_bias->bytes);
+    }
   }
   // Alignment adds under 256 bytes per slot to the element bytes.
   const std::size_t num_slots = bf16.uploads().size();
@@ -136,7 +152,8 @@ TEST_P(weight_plan_test, the_bf16_image_is_the_checkpoint_or_the_fp32_values_rou
 }
 
 INSTANTIATE_TEST_SUITE_P(styles, weight_plan_test,
-                         ::testing::Values(architecture::llama, architecture::qwen3),
+                         ::testing::Values(architecture::llama, architecture::qwen2,
+                                           architecture::qwen3),
                          [](const auto& p) { return std::string(architecture_name(p.param)); });
 
 } // namespace

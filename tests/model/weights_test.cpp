@@ -92,6 +92,12 @@ TEST_P(weights_round_trip, values_match_the_generator) {
     by_name[pre + "mlp.gate_proj.weight"] = &l.gate_proj;
     by_name[pre + "mlp.up_proj.weight"] = &l.up_proj;
     by_name[pre + "mlp.down_proj.weight"] = &l.down_proj;
+    ASSERT_EQ(l.q_bias.has_value(), p.arch == architecture::qwen2);
+    if (l.q_bias) {
+      by_name[pre + "self_attn.q_proj.bias"] = &*l.q_bias;
+      by_name[pre + "self_attn.k_proj.bias"] = &*l.k_bias;
+      by_name[pre + "self_attn.v_proj.bias"] = &*l.v_bias;
+    }
     ASSERT_EQ(l.q_norm.has_value(), p.arch == architecture::qwen3);
     if (l.q_norm) {
       by_name[pre + "self_attn.q_norm.weight"] = &*l.q_norm;
@@ -103,7 +109,7 @@ TEST_P(weights_round_trip, values_match_the_generator) {
   for (const auto& spec : specs) {
     ASSERT_TRUE(by_name.count(spec.name)) << spec.name;
     const weight_view& v = *by_name[spec.name];
-    EXPECT_EQ(v.type, spec.is_norm ? dtype::f32 : p.want) << spec.name;
+    EXPECT_EQ(v.type, spec.is_norm || spec.is_bias ? dtype::f32 : p.want) << spec.name;
     EXPECT_EQ(v.rank, static_cast<int>(spec.shape.size())) << spec.name;
     EXPECT_EQ(v.rows(), spec.shape[0]) << spec.name;
     if (spec.shape.size() == 2) {
@@ -122,8 +128,10 @@ TEST_P(weights_round_trip, values_match_the_generator) {
   }
   // Same dtype on disk and in memory: the matrices stay in the mapping.
   if (p.on_disk == p.want) {
+    // norms, Qwen3's q/k norms, Qwen2's biases (2 layers of 32 + 2 x 16)
     const std::size_t norm_bytes =
-      4 * (32 * (2 * 2 + 1) + (p.arch == architecture::qwen3 ? 2 * 2 * 16 : 0));
+      4 * (32 * (2 * 2 + 1) + (p.arch == architecture::qwen3 ? 2 * 2 * 16 : 0) +
+           (p.arch == architecture::qwen2 ? 2 * 64 : 0));
     EXPECT_EQ(w->num_owned_bytes(), p.want == dtype::f32 ? 0u : norm_bytes);
   }
 }
@@ -134,6 +142,8 @@ INSTANTIATE_TEST_SUITE_P(
                       round_trip_case{architecture::llama, dtype::bf16, dtype::bf16, true},
                       round_trip_case{architecture::qwen3, dtype::bf16, dtype::f32, true},
                       round_trip_case{architecture::qwen3, dtype::f16, dtype::bf16, false},
+                      round_trip_case{architecture::qwen2, dtype::bf16, dtype::bf16, true},
+                      round_trip_case{architecture::qwen2, dtype::f32, dtype::f32, false},
                       round_trip_case{architecture::llama, dtype::f32, dtype::f32, false},
                       round_trip_case{architecture::llama, dtype::f32, dtype::bf16, false}));
 
@@ -216,6 +226,20 @@ TEST(weights, qwen3_weights_under_a_llama_config_are_refused) {
   auto w = load(dir, dtype::f32);
   ASSERT_FALSE(w);
   EXPECT_THAT(w.error().message, HasSubstr("q_norm.weight' present but config.json says llama"));
+}
+
+TEST(weights, qwen2_biases_under_another_config_are_refused) {
+  temp_dir dir;
+  auto o = small_options(architecture::qwen2, dtype::bf16, false);
+  write_folder(dir, o);
+  for (const architecture other : {architecture::llama, architecture::qwen3}) {
+    o.arch = other;
+    test_support::write_file(dir / "config.json", tiny::config_json(o));
+    auto w = load(dir, dtype::f32);
+    ASSERT_FALSE(w);
+    EXPECT_THAT(w.error().message, HasSubstr("q_proj.bias' present but config.json says "));
+    EXPECT_THAT(w.error().message, HasSubstr("(q/k/v biases are Qwen2's)"));
+  }
 }
 
 } // namespace

@@ -53,6 +53,10 @@ TEST(client_lines, parse_event_reads_accepted_token_and_error_lines) {
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->event, "accepted");
   EXPECT_EQ(a->prompt_tokens, 9);
+  EXPECT_TRUE(a->prompt_token_ids.empty());
+  auto ids = parse_event(format_accepted("x", 2, {7, 8}));
+  ASSERT_TRUE(ids.has_value());
+  EXPECT_EQ(ids->prompt_token_ids, (std::vector<int32_t>{7, 8}));
   auto t = parse_event(format_token("x", {1, 3, 250, "\xc3\xa9"}));
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->index, 3);

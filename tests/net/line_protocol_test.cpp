@@ -46,6 +46,9 @@ TEST(line_protocol, parses_a_full_generate_line) {
   EXPECT_TRUE(g.request.add_special_tokens);
   EXPECT_FALSE(generate_of(R"({"op":"generate","id":"r","prompt":"t","add_special_tokens":false})")
                  .request.add_special_tokens);
+  EXPECT_FALSE(g.request.return_prompt_tokens);
+  EXPECT_TRUE(generate_of(R"({"op":"generate","id":"r","prompt":"t","return_token_ids":true})")
+                .request.return_prompt_tokens);
 }
 
 TEST(line_protocol, applies_defaults_and_takes_fields_in_any_order) {

@@ -129,6 +129,24 @@ TEST_F(server_test, streams_a_generation_in_order) {
   EXPECT_EQ(c->read_event()->event, "pong");
 }
 
+// return_token_ids: accepted carries the prompt's ids as the model got them.
+TEST_F(server_test, answers_the_prompts_ids_when_asked) {
+  start();
+  auto c = connect();
+  generate_request r = tokens_request({4, 5, 6}, 1);
+  r.return_prompt_tokens = true;
+  c->send(generate_line("ids", r));
+  auto events = until_end(*c, "ids");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().event, "accepted");
+  EXPECT_EQ(events.front().prompt_token_ids, (std::vector<int32_t>{4, 5, 6}));
+  c->send(generate_line("plain", tokens_request({4, 5, 6}, 1)));
+  events = until_end(*c, "plain");
+  ASSERT_FALSE(events.empty());
+  EXPECT_TRUE(events.front().prompt_token_ids.empty());
+  EXPECT_THAT(events.front().line, ::testing::Not(HasSubstr("prompt_token_ids")));
+}
+
 TEST_F(server_test, interleaves_requests_of_concurrent_clients) {
   start();
   std::vector<std::thread> clients;
