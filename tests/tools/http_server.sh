@@ -1,7 +1,9 @@
 # Sourced by the tests that need kvactor-serve's HTTP front:
 #   start_http_server SERVE MODEL_DIR [more kvactor-serve options]
 # starts it in the background and sets pid, http_port and log (removed, and
-# the server killed, at exit).
+# the server killed, at exit);
+#   http METHOD PATH [BODY]
+# sends one request on a connection of its own and prints the whole response.
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 log=$(mktemp)
 trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -f "$log"' EXIT
@@ -24,4 +26,13 @@ start_http_server() {
   done
   grep -q 'kvactor HTTP on' "$log" || { echo "the server did not start:"; cat "$log"; exit 1; }
   cat "$log"
+}
+
+http() { # METHOD PATH [BODY]
+  local body=${3:-}
+  exec 3<>"/dev/tcp/127.0.0.1/$http_port"
+  printf '%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
+    "$1" "$2" "${#body}" "$body" >&3
+  timeout 60 cat <&3
+  exec 3>&-
 }

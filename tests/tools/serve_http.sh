@@ -10,16 +10,6 @@ start_http_server "$serve" "$model" --kv-cache-mib=16
 name=$(basename "$model")
 grep -q "model '$name'" "$log"
 
-# One request per connection (Connection: close); prints the whole response.
-http() { # METHOD PATH [BODY]
-  local body=${3:-}
-  exec 3<>"/dev/tcp/127.0.0.1/$http_port"
-  printf '%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
-    "$1" "$2" "${#body}" "$body" >&3
-  timeout 60 cat <&3
-  exec 3>&-
-}
-
 out=$(http POST /v1/completions '{"prompt":"Once upon a time","max_tokens":5,"temperature":0,"ignore_eos":true}')
 echo "$out"
 grep -q '^HTTP/1.1 200 OK' <<<"$out"
