@@ -28,4 +28,5 @@ install(FILES ${PROJECT_BINARY_DIR}/kvactorConfig.cmake
               ${PROJECT_SOURCE_DIR}/cmake/caf.cmake
               ${PROJECT_SOURCE_DIR}/cmake/utf8proc.cmake
               ${PROJECT_SOURCE_DIR}/cmake/python.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/pcre2.cmake
         DESTINATION ${kvactor_cmake_dir})

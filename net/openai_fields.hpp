@@ -7,6 +7,8 @@
 
 #include <simdjson.h>
 
+#include <functional>
+
 namespace kvactor::net::openai {
 
 api_error invalid(std::string_view field, std::string message);
@@ -29,6 +31,16 @@ struct fields {
   bool chat_logprobs = false;
   int32_t chat_top_logprobs = 0;
 };
+
+// Reads `body` as one JSON object, handing each field to on_field in order;
+// the first error (from on_field, or for a body that is not one JSON object
+// or has content after it) stops the reading.
+using field_reader =
+  std::function<std::optional<api_error>(std::string_view key, simdjson::ondemand::value v)>;
+std::optional<api_error> read_object(std::string_view body, const field_reader& on_field);
+
+// An array of token ids (each in [0, 2^31)), or nullopt.
+std::optional<std::vector<int32_t>> token_ids(simdjson::ondemand::array a);
 
 // The fields only chat requests have (messages, logprobs as a boolean,
 // tools, ...), which read_chat_field reads; an error names the field.

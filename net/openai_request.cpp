@@ -30,8 +30,6 @@ api_error unsupported(std::string_view field, std::string_view what) {
   return invalid(field, std::string(what) + " is not supported");
 }
 
-namespace {
-
 std::optional<std::vector<int32_t>> token_ids(od::array a) {
   std::vector<int32_t> ids;
   for (auto item : a) {
@@ -42,6 +40,34 @@ std::optional<std::vector<int32_t>> token_ids(od::array a) {
   }
   return ids;
 }
+
+std::optional<api_error> read_object(std::string_view body, const field_reader& on_field) {
+  simdjson::padded_string buffer(body);
+  od::parser parser;
+  od::document doc;
+  od::object obj;
+  auto err = parser.iterate(buffer).get(doc);
+  if (!err)
+    err = doc.get_object().get(obj);
+  if (err)
+    return api_error{400,
+                     err == simdjson::INCORRECT_TYPE ? "the body must be one JSON object"
+                                                     : std::string("invalid JSON: ") +
+                                                         simdjson::error_message(err)};
+  for (auto field : obj) {
+    std::string_view key;
+    od::value v;
+    if ((err = field.unescaped_key().get(key)) || (err = field.value().get(v)))
+      return api_error{400, std::string("invalid JSON: ") + simdjson::error_message(err)};
+    if (auto problem = on_field(key, v))
+      return problem;
+  }
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
+    return api_error{400, "invalid JSON: trailing content after the object"};
+  return std::nullopt;
+}
+
+namespace {
 
 // prompt: a string, an array of token ids, or an array of either (a batch).
 std::variant<prompt_list, api_error> read_prompt(od::value v) {
@@ -225,6 +251,7 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   } else if (key == "return_token_ids") { // as vLLM accepts it
     if (v.get_bool().get(f.return_token_ids))
       return must_be(key, "true or false");
+    f.params.return_prompt_tokens = f.return_token_ids; // the runtime sends them back
   } else if (key == "ignore_eos") { // as vLLM accepts it
     if (v.get_bool().get(f.params.ignore_eos))
       return must_be(key, "true or false");
@@ -239,18 +266,6 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
 
 std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_seed, bool chat,
                                          const model::sampling_defaults& defaults) {
-  simdjson::padded_string buffer(body);
-  od::parser parser;
-  od::document doc;
-  od::object obj;
-  auto err = parser.iterate(buffer).get(doc);
-  if (!err)
-    err = doc.get_object().get(obj);
-  if (err)
-    return api_error{400,
-                     err == simdjson::INCORRECT_TYPE ? "the body must be one JSON object"
-                                                     : std::string("invalid JSON: ") +
-                                                         simdjson::error_message(err)};
   fields f;
   // OpenAI's defaults, but for a chat's length: OpenAI's runs to the end of
   // the context, which the HTTP front does not know before tokenizing.
@@ -261,15 +276,9 @@ std::variant<fields, api_error> read_body(std::string_view body, uint64_t draw_s
   // template writes them (as vLLM).
   f.params.add_special_tokens = !chat;
   apply_sampling_defaults(defaults, f.params); // the model's, for the fields left out
-  for (auto field : obj) {
-    std::string_view key;
-    if ((err = field.unescaped_key().get(key)))
-      return api_error{400, std::string("invalid JSON: ") + simdjson::error_message(err)};
-    if (auto problem = read_field(key, field.value(), f, chat))
-      return *problem;
-  }
-  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
-    return api_error{400, "invalid JSON: trailing content after the object"};
+  if (auto problem = read_object(
+        body, [&](std::string_view key, od::value v) { return read_field(key, v, f, chat); }))
+    return *problem;
   if (chat ? !f.messages : !f.prompts)
     return invalid(chat ? "messages" : "prompt",
                    chat ? "messages is required" : "prompt is required");
@@ -290,7 +299,6 @@ completion_request request_of(fields& f) {
   out.stream = f.stream;
   out.include_usage = f.include_usage.value_or(false);
   out.return_token_ids = f.return_token_ids;
-  f.params.return_prompt_tokens = f.return_token_ids;
   for (auto& p : *f.prompts) {
     generate_request r = f.params;
     if (auto* text = std::get_if<std::string>(&p))

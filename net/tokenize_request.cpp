@@ -2,8 +2,6 @@
 
 #include <simdjson.h>
 
-#include <limits>
-
 #include "base/utf8.hpp"
 #include "net/json_writer.hpp"
 #include "net/openai_fields.hpp"
@@ -24,23 +22,9 @@ struct tokenize_fields {
 // Reads the fields both endpoints look at; the others (model, chat
 // options) are left to their readers.
 std::variant<tokenize_fields, api_error> read_fields(std::string_view body) {
-  simdjson::padded_string buffer(body);
-  od::parser parser;
-  od::document doc;
-  od::object obj;
-  auto err = parser.iterate(buffer).get(doc);
-  if (!err)
-    err = doc.get_object().get(obj);
-  if (err)
-    return api_error{400, err == simdjson::INCORRECT_TYPE
-                            ? "the body must be one JSON object"
-                            : std::string("invalid JSON: ") + simdjson::error_message(err)};
   tokenize_fields f;
-  for (auto field : obj) {
-    std::string_view key;
-    od::value v;
-    if ((err = field.unescaped_key().get(key)) || (err = field.value().get(v)))
-      return api_error{400, std::string("invalid JSON: ") + simdjson::error_message(err)};
+  auto problem = openai::read_object(body, [&](std::string_view key,
+                                               od::value v) -> std::optional<api_error> {
     if (key == "prompt" || key == "content") {
       std::string_view s;
       if (v.get_string().get(s))
@@ -57,20 +41,13 @@ std::variant<tokenize_fields, api_error> read_fields(std::string_view body) {
       f.has_messages = true;
     } else if (key == "tokens") {
       od::array a;
-      if (v.get_array().get(a))
+      if (v.get_array().get(a) || !(f.tokens = openai::token_ids(a)))
         return openai::must_be(key, "an array of token ids");
-      std::vector<int32_t> ids;
-      for (auto item : a) {
-        int64_t t;
-        if (item.get_int64().get(t) || t < 0 || t > std::numeric_limits<int32_t>::max())
-          return openai::must_be(key, "an array of token ids");
-        ids.push_back(static_cast<int32_t>(t));
-      }
-      f.tokens = std::move(ids);
     }
-  }
-  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
-    return api_error{400, "invalid JSON: trailing content after the object"};
+    return std::nullopt;
+  });
+  if (problem)
+    return *problem;
   return f;
 }
 

@@ -112,10 +112,14 @@ void tokenizer::encode_segment(std::string_view raw, bool at_text_start,
   } else {
     pieces.push_back(text);
   }
-  for (auto pattern : spec_.splits) {
+  for (const auto& step : spec_.splits) {
     std::vector<std::string_view> next;
-    for (auto p : pieces)
-      for (auto q : pre_split(p, pattern)) next.push_back(q);
+    for (auto p : pieces) {
+      const auto split = std::holds_alternative<split_pattern>(step)
+                           ? pre_split(p, std::get<split_pattern>(step))
+                           : std::get<regex_split>(step).split(p);
+      next.insert(next.end(), split.begin(), split.end());
+    }
     pieces = std::move(next);
   }
   for (auto p : pieces) bpe_.encode_piece(p, out);

@@ -202,14 +202,15 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
   }
   s += "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", "
        "\"pretokenizers\": [";
-  for (auto p : spec.splits) {
-    if (p == split_pattern::individual_digits || p == split_pattern::digit_runs) {
+  for (const auto& step : spec.splits) {
+    const auto* p = std::get_if<split_pattern>(&step);
+    if (p && (*p == split_pattern::individual_digits || *p == split_pattern::digit_runs)) {
       s += "{\"type\": \"Digits\", \"individual_digits\": ";
-      s += p == split_pattern::individual_digits ? "true}, " : "false}, ";
+      s += *p == split_pattern::individual_digits ? "true}, " : "false}, ";
       continue;
     }
     s += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
-    s += json::quote(split_pattern_regex(p));
+    s += json::quote(p ? split_pattern_regex(*p) : std::get<regex_split>(step).regex());
     s += "}, \"behavior\": \"Isolated\", \"invert\": false}, ";
   }
   s += "{\"type\": \"ByteLevel\", \"add_prefix_space\": ";

@@ -256,15 +256,20 @@ status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level
     if (!n.regex)
       return json::key_error(where, "pre_tokenizer",
                              "Split without a 'Regex' pattern is not supported");
-    const auto p = recognise_split_pattern(*n.regex);
-    if (!p)
-      return json::key_error(where, "pre_tokenizer",
-                             "unsupported Split regex '" + *n.regex +
-                               "' (kvactor knows the GPT-2, Llama 3 and Qwen2 patterns)");
     if (n.string("behavior") != "Isolated" || n.flag("invert", false))
       return json::key_error(where, "pre_tokenizer",
                              "only Split behavior 'Isolated' without invert is supported");
-    spec.splits.push_back(*p);
+    // NOTE: the GPT-2, Llama 3 and Qwen2 patterns run by the hand-written
+    // scanner, any other regex by PCRE2 (with JIT as fast on Llama 3.1's
+    // pattern: model/README.md).
+    if (const auto p = recognise_split_pattern(*n.regex)) {
+      spec.splits.push_back(*p);
+      return {};
+    }
+    auto r = regex_split::compile(*n.regex);
+    if (!r)
+      return json::key_error(where, "pre_tokenizer", "Split " + r.error().message);
+    spec.splits.push_back(std::move(*r));
     return {};
   }
   return unsupported(where, "pre_tokenizer", "pre-tokenizer", n.type);

