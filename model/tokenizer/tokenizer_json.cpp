@@ -209,9 +209,15 @@ std::string write_tokenizer_json(const tokenizer_spec& spec) {
       s += *p == split_pattern::individual_digits ? "true}, " : "false}, ";
       continue;
     }
-    s += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
-    s += json::quote(p ? split_pattern_regex(*p) : std::get<regex_split>(step).regex());
-    s += "}, \"behavior\": \"Isolated\", \"invert\": false}, ";
+    const regex_split* r = p ? nullptr : &std::get<regex_split>(step);
+    const regex_split::options o = r ? r->settings() : regex_split::options{};
+    s += "{\"type\": \"Split\", \"pattern\": {";
+    s += o.literal ? "\"String\": " : "\"Regex\": ";
+    s += json::quote(r ? r->pattern() : split_pattern_regex(*p));
+    s += "}, \"behavior\": ";
+    s += json::quote(split_behavior_name(o.behavior));
+    s += ", \"invert\": ";
+    s += o.invert ? "true}, " : "false}, ";
   }
   s += "{\"type\": \"ByteLevel\", \"add_prefix_space\": ";
   s += spec.add_prefix_space ? "true" : "false";

@@ -253,20 +253,25 @@ status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level
     return {};
   }
   if (n.type == "Split") {
-    if (!n.regex)
-      return json::key_error(where, "pre_tokenizer",
-                             "Split without a 'Regex' pattern is not supported");
-    if (n.string("behavior") != "Isolated" || n.flag("invert", false))
-      return json::key_error(where, "pre_tokenizer",
-                             "only Split behavior 'Isolated' without invert is supported");
+    if (!n.regex && !n.string_pattern)
+      return json::key_error(where, "pre_tokenizer", "Split without a 'Regex' or 'String' pattern");
+    const std::string behavior = n.string("behavior");
+    regex_split::options o;
+    if (const auto b = split_behavior_of(behavior))
+      o.behavior = *b;
+    else
+      return json::key_error(where, "pre_tokenizer", "unknown Split behavior '" + behavior + "'");
+    o.invert = n.flag("invert", false);
+    o.literal = !n.regex;
     // NOTE: the GPT-2, Llama 3 and Qwen2 patterns run by the hand-written
-    // scanner, any other regex by PCRE2 (with JIT as fast on Llama 3.1's
+    // scanner, any other pattern by PCRE2 (with JIT as fast on Llama 3.1's
     // pattern: model/README.md).
-    if (const auto p = recognise_split_pattern(*n.regex)) {
+    const auto p = n.regex ? recognise_split_pattern(*n.regex) : std::nullopt;
+    if (p && o.behavior == split_behavior::isolated && !o.invert) {
       spec.splits.push_back(*p);
       return {};
     }
-    auto r = regex_split::compile(*n.regex);
+    auto r = regex_split::compile(n.regex ? *n.regex : *n.string_pattern, o);
     if (!r)
       return json::key_error(where, "pre_tokenizer", "Split " + r.error().message);
     spec.splits.push_back(std::move(*r));

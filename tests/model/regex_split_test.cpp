@@ -52,6 +52,39 @@ TEST(regex_split, agrees_with_the_scanner_on_its_patterns) {
   }
 }
 
+// The behaviors on the example of Hugging Face's documentation of
+// SplitDelimiterBehavior, a literal '-' in "the-final--countdown".
+TEST(regex_split, joins_or_drops_the_pieces_as_its_behavior_says) {
+  auto with = [](split_behavior b, bool invert = false) {
+    regex_split::options o;
+    o.literal = true;
+    o.behavior = b;
+    o.invert = invert;
+    auto r = regex_split::compile("-", o);
+    EXPECT_TRUE(r.has_value());
+    return r->split("the-final--countdown");
+  };
+  using b = split_behavior;
+  EXPECT_THAT(with(b::removed), ElementsAre("the", "final", "countdown"));
+  EXPECT_THAT(with(b::isolated), ElementsAre("the", "-", "final", "-", "-", "countdown"));
+  EXPECT_THAT(with(b::merged_with_previous), ElementsAre("the-", "final-", "-", "countdown"));
+  EXPECT_THAT(with(b::merged_with_next), ElementsAre("the", "-final", "-", "-countdown"));
+  EXPECT_THAT(with(b::contiguous), ElementsAre("the", "-", "final", "--", "countdown"));
+  // invert: the stretches are the matches
+  EXPECT_THAT(with(b::removed, true), ElementsAre("-", "-", "-"));
+  for (auto behavior : {b::isolated, b::removed, b::merged_with_previous, b::merged_with_next,
+                        b::contiguous})
+    EXPECT_EQ(split_behavior_of(split_behavior_name(behavior)), behavior);
+  EXPECT_FALSE(split_behavior_of("Merged").has_value());
+}
+
+// A literal pattern is a string, whatever regex syntax it holds.
+TEST(regex_split, finds_a_literal_string_as_it_is) {
+  regex_split::options o;
+  o.literal = true;
+  EXPECT_THAT(regex_split::compile("a.b", o)->split("axb a.b"), ElementsAre("axb ", "a.b"));
+}
+
 TEST(regex_split, names_a_regex_that_does_not_compile) {
   auto bad = regex_split::compile("[a-");
   ASSERT_FALSE(bad.has_value());

@@ -132,7 +132,8 @@ TEST_P(tokenizer_reference, decodes_every_text_as_hugging_face_does) {
 
 INSTANTIATE_TEST_SUITE_P(families, tokenizer_reference,
                          ::testing::Values("llama3_1", "qwen3", "qwen2_5", "llama2",
-                                           "llama2_metaspace", "mistral_nemo", "deepseek_v3"));
+                                           "llama2_metaspace", "mistral_nemo", "deepseek_v3",
+                                           "gemma2"));
 
 // A byte-level tokenizer's stream, decoded piece by piece, is the text.
 TEST(tokenizer_reference_stream, byte_level_pieces_concatenate_to_the_decoding) {

@@ -247,7 +247,10 @@ TEST(tokenizer, bad_files_give_clear_errors) {
   EXPECT_THAT(parse_error("[]"), HasSubstr("tok.json: expected a JSON object"));
   EXPECT_THAT(parse_error(replaced(good, R"("type": "BPE")", R"("type": "WordPiece")")),
               HasSubstr("key 'model.type': unsupported model type 'WordPiece'"));
-  // Any regex runs (PCRE2); one that does not compile is named.
+  // Any regex runs (PCRE2); one that does not compile is named, and so is an
+  // unknown behavior.
+  EXPECT_THAT(parse_error(replaced(good, R"("behavior": "Isolated")", R"("behavior": "Split")")),
+              HasSubstr("unknown Split behavior 'Split'"));
   EXPECT_TRUE(tokenizer::parse(replaced(good, R"("Regex": ")", R"("Regex": "\\d+|)"), "tok.json"));
   EXPECT_THAT(parse_error(replaced(good, R"("Regex": ")", R"("Regex": "(\\d+|)")),
               HasSubstr("key 'pre_tokenizer': Split regex '(\\d+|"));

@@ -16,7 +16,7 @@ if (!dir) {
   console.error("usage: node make-reference.mjs DIR [OUT_DIR]");
   process.exit(2);
 }
-const families = ["llama3_1", "qwen3", "qwen2_5", "llama2", "llama2_metaspace", "mistral_nemo", "deepseek_v3"];
+const families = ["llama3_1", "qwen3", "qwen2_5", "llama2", "llama2_metaspace", "mistral_nemo", "deepseek_v3", "gemma2"];
 // llama2_metaspace: the llama2 files in the form transformers writes for a
 // SentencePiece Llama with legacy=false (and other converted tokenizers):
 // no normalizer, a Metaspace pre-tokenizer and decoder ("first" prepend
