@@ -6,8 +6,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/caf.cmake)
 find_package(Boost 1.74 REQUIRED CONFIG)
 find_package(simdjson 3 CONFIG REQUIRED)
 include(${CMAKE_CURRENT_LIST_DIR}/utf8proc.cmake)
-include(${CMAKE_CURRENT_LIST_DIR}/python.cmake)
-include(${CMAKE_CURRENT_LIST_DIR}/pcre2.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/pkg_config_libraries.cmake)
 # OpenBLAS: the tests' reference for the cuBLAS calls of the CUDA forward
 # pass (the CPU forward pass has its own products).
 set(BLA_VENDOR OpenBLAS)

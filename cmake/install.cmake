@@ -27,6 +27,5 @@ install(FILES ${PROJECT_BINARY_DIR}/kvactorConfig.cmake
               ${PROJECT_BINARY_DIR}/kvactorConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/caf.cmake
               ${PROJECT_SOURCE_DIR}/cmake/utf8proc.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/python.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/pcre2.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/pkg_config_libraries.cmake
         DESTINATION ${kvactor_cmake_dir})
