@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,31 +63,6 @@ result<std::string> read_text(const std::string& file) {
 }
 
 template <class F>
-double median_seconds(int reps, F&& f);
-
-// Loads and renders the chat template of `dir`, if it has one.
-void bench_chat_template(const std::filesystem::path& dir, const std::string& text, int reps) {
-  std::optional<result<model::chat_template>> chat;
-  const double load = median_seconds(1, [&] { chat.emplace(model::chat_template::load(dir)); });
-  if (!*chat) {
-    std::printf("chat template: %s\n", (*chat).error().message.c_str());
-    return;
-  }
-  if ((*chat)->is_plain())
-    return;
-  std::printf("chat template: loaded in %.1f ms (Python started, template compiled)\n", load * 1e3);
-  for (size_t turns : {1, 7, 31}) {
-    std::vector<model::chat_message> messages;
-    for (size_t i = 0; i < turns; ++i)
-      messages.push_back({i % 2 ? "assistant" : "user", text.substr((i * 200) % text.size(), 200)});
-    size_t bytes = 0;
-    const double r = median_seconds(reps * 40, [&] { bytes = (*chat)->render(messages)->size(); });
-    std::printf("chat template: %2zu messages -> %5zu bytes: %.0f us per render\n", turns, bytes,
-                r * 1e6);
-  }
-}
-
-template <class F>
 double median_seconds(int reps, F&& f) {
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -98,6 +72,30 @@ double median_seconds(int reps, F&& f) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Loads and renders the chat template of `dir`, if it has one.
+void bench_chat_template(const std::filesystem::path& dir, const std::string& text, int reps) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto chat = model::chat_template::load(dir);
+  const std::chrono::duration<double> load = std::chrono::steady_clock::now() - start;
+  if (!chat) {
+    std::printf("chat template: %s\n", chat.error().message.c_str());
+    return;
+  }
+  if (chat->is_plain())
+    return;
+  std::printf("chat template: loaded in %.1f ms (Python started, template compiled)\n",
+              load.count() * 1e3);
+  for (size_t turns : {1, 7, 31}) {
+    std::vector<model::chat_message> messages;
+    for (size_t i = 0; i < turns; ++i)
+      messages.push_back({i % 2 ? "assistant" : "user", text.substr((i * 200) % text.size(), 200)});
+    size_t bytes = 0;
+    const double r = median_seconds(reps * 40, [&] { bytes = chat->render(messages)->size(); });
+    std::printf("chat template: %2zu messages -> %5zu bytes: %.0f us per render\n", turns, bytes,
+                r * 1e6);
+  }
 }
 
 } // namespace

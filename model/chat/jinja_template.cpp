@@ -88,6 +88,12 @@ void load_environment(interpreter& it) {
   Py_DECREF(module);
 }
 
+std::string did_not_start(const PyStatus& status) {
+  std::string why = "Python did not start: ";
+  why += status.err_msg ? status.err_msg : "no reason given";
+  return why;
+}
+
 interpreter start() {
   interpreter it;
   if (Py_IsInitialized()) { // the host application's
@@ -103,7 +109,7 @@ interpreter start() {
   PyPreConfig_InitIsolatedConfig(&preconfig);
   preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
   if (const PyStatus pre = Py_PreInitialize(&preconfig); PyStatus_Exception(pre)) {
-    it.error = std::string("Python did not start: ") + (pre.err_msg ? pre.err_msg : "no reason");
+    it.error = did_not_start(pre);
     return it;
   }
 #endif
@@ -116,8 +122,7 @@ interpreter start() {
   const PyStatus status = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
   if (PyStatus_Exception(status)) {
-    it.error = std::string("Python did not start: ") +
-               (status.err_msg ? status.err_msg : "no reason given");
+    it.error = did_not_start(status);
     return it;
   }
   load_environment(it);
