@@ -157,11 +157,42 @@ void cuda_device::watch() {
 }
 
 std::optional<std::string> cuda_device::query_streams() const {
+  std::lock_guard lock{capture_mutex_};
   if (const cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return describe(e);
   for (cudaStream_t s : streams_)
     if (const cudaError_t e = cudaStreamQuery(s); e != cudaSuccess && e != cudaErrorNotReady)
       return describe(e);
   return std::nullopt;
+}
+
+std::variant<cudaGraphExec_t, std::string>
+cuda_device::capture(stream_id stream, const std::function<bool()>& launch) {
+  std::lock_guard lock{capture_mutex_};
+  const cudaStream_t s = native_stream(stream);
+  if (const cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+      e != cudaSuccess)
+    return describe(e) + " (cudaStreamBeginCapture)";
+  const bool launched = launch();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  (void)cudaGetLastError(); // a failed capture's error is this call's answer, not the next's
+  if (!launched || ended != cudaSuccess) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    return launched ? describe(ended) + " (cudaStreamEndCapture)" : "a launch failed";
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  if (made != cudaSuccess) {
+    (void)cudaGetLastError();
+    return describe(made) + " (cudaGraphInstantiate)";
+  }
+  return exec;
+}
+
+bool cuda_device::launch_graph(stream_id stream, cudaGraphExec_t graph) {
+  cudaStream_t s = enqueue_stream(stream);
+  return s != nullptr && survive(cudaGraphLaunch(graph, s), "cudaGraphLaunch");
 }
 
 void cuda_device::report_fault(const std::string& what) const {

@@ -15,12 +15,20 @@
 // work shuts down cleanly. A kernel launch that fails (ops.cpp) reports the
 // fault too: a fault can come while the host still enqueues the kernels of
 // the step that hit it.
+//
+// Graphs: capture records what a function launches on a stream as a CUDA
+// graph (nothing runs) and launch_graph replays it there. While a stream
+// captures, the watchdog leaves every stream alone: a query of a capturing
+// stream would break the capture.
 
 #include <cuda_runtime_api.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
+#include <string>
+#include <variant>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -58,6 +66,14 @@ public:
   // The stream's handle, this device made current (a failure to make it
   // current is reported as the fault).
   cudaStream_t native_stream(stream_id stream) const;
+  // What `launch` enqueues on `stream`, captured as an instantiated graph,
+  // or why not: `launch` returns false (a launch failed) or CUDA refused
+  // the capture, with the error's name. Not a fault: the stream is as it
+  // was. Only the calling thread may use the stream meanwhile.
+  std::variant<cudaGraphExec_t, std::string> capture(stream_id stream,
+                                                      const std::function<bool()>& launch);
+  // Queues a graph made by capture on `stream` (a failure is the fault).
+  bool launch_graph(stream_id stream, cudaGraphExec_t graph);
   // A kernel launch's result (ops.cpp): an error is the device's fault.
   void launched(cudaError_t e, const char* kernel) const { (void)survive(e, kernel); }
   int32_t ordinal() const { return ordinal_; }
@@ -90,6 +106,8 @@ private:
   std::unique_ptr<thread_pool> host_pool_;  // host_parallel_for: the rows a step samples
 
   mutable std::atomic<bool> faulted_{false};
+  // Held by a capture throughout and by the watchdog while it queries.
+  mutable std::mutex capture_mutex_;
   mutable std::mutex watch_mutex_;
   std::condition_variable watch_wake_;
   int64_t num_pending_ = 0;  // completions enqueued and not yet run; guarded by watch_mutex_

@@ -100,6 +100,12 @@ constexpr error_text error_texts[] = {
   {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
   {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
   {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+  {cudaErrorIllegalState, "cudaErrorIllegalState",
+   "the operation cannot be performed in the present state"},
+  {cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported",
+   "operation not permitted when stream is capturing"},
+  {cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated",
+   "operation failed due to a previous error during capture"},
 };
 
 const error_text* find_text(cudaError_t e) {

@@ -92,10 +92,40 @@ stream_impl::~stream_impl() {
 void stream_impl::push(task_kind kind, const char* what, std::function<void()> run) {
   {
     std::lock_guard lock{mutex_};
+    if (capture_) {
+      if (kind == task_kind::device)
+        capture_->tasks.push_back(task{kind, what, std::move(run)});
+      else
+        capture_->broken = true;
+      return;
+    }
     tasks_.push_back(task{kind, what, std::move(run)});
     ++num_pushed_;
   }
   changed_.notify_all();
+}
+
+bool stream_impl::begin_capture() {
+  std::lock_guard lock{mutex_};
+  if (capture_) return false;
+  capture_.emplace();
+  return true;
+}
+
+std::optional<std::vector<stream_impl::task>> stream_impl::end_capture() {
+  std::lock_guard lock{mutex_};
+  if (!capture_) return std::nullopt;
+  capture_state c = std::move(*capture_);
+  capture_.reset();
+  if (c.broken) return std::nullopt;
+  return std::move(c.tasks);
+}
+
+bool stream_impl::break_capture() {
+  std::lock_guard lock{mutex_};
+  if (!capture_) return false;
+  capture_->broken = true;
+  return true;
 }
 
 bool stream_impl::idle() {
@@ -218,6 +248,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (const cudaError_t e = shim::enter("cudaStreamSynchronize"); e != cudaSuccess) return e;
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
   s->synchronize();
   return shim::enter("cudaStreamSynchronize"); // a fault in the work waited for
 }
@@ -226,6 +257,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
   if (const cudaError_t e = shim::enter("cudaStreamQuery"); e != cudaSuccess) return e;
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
   // NOTE: cudaErrorNotReady is not an error: it does not become the last error.
   return s->idle() ? cudaSuccess : cudaErrorNotReady;
 }
@@ -259,6 +291,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   detail::event_ref ev = detail::event_of(event);
   detail::stream_impl* s = detail::stream_of(stream);
   if (ev == nullptr || s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
   uint64_t n = 0;
   {
     std::lock_guard lock{ev->mutex};
@@ -280,6 +313,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   detail::stream_impl* s = detail::stream_of(stream);
   if (ev == nullptr || s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
   if (flags != 0) return detail::fail(cudaErrorInvalidValue);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
   uint64_t n = 0;
   {
     std::lock_guard lock{ev->mutex};
@@ -319,9 +353,65 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
   detail::stream_impl* s = detail::stream_of(stream);
   if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
   if (fn == nullptr) return detail::fail(cudaErrorInvalidValue);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
   shim::host_functions.fetch_add(1);
   s->push(detail::stream_impl::task_kind::host_function, "cudaLaunchHostFunc",
           [fn, user_data] { fn(user_data); });
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  if (const cudaError_t e = shim::enter("cudaStreamBeginCapture"); e != cudaSuccess) return e;
+  detail::stream_impl* s = detail::stream_of(stream);
+  // NOTE: the legacy default stream cannot capture.
+  if (s == nullptr || stream == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
+      mode != cudaStreamCaptureModeRelaxed)
+    return detail::fail(cudaErrorInvalidValue);
+  if (!s->begin_capture()) return detail::fail(cudaErrorIllegalState);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  if (const cudaError_t e = shim::enter("cudaStreamEndCapture"); e != cudaSuccess) return e;
+  detail::stream_impl* s = detail::stream_of(stream);
+  if (s == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (graph == nullptr) return detail::fail(cudaErrorInvalidValue);
+  auto tasks = s->end_capture();
+  if (!tasks) return detail::fail(cudaErrorStreamCaptureInvalidated);
+  *graph = new CUgraph_st{std::move(*tasks)};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags) {
+  if (const cudaError_t e = shim::enter("cudaGraphInstantiate"); e != cudaSuccess) return e;
+  if (exec == nullptr || graph == nullptr || flags != 0) return detail::fail(cudaErrorInvalidValue);
+  *exec = new CUgraphExec_st{graph->tasks};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (const cudaError_t e = shim::enter("cudaGraphLaunch"); e != cudaSuccess) return e;
+  detail::stream_impl* s = detail::stream_of(stream);
+  if (s == nullptr || exec == nullptr) return detail::fail(cudaErrorInvalidResourceHandle);
+  if (s->break_capture()) return detail::fail(cudaErrorStreamCaptureUnsupported);
+  for (const auto& t : exec->tasks) s->push(t.kind, t.what, t.run);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  if (const cudaError_t e = shim::enter("cudaGraphDestroy"); e != cudaSuccess) return e;
+  if (graph == nullptr) return detail::fail(cudaErrorInvalidValue);
+  delete graph;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  if (const cudaError_t e = shim::enter("cudaGraphExecDestroy"); e != cudaSuccess) return e;
+  if (exec == nullptr) return detail::fail(cudaErrorInvalidValue);
+  // NOTE: as CUDA, launches already queued still run (they hold copies).
+  delete exec;
   return cudaSuccess;
 }
 

@@ -5,6 +5,13 @@
 // KVACTOR_SHIM_MAX_DELAY_US), so work on another stream that is not ordered
 // by an event wait reads stale data sooner or later. An event counts its
 // records; a wait or a query refers to the last record made before it.
+//
+// Graphs: while a stream captures (cudaStreamBeginCapture) its device tasks
+// (kernels, products, copies) are recorded instead of run; cudaGraphLaunch
+// queues the recorded tasks, their arguments as captured. As on a GPU, a
+// query, synchronize, event or host function on a capturing stream fails
+// with cudaErrorStreamCaptureUnsupported and breaks the capture, whose end
+// then fails with cudaErrorStreamCaptureInvalidated.
 
 #include <cuda_runtime_api.h>
 
@@ -14,8 +21,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "kernels/cuda_shim/shim.hpp"
 
@@ -46,12 +55,25 @@ struct stream_impl {
   stream_impl(const stream_impl&) = delete;
   stream_impl& operator=(const stream_impl&) = delete;
 
+  // A device task pushed while capturing is recorded instead.
   void push(task_kind kind, const char* what, std::function<void()> run);
   void synchronize(); // until every task pushed so far has run
   bool idle();        // every task pushed so far has run
 
+  bool begin_capture(); // false when capturing already
+  // The recorded tasks; nullopt when not capturing or the capture broke.
+  std::optional<std::vector<task>> end_capture();
+  // Whether the stream captures; if so the capture is broken.
+  bool break_capture();
+
 private:
   void drain();
+
+  struct capture_state {
+    std::vector<task> tasks;
+    bool broken = false;
+  };
+  std::optional<capture_state> capture_; // guarded by mutex_
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -69,6 +91,14 @@ private:
 event_ref event_of(cudaEvent_t e);
 
 } // namespace kvactor::cuda_shim::detail
+
+struct CUgraph_st {
+  std::vector<kvactor::cuda_shim::detail::stream_impl::task> tasks;
+};
+
+struct CUgraphExec_st {
+  std::vector<kvactor::cuda_shim::detail::stream_impl::task> tasks;
+};
 
 struct CUstream_st {
   explicit CUstream_st(uint64_t seed, int32_t max_delay_us) : impl(seed, max_delay_us) {}

@@ -2,7 +2,7 @@
 // cuda_ops: device_forward's launches on a CUDA stream — the model's
 // element-wise kernels (launch.hpp), the KV-cache kernels of kernels/
 // (kernels/cuda/launch.hpp) and cuBLAS products (cublas_gemm) — each
-// returning its launch error as a value.
+// returning its launch error as a value, and counting its launches.
 
 #include <cuda_runtime_api.h>
 
@@ -39,7 +39,12 @@ public:
   status cache_write(const kernels::cache_write_params& p) override;
   status paged_attention(const kernels::paged_attention_params& p) override;
 
+  // Kernels and cuBLAS products launched so far (a product counts one,
+  // whatever cuBLAS launches for it; a split attention two).
+  int64_t num_launches() const { return launches_; }
+
 private:
+  int64_t launches_ = 0;
   cudaStream_t stream_;
   const cublas_gemm& gemm_;
   kernels::attention_workspace split_;

@@ -1,8 +1,10 @@
 #include "model/cuda/cuda_transformer.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <variant>
 
 #include "base/assert.hpp"
 #include "model/cuda/cuda_check.hpp"
@@ -67,6 +69,40 @@ cuda_transformer::~cuda_transformer() {
   // NOTE: the buffers below are in use until the stream has run past the
   // last step, its host functions included (an event would not cover those).
   (void)cudaStreamSynchronize(cuda_.native_stream(kernels::streams::compute));
+  drop_graphs();
+}
+
+void cuda_transformer::drop_graphs() {
+  // NOTE: a graph launched and not yet run keeps what it needs (CUDA).
+  for (auto& [key, entry] : graphs_)
+    if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
+  graphs_.clear();
+  num_graphs_ = 0;
+}
+
+cudaGraphExec_t cuda_transformer::graph_for(const forward_batch& b,
+                                            const batch_upload_layout& layout) {
+  if (cache_.base != graphs_cache_.base ||
+      cache_.shape.num_blocks != graphs_cache_.shape.num_blocks) {
+    drop_graphs(); // the pool moved (use_cache): the graphs would write the old one
+    graphs_cache_ = cache_;
+  }
+  graph_entry& g = graphs_[graph_key{b.num_seqs(), b.num_sample_rows(), layout.table_width}];
+  if (g.exec != nullptr || ++g.seen < 2 || num_graphs_ >= limits_.max_cuda_graphs) return g.exec;
+  auto made = cuda_.capture(kernels::streams::compute, [&] {
+    return static_cast<bool>(
+      enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers()));
+  });
+  if (const auto* why = std::get_if<std::string>(&made)) {
+    std::fprintf(stderr, "kvactor: CUDA graphs off, steps launched kernel by kernel: %s\n",
+                 why->c_str());
+    graphs_off_ = true;
+    drop_graphs();
+    return nullptr;
+  }
+  g.exec = std::get<cudaGraphExec_t>(made);
+  ++num_graphs_;
+  return g.exec;
 }
 
 status cuda_transformer::allocate() {
@@ -138,9 +174,25 @@ status cuda_transformer::enqueue_pass(const forward_batch& b) {
                                std::to_string(config_.max_position_embeddings) + " tokens allows");
   KVACTOR_ASSERT(!in_flight_.exchange(true), "a step enqueued while the last one runs");
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
-  const auto layout = batch_upload_layout::of(b, static_cast<int32_t>(inv_freq_.size()));
+  const bool graphed = b.is_decode() && limits_.max_cuda_graphs > 0 && !graphs_off_;
+  const auto layout = batch_upload_layout::of(
+    b, static_cast<int32_t>(inv_freq_.size()),
+    graphed ? graph_table_width(b.max_blocks_per_seq, max_blocks_per_seq_) : 0);
+  // NOTE: captured before the upload is queued, so that the capture starts
+  // on a stream with nothing of this step in it.
+  const cudaGraphExec_t graph = graphed ? graph_for(b, layout) : nullptr;
   if (const status s = stage_upload(b, layout, stream); !s) return s;
-  return enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers());
+  if (graph != nullptr) {
+    if (!cuda_.launch_graph(kernels::streams::compute, graph))
+      return make_error(where, "cudaGraphLaunch failed");
+    ++graph_steps_;
+    last_step_launches_ = 0;
+    return {};
+  }
+  const int64_t before = ops_->num_launches();
+  const status s = enqueue_forward(*ops_, config_, weights_.plan(), cache_, b, layout, buffers());
+  last_step_launches_ = ops_->num_launches() - before;
+  return s;
 }
 
 status cuda_transformer::enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) {

@@ -13,6 +13,8 @@
 //               model kernels, paged KV-cache kernels, cuBLAS products
 //    [copy]     sampled logits -> pinned host
 //    [host fn]  done(logits)
+//  decode steps     the same, their [kernels] a CUDA graph once the shape
+//                   repeats (below)
 //  enqueue_sampled  the same up to the logits, then
 //    [copy]     the rows' sampling (device_sampling_batch) -> device, by pinned staging
 //    [kernels]  the sampler (kernels/cuda/sample_ops.cuh): logprobs, edits, tokens
@@ -25,13 +27,28 @@
 // (fp32 sums); with a bf16 KV cache q|k|v rounded to bf16 after RoPE, the
 // cache and attention in bf16. Every CUDA and cuBLAS call returns its error
 // as a value (cuda_check.hpp).
+// CUDA graphs: a decode step's launches depend on its numbers of sequences
+// and sampled rows and the width of its block tables only, everything else
+// being at fixed addresses (the weights, the scratch, the upload, the
+// cache), when the tables are uploaded graph_table_width wide
+// (batch_upload.hpp). The second
+// decode step of a (sequences, rows, width) records its launches as a graph
+// (cuda_device::capture), and every step of that shape from then on is the
+// graph's one launch: about 17 launches per layer become one per step. The
+// first of a shape runs kernel by kernel and warms cuBLAS for it. At most
+// limits.max_cuda_graphs shapes; a capture CUDA refuses turns graphs off
+// (said once on stderr), never a step. A graph's results are the kernels'
+// own: the same launches with the same arguments.
+//
 // NOTE: written and compiled without a GPU; see model/README.md for what has
 // and has not run.
 
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -64,13 +81,35 @@ public:
   status enqueue_sampled(std::shared_ptr<const forward_batch> batch,
                          const device_sampling_batch& sampling, sampled_callback done) override;
 
+  // Steps launched as a CUDA graph so far, and the graphs held.
+  int64_t graph_steps() const { return graph_steps_; }
+  int32_t num_graphs() const { return num_graphs_; }
+  // Kernels and cuBLAS products the last step launched one by one (0 when
+  // it was a graph; cuda_ops::num_launches).
+  int64_t last_step_launches() const { return last_step_launches_; }
+
 private:
+  struct graph_key {
+    int32_t num_seqs;
+    int32_t num_sample_rows; // a sequence's prefill chunk of one token samples no row
+    int32_t table_width;
+    auto operator<=>(const graph_key&) const = default;
+  };
+  struct graph_entry {
+    int32_t seen = 0;
+    cudaGraphExec_t exec = nullptr;
+  };
+
   cuda_transformer(const model_config& config, kernels::cuda_device& dev,
                    const kernels::kv_cache_view& cache, forward_limits limits,
                    device_weights weights);
   status allocate();
   // Checks the batch and enqueues the pass up to the logits in logits_.
   status enqueue_pass(const forward_batch& b);
+  // The graph of decode step `b` uploaded at `layout`: made at the shape's
+  // second sight; nullptr: launch it kernel by kernel.
+  cudaGraphExec_t graph_for(const forward_batch& b, const batch_upload_layout& layout);
+  void drop_graphs();
   status enqueue_sampler(const device_sampling_batch& sampling, int32_t num_rows);
   status stage_upload(const forward_batch& b, const batch_upload_layout& layout,
                       cudaStream_t stream);
@@ -104,6 +143,12 @@ private:
   kernels::buffer sampling_staging_; // as sampling_
   kernels::buffer sampled_host_;     // as sampled_
   std::atomic<bool> in_flight_{false}; // a step enqueued whose `done` has not run
+  std::map<graph_key, graph_entry> graphs_;
+  int32_t num_graphs_ = 0;
+  kernels::kv_cache_view graphs_cache_; // the pool the graphs write (use_cache moves it)
+  bool graphs_off_ = false;            // a capture failed
+  int64_t graph_steps_ = 0;
+  int64_t last_step_launches_ = 0;
   // NOTE: declared after its workspace, so the handle goes first.
   kernels::buffer gemm_workspace_;
   std::unique_ptr<cublas_gemm> gemm_;

@@ -1,5 +1,6 @@
 #include "model/forward/batch_upload.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -24,9 +25,9 @@ void put(std::span<std::byte> out, std::size_t offset, const std::vector<T>& v) 
 
 batch_upload_layout batch_upload_layout::for_counts(int32_t num_tokens, int32_t num_seqs,
                                                     int32_t num_sample_rows,
-                                                    int32_t max_blocks_per_seq, int32_t rope_half) {
-  KVACTOR_ASSERT(num_tokens >= 0 && num_seqs >= 0 && num_sample_rows >= 0 &&
-                   max_blocks_per_seq >= 0 && rope_half >= 0,
+                                                    int32_t table_width, int32_t rope_half) {
+  KVACTOR_ASSERT(num_tokens >= 0 && num_seqs >= 0 && num_sample_rows >= 0 && table_width >= 0 &&
+                   rope_half >= 0,
                  "negative count");
   const auto t = static_cast<std::size_t>(num_tokens);
   const auto s = static_cast<std::size_t>(num_seqs);
@@ -41,17 +42,22 @@ batch_upload_layout batch_upload_layout::for_counts(int32_t num_tokens, int32_t 
   l.seq_lens = section(s * sizeof(int32_t));
   l.query_start_loc = section((s + 1) * sizeof(int32_t));
   l.sample_rows = section(static_cast<std::size_t>(num_sample_rows) * sizeof(int32_t));
-  l.block_tables = section(s * static_cast<std::size_t>(max_blocks_per_seq) * sizeof(int32_t));
+  l.block_tables = section(s * static_cast<std::size_t>(table_width) * sizeof(int32_t));
   l.slot_mapping = section(t * sizeof(int64_t));
   l.rope_cos = section(t * static_cast<std::size_t>(rope_half) * sizeof(float));
   l.rope_sin = section(t * static_cast<std::size_t>(rope_half) * sizeof(float));
   l.total_bytes = at;
+  l.table_width = table_width;
+  l.rope_half = rope_half;
   return l;
 }
 
-batch_upload_layout batch_upload_layout::of(const forward_batch& b, int32_t rope_half) {
-  return for_counts(b.num_tokens(), b.num_seqs(), b.num_sample_rows(), b.max_blocks_per_seq,
-                    rope_half);
+batch_upload_layout batch_upload_layout::of(const forward_batch& b, int32_t rope_half,
+                                            int32_t table_width) {
+  KVACTOR_ASSERT(table_width == 0 || table_width >= b.max_blocks_per_seq,
+                 "block tables narrower than the batch's");
+  return for_counts(b.num_tokens(), b.num_seqs(), b.num_sample_rows(),
+                    table_width == 0 ? b.max_blocks_per_seq : table_width, rope_half);
 }
 
 batch_upload_layout batch_upload_layout::capacity(int32_t max_num_tokens, int32_t max_num_seqs,
@@ -66,6 +72,13 @@ int32_t max_blocks_per_seq(const model_config& config, int32_t block_size) {
   return static_cast<int32_t>(n);
 }
 
+int32_t graph_table_width(int32_t max_blocks_per_seq, int32_t limit) {
+  KVACTOR_ASSERT(max_blocks_per_seq <= limit, "a table wider than the limit");
+  int32_t width = 16;
+  while (width < max_blocks_per_seq) width *= 2;
+  return std::min(width, limit);
+}
+
 void pack_batch(const forward_batch& b, std::span<const double> inv_freq,
                 const batch_upload_layout& layout, std::span<std::byte> out) {
   KVACTOR_ASSERT(out.size() >= layout.total_bytes, "upload buffer smaller than the layout");
@@ -75,14 +88,26 @@ void pack_batch(const forward_batch& b, std::span<const double> inv_freq,
                      static_cast<std::size_t>(b.num_seqs()) * std::size_t(b.max_blocks_per_seq) &&
                    b.query_start_loc.size() == static_cast<std::size_t>(b.num_seqs()) + 1,
                  "malformed batch");
-  KVACTOR_ASSERT(layout.total_bytes ==
-                     batch_upload_layout::of(b, static_cast<int32_t>(inv_freq.size())).total_bytes,
+  KVACTOR_ASSERT(layout.total_bytes == batch_upload_layout::of(b, layout.rope_half,
+                                                               layout.table_width)
+                                          .total_bytes &&
+                   layout.rope_half == static_cast<int32_t>(inv_freq.size()),
                  "layout of another batch");
   put(out, layout.token_ids, b.token_ids);
   put(out, layout.seq_lens, b.seq_lens);
   put(out, layout.query_start_loc, b.query_start_loc);
   put(out, layout.sample_rows, b.sample_rows);
-  put(out, layout.block_tables, b.block_tables);
+  if (layout.table_width == b.max_blocks_per_seq) {
+    put(out, layout.block_tables, b.block_tables);
+  } else { // each row padded with zeros
+    const auto width = static_cast<std::size_t>(b.max_blocks_per_seq);
+    const auto wide = static_cast<std::size_t>(layout.table_width);
+    auto* table = reinterpret_cast<int32_t*>(out.data() + layout.block_tables);
+    for (std::size_t s = 0; s < static_cast<std::size_t>(b.num_seqs()); ++s) {
+      std::copy_n(b.block_tables.data() + s * width, width, table + s * wide);
+      std::fill(table + s * wide + width, table + (s + 1) * wide, 0);
+    }
+  }
   put(out, layout.slot_mapping, b.slot_mapping);
   layers::rope_angles(b.positions, inv_freq, reinterpret_cast<float*>(out.data() + layout.rope_cos),
                       reinterpret_cast<float*>(out.data() + layout.rope_sin));

@@ -19,7 +19,7 @@ struct step_arrays {
   const int32_t* seq_lens;        // [S]
   const int32_t* query_start_loc; // [S + 1]
   const int32_t* sample_rows;     // [R]
-  const int32_t* block_tables;    // [S, max_blocks_per_seq]
+  const int32_t* block_tables;    // [S, table_width]
   const int64_t* slot_mapping;    // [T]
   const float* rope_cos;               // [T, head_dim / 2]
   const float* rope_sin;               // [T, head_dim / 2]
@@ -39,13 +39,14 @@ step_arrays arrays(const std::byte* base, const batch_upload_layout& l) {
 class step {
 public:
   step(forward_ops& ops, const model_config& c, const weight_plan& plan,
-       const kernels::kv_cache_view& cache, const forward_batch& b, const step_arrays& a,
-       const forward_buffers& buf)
+       const kernels::kv_cache_view& cache, const forward_batch& b, int32_t table_width,
+       const step_arrays& a, const forward_buffers& buf)
     : ops_(ops),
       c_(c),
       plan_(plan),
       cache_(cache),
       b_(b),
+      table_width_(table_width),
       a_(a),
       buf_(buf),
       t_(b.num_tokens()),
@@ -168,7 +169,7 @@ private:
     pa.num_kv_heads = kv_heads_;
     pa.head_dim = head_dim_;
     pa.block_size = b_.block_size;
-    pa.max_blocks_per_seq = b_.max_blocks_per_seq;
+    pa.max_blocks_per_seq = table_width_;
     pa.scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
     pa.type = kv_type;
     pa.query_stride = qkv_stride_;
@@ -217,6 +218,7 @@ private:
   const weight_plan& plan_;
   const kernels::kv_cache_view& cache_;
   const forward_batch& b_;
+  const int32_t table_width_; // the uploaded tables' columns
   const step_arrays a_;
   const forward_buffers& buf_;
   const int32_t t_, h_, heads_, kv_heads_, head_dim_;
@@ -241,7 +243,9 @@ status enqueue_forward(forward_ops& ops, const model_config& config, const weigh
                      (cache.shape.type == kernels::dtype::bf16 && buffers.qkv_bf16 != nullptr &&
                       buffers.attn_bf16 != nullptr),
                  "a KV cache of f32 or bf16, with its scratch");
-  return step(ops, config, plan, cache, b, arrays(buffers.upload, layout), buffers).run();
+  return step(ops, config, plan, cache, b, layout.table_width, arrays(buffers.upload, layout),
+              buffers)
+    .run();
 }
 
 } // namespace kvactor::model

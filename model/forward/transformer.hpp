@@ -52,6 +52,10 @@ struct forward_limits {
   // Logit edits per step the device sampler holds (samples_on_device);
   // 0: 2048 per sequence.
   int64_t max_sample_edits = 0;
+  // Decode-step shapes the CUDA pass captures as CUDA graphs (0: none, every
+  // step launched kernel by kernel; model/cuda/cuda_transformer.hpp).
+  int32_t max_cuda_graphs = default_max_cuda_graphs;
+  static constexpr int32_t default_max_cuda_graphs = 256;
 };
 
 // Where one step's time went (profiling on; CPU device only, zero elsewhere).

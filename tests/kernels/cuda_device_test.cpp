@@ -9,12 +9,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <tuple>
+#include <variant>
 
 #include "kernels/cuda/launch.hpp"
+#include "kernels/cuda_device.hpp"
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
 #include "kernels/ops.hpp"
@@ -163,6 +166,45 @@ TEST_F(cuda_test, cache_write_and_copy_blocks) {
   EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 1, 1)), value.data() + 2 * row, row), 0);
   // copied 0 -> 3
   EXPECT_EQ(std::memcmp(static_cast<char*>(hv.block(1, 0, 3)) + 5 * row, key.data(), row), 0);
+}
+
+// cuda_device::capture: a graph of what a function enqueued, run only when
+// launched and as often as launched. Meanwhile a completion is pending on
+// another stream, so the watchdog polls the streams throughout the capture
+// (a query of the capturing stream would break it). A function whose
+// launch fails gives the reason, and the stream works on.
+TEST_F(cuda_test, a_captured_graph_runs_only_when_launched) {
+  auto& cuda = static_cast<cuda_device&>(*dev_);
+  const std::vector<int32_t> ones(1024, 1), zeros(1024, 0);
+  buffer src = upload(ones), dst = upload(zeros);
+  auto slow_done = std::make_shared<std::promise<void>>();
+  std::future<void> slow = slow_done->get_future();
+  (void)dev_->record(streams::swap_in, [slow_done] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    slow_done->set_value();
+  });
+  auto made = cuda.capture(streams::compute, [&] {
+    dev_->copy_async(streams::compute, dst.data(), src.data(), 4096);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the watchdog polls
+    return true;
+  });
+  ASSERT_TRUE(std::holds_alternative<cudaGraphExec_t>(made)) << std::get<std::string>(made);
+  const cudaGraphExec_t graph = std::get<cudaGraphExec_t>(made);
+  EXPECT_EQ(download(dst, 4096), download(upload(zeros), 4096)) << "ran at capture";
+  EXPECT_TRUE(cuda.launch_graph(streams::compute, graph));
+  EXPECT_EQ(download(dst, 4096), download(src, 4096));
+  testing::copy_to_device(*dev_, streams::compute, dst.data(), zeros.data(), 4096);
+  EXPECT_TRUE(cuda.launch_graph(streams::compute, graph));
+  EXPECT_EQ(download(dst, 4096), download(src, 4096)) << "a second launch";
+  EXPECT_EQ(cudaGraphExecDestroy(graph), cudaSuccess);
+
+  const auto refused = cuda.capture(streams::compute, [] { return false; });
+  ASSERT_TRUE(std::holds_alternative<std::string>(refused));
+  EXPECT_EQ(std::get<std::string>(refused), "a launch failed");
+  EXPECT_FALSE(cuda.faulted());
+  testing::copy_to_device(*dev_, streams::compute, dst.data(), zeros.data(), 4096);
+  EXPECT_EQ(download(dst, 4096), download(upload(zeros), 4096));
+  slow.wait();
 }
 
 TEST_F(cuda_test, swap_round_trip_with_completion_callback) {

@@ -129,6 +129,51 @@ TEST_F(cuda_shim_test, event_query_follows_the_stream) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+// Stream capture: the device work is recorded, not run; each launch of the
+// graph runs it with the arguments it was captured with.
+TEST_F(cuda_shim_test, a_captured_graph_runs_when_launched) {
+  constexpr size_t n = 256;
+  auto* up = static_cast<int*>(pinned_alloc(n * sizeof(int)));
+  auto* down = static_cast<int*>(pinned_alloc(n * sizeof(int)));
+  void* dev = device_alloc(n * sizeof(int));
+  std::fill(up, up + n, 1);
+  std::fill(down, down + n, 0);
+  cudaGraph_t graph = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(a_, cudaStreamCaptureModeThreadLocal));
+  CHECK_CUDA(cudaMemcpyAsync(dev, up, n * sizeof(int), cudaMemcpyHostToDevice, a_));
+  CHECK_CUDA(cudaMemcpyAsync(down, dev, n * sizeof(int), cudaMemcpyDeviceToHost, a_));
+  CHECK_CUDA(cudaStreamEndCapture(a_, &graph));
+  CHECK_CUDA(cudaStreamSynchronize(a_));
+  EXPECT_EQ(down[n - 1], 0) << "ran at capture";
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  CHECK_CUDA(cudaGraphLaunch(exec, b_));
+  CHECK_CUDA(cudaStreamSynchronize(b_));
+  EXPECT_EQ(down[n - 1], 1);
+  std::fill(up, up + n, 2);
+  CHECK_CUDA(cudaGraphLaunch(exec, a_));
+  CHECK_CUDA(cudaStreamSynchronize(a_));
+  EXPECT_EQ(down[0], 2);
+  CHECK_CUDA(cudaGraphExecDestroy(exec));
+  CHECK_CUDA(cudaFree(dev));
+  CHECK_CUDA(cudaFreeHost(up));
+  CHECK_CUDA(cudaFreeHost(down));
+}
+
+// As on a GPU: a query (or synchronize, event, host function) of a
+// capturing stream is refused and breaks the capture; the stream works on.
+TEST_F(cuda_shim_test, a_query_of_a_capturing_stream_breaks_the_capture) {
+  cudaGraph_t graph = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(a_, cudaStreamCaptureModeThreadLocal));
+  EXPECT_EQ(cudaStreamBeginCapture(a_, cudaStreamCaptureModeThreadLocal), cudaErrorIllegalState);
+  EXPECT_EQ(cudaStreamQuery(a_), cudaErrorStreamCaptureUnsupported);
+  EXPECT_EQ(cudaStreamEndCapture(a_, &graph), cudaErrorStreamCaptureInvalidated);
+  EXPECT_EQ(graph, nullptr);
+  (void)cudaGetLastError();
+  EXPECT_TRUE(b_sees_a(a_, b_, true, 5));
+}
+
 TEST_F(cuda_shim_test, a_host_function_calling_cuda_is_a_violation) {
   recorded_violations v;
   std::promise<cudaError_t> result;

@@ -85,5 +85,29 @@ TEST(batch_upload, packs_every_array_and_the_rope_angles) {
   EXPECT_EQ(buf[l.total_bytes], std::byte{0x5a}) << "wrote past the layout";
 }
 
+TEST(batch_upload, graph_table_widths_are_powers_of_two_within_the_limit) {
+  EXPECT_EQ(graph_table_width(1, 512), 16);
+  EXPECT_EQ(graph_table_width(16, 512), 16);
+  EXPECT_EQ(graph_table_width(17, 512), 32);
+  EXPECT_EQ(graph_table_width(300, 512), 512);
+  EXPECT_EQ(graph_table_width(300, 400), 400);
+  EXPECT_EQ(graph_table_width(3, 8), 8);
+}
+
+TEST(batch_upload, wider_tables_are_padded_with_zeros_and_move_what_follows) {
+  const forward_batch b = mixed_batch();
+  const std::vector<double> freq = inv_freq(8);
+  const auto l = batch_upload_layout::of(b, 8, 4);
+  EXPECT_EQ(l.table_width, 4);
+  EXPECT_EQ(l.total_bytes, batch_upload_layout::for_counts(9, 3, 2, 4, 8).total_bytes);
+  EXPECT_GT(l.slot_mapping, batch_upload_layout::of(b, 8).slot_mapping);
+  std::vector<std::byte> buf(l.total_bytes, std::byte{0x5a});
+  pack_batch(b, freq, l, buf);
+  EXPECT_EQ(read<int32_t>(buf, l.block_tables, 12),
+            (std::vector<int32_t>{9, 4, 0, 0, 7, 2, 0, 0, 0, 3, 0, 0}));
+  EXPECT_EQ(read<int64_t>(buf, l.slot_mapping, 9), b.slot_mapping);
+  EXPECT_EQ(read<int32_t>(buf, l.token_ids, 9), b.token_ids);
+}
+
 } // namespace
 } // namespace kvactor::model

@@ -139,6 +139,13 @@ TEST_P(cuda_forward_test, mixed_prefill_batch_then_batched_decode) {
     }
     logits = step(work, "decode " + std::to_string(decode));
   }
+  // The six decode steps share a shape (5 sequences, 5 rows, tables 16
+  // wide): the first ran launch by launch, the second was captured as a
+  // CUDA graph, and it and the four after ran as the graph.
+  const auto& cuda = dynamic_cast<const cuda_transformer&>(gpu_->forward());
+  EXPECT_EQ(cuda.num_graphs(), 1);
+  EXPECT_EQ(cuda.graph_steps(), 5);
+  EXPECT_EQ(cuda.last_step_launches(), 0);
 }
 
 TEST_P(cuda_forward_test, chunked_prefill_with_a_decode_riding_along) {
@@ -186,6 +193,55 @@ TEST(cuda_forward, bf16_matrices_take_half_the_device_memory_of_fp32_ones) {
       "%s test model on the device: %zu bytes of weights with fp32 activations, %zu with bf16\n",
       std::string(architecture_name(arch)).c_str(), f32->weight_bytes(), bf16->weight_bytes());
   }
+}
+
+// A decode step replayed as a CUDA graph gives the bits of the same step
+// launched kernel by kernel (the same launches with the same arguments),
+// through shapes that change: sequences joining, a table growing past 16
+// blocks (a wider graph).
+TEST(cuda_graphs, decode_steps_as_graphs_give_the_logits_of_launches_one_by_one) {
+  if (auto d = kernels::make_device("cuda"); !d) {
+    if (gpu_required()) FAIL() << "KVACTOR_REQUIRE_GPU=1 but " << d.error().message;
+    GTEST_SKIP() << d.error().message;
+  }
+  const loaded_model& m = tiny_model(architecture::llama, dtype::bf16);
+  forward_limits eager_limits{256, 16};
+  eager_limits.max_cuda_graphs = 0;
+  harness eager(m, 64, "cuda", kernels::dtype::bf16, dtype::bf16, eager_limits),
+    graphed(m, 64, "cuda", kernels::dtype::bf16, dtype::bf16);
+  std::vector<twin_seq> seqs;
+  seqs.reserve(3);
+  for (int i = 0; i < 3; ++i) seqs.emplace_back(prompt(i == 0 ? 250 : 3 + i, 7 + i));
+  auto step = [&](std::vector<twin_seq*> which, int32_t n, const std::string& what) {
+    std::vector<std::pair<paged_seq*, int32_t>> a, b;
+    for (twin_seq* s : which) {
+      a.push_back({&s->cpu, n == 0 ? int32_t(s->cpu.tokens.size()) - s->cpu.num_cached : n});
+      b.push_back({&s->gpu, a.back().second});
+    }
+    const std::vector<float> want = eager.step(a), got = graphed.step(b);
+    EXPECT_EQ(got, want) << what;
+    for (size_t r = 0; r < which.size() && !want.empty(); ++r)
+      which[r]->append(greedy(row(want, int64_t(r), eager.vocab())));
+    return want;
+  };
+  step({&seqs[1]}, 0, "prefill of 1");
+  for (int i = 0; i < 4; ++i) step({&seqs[1]}, 1, "1 alone, decode " + std::to_string(i));
+  step({&seqs[2]}, 0, "prefill of 2");
+  for (int i = 0; i < 4; ++i) step({&seqs[1], &seqs[2]}, 1, "1 and 2, decode " + std::to_string(i));
+  // 250 tokens (16 blocks), then decodes past 256 (17 blocks: tables 32 wide).
+  step({&seqs[0]}, 0, "prefill of 0");
+  for (int i = 0; i < 8; ++i)
+    step({&seqs[0], &seqs[1], &seqs[2]}, 1, "all three, decode " + std::to_string(i));
+  const auto& e = dynamic_cast<const cuda_transformer&>(eager.forward());
+  const auto& g = dynamic_cast<const cuda_transformer&>(graphed.forward());
+  EXPECT_EQ(e.graph_steps(), 0);
+  EXPECT_EQ(e.num_graphs(), 0);
+  EXPECT_GT(e.last_step_launches(), 16); // at least a launch per layer and more
+  // 1 alone: 3 steps as graphs; 1 and 2: 3; all three: tables 16 wide six
+  // times (up to 256 tokens), then 32 wide twice: 5 + 1.
+  EXPECT_EQ(g.num_graphs(), 4);
+  EXPECT_EQ(g.graph_steps(), 3 + 3 + 1 + 5);
+  EXPECT_EQ(g.last_step_launches(), 0);
 }
 
 // Decode past the split-K threshold (two chunks of 512 keys): on the GPU the

@@ -173,8 +173,9 @@ public:
                                 std::numeric_limits<float>::quiet_NaN());
     cache_ = kernels::kv_cache_view{cache_memory_.data(), shape};
     const auto half = int32_t(inv_freq_.size());
+    max_blocks_per_seq_ = max_blocks_per_seq(m.config, block_size);
     upload_.resize(batch_upload_layout::capacity(limits.max_num_tokens, limits.max_num_seqs,
-                                                 max_blocks_per_seq(m.config, block_size), half)
+                                                 max_blocks_per_seq_, half)
                        .total_bytes);
     const auto t = size_t(limits.max_num_tokens), s = size_t(limits.max_num_seqs),
                h = size_t(m.config.hidden_size);
@@ -195,9 +196,12 @@ public:
     }
   }
 
-  // One step: [num_sample_rows, vocab].
+  // One step: [num_sample_rows, vocab]. A decode step's tables as wide as
+  // cuda_transformer uploads them for a CUDA graph.
   std::vector<float> run(const forward_batch& b) {
-    const auto layout = batch_upload_layout::of(b, int32_t(inv_freq_.size()));
+    const int32_t width =
+      b.is_decode() ? graph_table_width(b.max_blocks_per_seq, max_blocks_per_seq_) : 0;
+    const auto layout = batch_upload_layout::of(b, int32_t(inv_freq_.size()), width);
     pack_batch(b, inv_freq_, layout, upload_);
     forward_buffers buf;
     buf.weights = reinterpret_cast<const std::byte*>(weights_.data());
@@ -223,6 +227,7 @@ private:
   model_config config_;
   weight_plan plan_;
   std::vector<double> inv_freq_;
+  int32_t max_blocks_per_seq_ = 0;
   std::vector<float> weights_; // [plan_.total_bytes / 4]
   std::vector<float> cache_memory_;
   kernels::kv_cache_view cache_;

@@ -95,7 +95,7 @@ class harness {
 public:
   explicit harness(const loaded_model& m, int64_t num_blocks = 64,
                    const std::string& device = "cpu", kernels::dtype kv_type = kernels::dtype::f32,
-                   dtype activations = dtype::f32)
+                   dtype activations = dtype::f32, forward_limits limits = {256, 16})
     : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
@@ -108,8 +108,7 @@ public:
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
     fill_nan(*dev_, cache_.view);
-    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, forward_limits{256, 16},
-                                 activations);
+    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, limits, activations);
     if (!t) std::fprintf(stderr, "%s\n", t.error().message.c_str());
     KVACTOR_ASSERT(t.has_value(), "transformer");
     tf_ = std::move(t.value());
