@@ -88,8 +88,9 @@ model_runner::create(const model::model_config& config, model::model_weights wei
   // slack covers that.
   dev_options.device_bytes = num_device_blocks * unit.total_bytes() + (int64_t{1} << 20);
   dev_options.pinned_bytes = num_host_blocks * unit.total_bytes() + (int64_t{1} << 20);
-  const model::forward_limits limits{options.max_num_batched_tokens, options.max_num_seqs,
-                                     options.max_sample_edits};
+  model::forward_limits limits{options.max_num_batched_tokens, options.max_num_seqs,
+                               options.max_sample_edits};
+  if (!options.cuda_graphs) limits.max_cuda_graphs = 0;
   // NOTE: a CUDA forward pass stages each step's upload and logits in pinned memory.
   if (options.device != "cpu" && limits.max_num_tokens > 0 && limits.max_num_seqs > 0)
     dev_options.pinned_bytes +=

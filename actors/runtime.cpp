@@ -79,6 +79,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.max_num_seqs = config.max_num_seqs;
   options.num_threads = config.num_threads;
   options.activations = dtypes->activations;
+  options.cuda_graphs = config.cuda_graphs;
   if (auto wrong = model_runner::check_options(mc, options))
     return invalid(std::move(*wrong));
   auto runner = model_runner::create(mc, std::move(loaded->weights), options);

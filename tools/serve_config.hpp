@@ -30,6 +30,7 @@ struct serve_config : caf::actor_system_config {
   std::string batching = "continuous";
   std::string kv_reservation = "paged";
   bool no_prefix_caching = false;
+  bool no_cuda_graphs = false;
   std::string weights = "auto";
   std::string activations = "auto";
   std::string kv_dtype = "auto";
@@ -83,6 +84,8 @@ struct serve_config : caf::actor_system_config {
       .add(kv_reservation, "kv-reservation",
            "paged, or contiguous (max-model-len slots per request from admission)")
       .add(no_prefix_caching, "no-prefix-caching", "never reuse KV blocks by content")
+      .add(no_cuda_graphs, "no-cuda-graphs",
+           "CUDA: launch every step kernel by kernel (no decode step as a CUDA graph)")
       .add(weights, "weights",
            "matrices in memory: f32, bf16, or auto (bf16 for a bf16 checkpoint, else f32)")
       .add(activations, "activations",

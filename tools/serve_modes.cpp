@@ -68,6 +68,7 @@ caf::expected<engine_config> engine_of(const serve_config& cfg, std::string mode
   engine.num_threads = cfg.threads;
   engine.max_model_len = cfg.max_model_len;
   engine.prefix_caching = !cfg.no_prefix_caching;
+  engine.cuda_graphs = !cfg.no_cuda_graphs;
   engine.fault_jitter_ms = cfg.fault_jitter_ms;
   return engine;
 }

@@ -61,6 +61,9 @@ struct engine_config {
   batching_mode batching = batching_mode::continuous;
   kv_reservation reservation = kv_reservation::paged;
   bool prefix_caching = true;
+  // CUDA: decode steps whose shape repeats run as CUDA graphs, one launch
+  // each (false: kernel by kernel, as vLLM's --enforce-eager).
+  bool cuda_graphs = true;
   // Matrices in memory; nullopt (auto): bf16 when the checkpoint stores
   // bf16 or the activations are bf16, else f32 (bf16 computes the same
   // results as its widened f32 values in half the memory).

@@ -31,6 +31,7 @@ struct bench_config : caf::actor_system_config {
   std::string sweep = "1,4,16,64";
   bool no_overhead = false;
   bool quick = false;
+  bool no_cuda_graphs = false;
   std::string model;
   std::string out = "bench-results";
   int64_t seed = 1;
@@ -53,10 +54,13 @@ struct bench_config : caf::actor_system_config {
     kvactor::add_message_types(*this);
     kvactor::use_serving_scheduler(*this);
     opt_group{custom_options_, "global"}
-      .add(compare, "compare", "all, none, or a list of continuous,padded,paged,prefix,preemption")
+      .add(compare, "compare",
+           "all, none, or a list of continuous,padded,paged,prefix,preemption,sampling,sampling1,"
+           "graphs,graphs1 (all leaves out graphs* on the CPU)")
       .add(sweep, "sweep", "concurrency levels of the mixed workload (none: no sweep)")
       .add(no_overhead, "no-overhead", "skip the overhead run (64 decoding sequences)")
       .add(quick, "quick", "small workloads: checks that everything runs, measures little")
+      .add(no_cuda_graphs, "no-cuda-graphs", "CUDA: every step kernel by kernel (no graphs)")
       .add(model, "model", "Hugging Face model folder (default: the tiny model)")
       .add(out, "out", "folder for bench.json and bench.png")
       .add(seed, "seed", "workload seed")
@@ -93,9 +97,15 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 // The comparisons asked for, or an error message.
-std::variant<std::vector<std::string>, std::string> comparisons_of(const std::string& arg) {
-  if (arg == "all")
-    return comparison_names();
+// "all" on the CPU leaves out the CUDA graph comparisons (both sides alike there).
+std::variant<std::vector<std::string>, std::string> comparisons_of(const std::string& arg,
+                                                                   const std::string& device) {
+  if (arg == "all") {
+    std::vector<std::string> names = comparison_names();
+    if (device == "cpu")
+      std::erase_if(names, [](const std::string& n) { return n.starts_with("graphs"); });
+    return names;
+  }
   if (arg == "none")
     return std::vector<std::string>{};
   auto names = split(arg);
@@ -169,7 +179,7 @@ int side_by_side(const bench_config& cfg, int32_t vocab_size, std::vector<int32_
 }
 
 int bench(caf::actor_system& sys, const bench_config& cfg) {
-  auto names = comparisons_of(cfg.compare);
+  auto names = comparisons_of(cfg.compare, cfg.device);
   auto levels = levels_of(cfg.sweep);
   for (const std::string* err :
        {std::get_if<std::string>(&names), std::get_if<std::string>(&levels)})
@@ -206,6 +216,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
   s.engine.kv_cache_bytes = cfg.kv_cache_mib << 20;
   s.engine.max_num_seqs = cfg.max_seqs;
   s.engine.max_num_batched_tokens = cfg.max_batched_tokens;
+  s.engine.cuda_graphs = !cfg.no_cuda_graphs;
   for (caf::error err :
        {kvactor::parse_option("--kv-dtype", cfg.kv_dtype, s.engine.kv_dtype),
         kvactor::parse_option("--activations", cfg.activations, s.engine.activations)})

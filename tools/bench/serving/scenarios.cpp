@@ -127,6 +127,23 @@ std::variant<comparison, std::string> sampled_vs_greedy(caf::actor_system& sys,
                       "output tokens/s", throughput, 0.9, a, b);
 }
 
+// The same decode-heavy requests with decode steps as CUDA graphs and
+// launched kernel by kernel, `in_flight` at a time: what launching costs.
+std::variant<comparison, std::string> graphs_vs_launches(caf::actor_system& sys,
+                                                         const bench_settings& s,
+                                                         int32_t in_flight) {
+  run_spec a = decode_heavy(s, in_flight);
+  a.label = "CUDA graphs";
+  a.engine.cuda_graphs = true;
+  run_spec b = decode_heavy(s, in_flight);
+  b.label = "kernel by kernel";
+  b.engine.cuda_graphs = false;
+  return side_by_side(sys,
+                      "decode steps as CUDA graphs vs kernel by kernel, " +
+                        std::to_string(in_flight) + " in flight",
+                      "output tokens/s", throughput, 1, a, b);
+}
+
 } // namespace
 
 run_result run_one(caf::actor_system& sys, const run_spec& spec) {
@@ -147,7 +164,8 @@ run_result run_one(caf::actor_system& sys, const run_spec& spec) {
 
 const std::vector<std::string>& comparison_names() {
   static const std::vector<std::string> names{"continuous", "padded",  "paged",  "prefix",
-                                              "preemption", "sampling", "sampling1"};
+                                              "preemption", "sampling", "sampling1",
+                                              "graphs",     "graphs1"};
   return names;
 }
 
@@ -167,6 +185,10 @@ std::variant<comparison, std::string> compare(caf::actor_system& sys, const std:
     return sampled_vs_greedy(sys, s, 64);
   if (name == "sampling1")
     return sampled_vs_greedy(sys, s, 1);
+  if (name == "graphs")
+    return graphs_vs_launches(sys, s, 64);
+  if (name == "graphs1")
+    return graphs_vs_launches(sys, s, 1);
   return "unknown comparison '" + name + "'";
 }
 
