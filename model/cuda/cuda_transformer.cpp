@@ -174,12 +174,14 @@ status cuda_transformer::enqueue_pass(const forward_batch& b) {
                                std::to_string(config_.max_position_embeddings) + " tokens allows");
   KVACTOR_ASSERT(!in_flight_.exchange(true), "a step enqueued while the last one runs");
   const cudaStream_t stream = cuda_.native_stream(kernels::streams::compute);
-  const bool graphed = b.is_decode() && limits_.max_cuda_graphs > 0 && !graphs_off_;
+  // NOTE: every decode step uploads its tables graph_table_width wide, as a
+  // graph or not, so that both plan the attention alike (the same bits).
   const auto layout = batch_upload_layout::of(
     b, static_cast<int32_t>(inv_freq_.size()),
-    graphed ? graph_table_width(b.max_blocks_per_seq, max_blocks_per_seq_) : 0);
+    b.is_decode() ? graph_table_width(b.max_blocks_per_seq, max_blocks_per_seq_) : 0);
   // NOTE: captured before the upload is queued, so that the capture starts
   // on a stream with nothing of this step in it.
+  const bool graphed = b.is_decode() && limits_.max_cuda_graphs > 0 && !graphs_off_;
   const cudaGraphExec_t graph = graphed ? graph_for(b, layout) : nullptr;
   if (const status s = stage_upload(b, layout, stream); !s) return s;
   if (graph != nullptr) {

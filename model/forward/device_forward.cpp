@@ -125,9 +125,9 @@ private:
       KVACTOR_FORWARD_TRY(ops_.rms_norm(k, qkv_stride_, k, qkv_stride_, t_, kv_heads_, head_dim_,
                                         w(*lw.k_norm), eps_));
     }
-    KVACTOR_FORWARD_TRY(ops_.rope(q, qkv_stride_, t_, heads_, head_dim_, a_.rope_cos, a_.rope_sin));
+    // NOTE: k's heads follow q's in the fused row: one launch rotates both.
     KVACTOR_FORWARD_TRY(
-      ops_.rope(k, qkv_stride_, t_, kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
+      ops_.rope(q, qkv_stride_, t_, heads_ + kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
 
     // A bf16 cache: q|k|v rounded to bf16 (nearest even), as the CPU pass does.
     const kernels::dtype kv_type = cache_.shape.type;

@@ -12,7 +12,7 @@
 //     RMSNorm                                    normed  [T, H]
 //     q|k|v = normed Wqkv^T (one fused product)   qkv     [T, q + 2 kv]
 //     (Qwen3) RMSNorm per head of q and k, in place
-//     RoPE on q and k, in place (angles from the upload)
+//     RoPE on q and k, in place, one launch (angles from the upload)
 //     (bf16 cache: q|k|v rounded to bf16          qkv_bf16 [T, q + 2 kv])
 //     cache_write K, V (read in place from qkv)
 //     paged_attention (query read in place)       attn    [T, q]

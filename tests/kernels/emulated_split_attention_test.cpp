@@ -167,7 +167,7 @@ TEST(emulated_cuda_split_attention_edges, split_and_one_pass_agree_across_the_th
 
 // A 32k context, batch 1, one KV head with a GQA group of 4 query heads (the
 // emulator runs one fiber per CUDA thread: few heads keep it to seconds),
-// in f32 and bf16, with the launcher's plan (64 splits of 512 keys).
+// in f32 and bf16, with the launcher's plan (chunks of the minimum).
 TEST(emulated_cuda_split_attention_edges, a_32k_context_matches_reference) {
   for (dtype type : {dtype::f32, dtype::bf16}) {
     attention_config c;
@@ -178,8 +178,8 @@ TEST(emulated_cuda_split_attention_edges, a_32k_context_matches_reference) {
     c.num_heads = 4;
     c.seq_lens = {32768};
     const split_plan plan = launcher_plan(c);
-    EXPECT_EQ(plan.num_splits, 64);
-    EXPECT_EQ(plan.chunk, 512);
+    EXPECT_EQ(plan.num_splits, 32768 / split_min_chunk);
+    EXPECT_EQ(plan.chunk, split_min_chunk);
     const auto start = std::chrono::steady_clock::now();
     check(c, plan);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -244,7 +244,7 @@ TEST(cuda_graphs, decode_steps_as_graphs_give_the_logits_of_launches_one_by_one)
   EXPECT_EQ(g.last_step_launches(), 0);
 }
 
-// Decode past the split-K threshold (two chunks of 512 keys): on the GPU the
+// Decode past the split-K threshold (two chunks of the minimum): on the GPU the
 // attention of every decode step splits each sequence's context across
 // blocks and merges (the forward pass hands the launcher the compute
 // stream's workspace); the logits still match the CPU pass's. A tiny model
@@ -272,8 +272,8 @@ TEST(cuda_forward_long_context, decode_past_the_split_threshold_matches_the_cpu)
   // (context + 3 decodes) / 16 rounded up, and prime to 5 (the harness scatters by 5)
   const int64_t num_blocks = 71;
   harness cpu(*m, num_blocks, "cpu"), gpu(*m, num_blocks, "cuda");
-  // 1 sequence, 2 head groups, 1040 keys (65 blocks) at the first decode, 132 SMs: 2 splits
-  EXPECT_EQ(kernels::plan_attention_split(1, 2, 65 * block_size, 132).num_splits, 2);
+  // 1 sequence, 2 head groups, 1040 keys (65 blocks) at the first decode, 132 SMs
+  EXPECT_GT(kernels::plan_attention_split(1, 2, 65 * block_size, 132).num_splits, 1);
   paged_seq on_cpu{prompt(context, 5), {}, 0}, on_gpu{prompt(context, 5), {}, 0};
   std::vector<float> want, got;
   for (int32_t done = 0; done < context; done += 256) {
