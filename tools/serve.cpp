@@ -9,7 +9,8 @@
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]
 //                 [--preemption=swap|recompute] [--threads=0] [--max-model-len=0]
 //                 [--batching=continuous|static|padded] [--kv-reservation=paged|contiguous]
-//                 [--no-prefix-caching] [--no-cuda-graphs] [--weights=auto|f32|bf16] [--activations=f32|bf16]
+//                 [--no-prefix-caching] [--no-cuda-graphs]
+//                 [--weights=auto|f32|bf16] [--activations=f32|bf16]
 //                 [--kv-dtype=f32|bf16]
 //                 [--worker-port=N [--worker-bind=127.0.0.1]]     a worker
 //                 [--workers=host:port,host:port [--resubmit-lost]] a front

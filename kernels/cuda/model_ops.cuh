@@ -48,18 +48,21 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 // per-head q/k norm). out may be x.
 // grid: (num_tokens * heads_per_row), block: (model_ops_threads).
 // x: [T, heads_per_row, n] rows ldx apart; out: rows ldo apart; weight: [n]
-__global__ void rms_norm_kernel(const float* x, int64_t ldx, float* out, int64_t ldo,
+// OUT float, or bf16: the fp32 result rounded (the product's input row, one
+// launch instead of a norm and a rounding; the same bits).
+template <class OUT>
+__global__ void rms_norm_kernel(const float* x, int64_t ldx, OUT* out, int64_t ldo,
                                 int32_t heads_per_row, int32_t n, const float* weight, float eps) {
   __shared__ float scratch[model_ops_warps];
   const int64_t token = blockIdx.x / heads_per_row;
   const int64_t head = blockIdx.x % heads_per_row;
   const float* xv = x + token * ldx + head * n;
-  float* ov = out + token * ldo + head * n;
+  OUT* ov = out + token * ldo + head * n;
   float sum = 0.0f;
   for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads) sum += xv[i] * xv[i];
   const float inv = 1.0f / sqrtf(block_sum(sum, scratch) / static_cast<float>(n) + eps);
   for (int i = static_cast<int>(threadIdx.x); i < n; i += model_ops_threads)
-    ov[i] = weight[i] * (xv[i] * inv);
+    ov[i] = from_float<OUT>(weight[i] * (xv[i] * inv));
 }
 
 // Rotate-half RoPE in place on num_heads heads of each token row.
@@ -81,12 +84,14 @@ __global__ void rope_kernel(float* x, int64_t ldx, int32_t num_heads, int32_t he
 
 // out = silu(gate) * up over num elements; out may be gate.
 // grid: (any), block: (model_ops_threads); grid-stride loop.
-__global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t num) {
+// OUT float, or bf16: rounded, as rms_norm_kernel's.
+template <class OUT>
+__global__ void swiglu_kernel(const float* gate, const float* up, OUT* out, int64_t num) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * model_ops_threads;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * model_ops_threads + threadIdx.x; i < num;
        i += stride) {
     const float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+    out[i] = from_float<OUT>(g / (1.0f + expf(-g)) * up[i]);
   }
 }
 

@@ -24,6 +24,14 @@ status cuda_ops::rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, 
   return {};
 }
 
+status cuda_ops::rms_norm_bf16(const float* x, int64_t ldx, uint16_t* out, int64_t ldo,
+                               int32_t num_tokens, int32_t n, const float* weight, float eps) {
+  ++launches_;
+  KVACTOR_CUDA_TRY(
+    cuda_launch::rms_norm_bf16(x, ldx, out, ldo, num_tokens, n, weight, eps, stream_));
+  return {};
+}
+
 status cuda_ops::rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads,
                       int32_t head_dim, const float* cos, const float* sin) {
   ++launches_;
@@ -34,6 +42,12 @@ status cuda_ops::rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_hea
 status cuda_ops::swiglu(const float* gate, const float* up, float* out, int64_t num) {
   ++launches_;
   KVACTOR_CUDA_TRY(cuda_launch::swiglu(gate, up, out, num, stream_));
+  return {};
+}
+
+status cuda_ops::swiglu_bf16(const float* gate, const float* up, uint16_t* out, int64_t num) {
+  ++launches_;
+  KVACTOR_CUDA_TRY(cuda_launch::swiglu_bf16(gate, up, out, num, stream_));
   return {};
 }
 

@@ -19,12 +19,18 @@ cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, in
 cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
                      int32_t heads_per_row, int32_t n, const float* weight, float eps,
                      cudaStream_t stream);
+// rms_norm of whole rows rounded to bf16; out: [T, n] bf16 bits, rows ldo apart
+cudaError_t rms_norm_bf16(const float* x, int64_t ldx, void* out, int64_t ldo, int32_t num_tokens,
+                          int32_t n, const float* weight, float eps, cudaStream_t stream);
 // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
 cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
                  const float* cos, const float* sin, cudaStream_t stream);
 // gate, up, out: [num] contiguous
 cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
                    cudaStream_t stream);
+// swiglu rounded to bf16; out: [num] bf16 bits
+cudaError_t swiglu_bf16(const float* gate, const float* up, void* out, int64_t num,
+                        cudaStream_t stream);
 // y: [num_rows, n] rows ldy apart; bias: [n]
 cudaError_t add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n, const float* bias,
                      cudaStream_t stream);

@@ -25,15 +25,44 @@ cudaError_t embedding(const void* table, bool bf16_table, const int32_t* ids, in
   return cudaGetLastError();
 }
 
-cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
-                     int32_t heads_per_row, int32_t n, const float* weight, float eps,
-                     cudaStream_t stream) {
+namespace {
+
+template <class OUT>
+cudaError_t launch_rms_norm(const float* x, int64_t ldx, OUT* out, int64_t ldo, int32_t num_tokens,
+                            int32_t heads_per_row, int32_t n, const float* weight, float eps,
+                            cudaStream_t stream) {
   if (num_tokens < 0 || heads_per_row <= 0 || n <= 0) return cudaErrorInvalidValue;
   if (num_tokens == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(num_tokens) * static_cast<unsigned>(heads_per_row));
-  gpu::launch_kernel(gpu::rms_norm_kernel, grid, dim3(gpu::model_ops_threads), stream, x, ldx, out,
-                     ldo, heads_per_row, n, weight, eps);
+  gpu::launch_kernel(gpu::rms_norm_kernel<OUT>, grid, dim3(gpu::model_ops_threads), stream, x, ldx,
+                     out, ldo, heads_per_row, n, weight, eps);
   return cudaGetLastError();
+}
+
+template <class OUT>
+cudaError_t launch_swiglu(const float* gate, const float* up, OUT* out, int64_t num,
+                          cudaStream_t stream) {
+  if (num < 0) return cudaErrorInvalidValue;
+  if (num == 0) return cudaSuccess;
+  const int64_t blocks = (num + gpu::model_ops_threads - 1) / gpu::model_ops_threads;
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+  gpu::launch_kernel(gpu::swiglu_kernel<OUT>, dim3(grid), dim3(gpu::model_ops_threads), stream,
+                     gate, up, out, num);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
+                     int32_t heads_per_row, int32_t n, const float* weight, float eps,
+                     cudaStream_t stream) {
+  return launch_rms_norm(x, ldx, out, ldo, num_tokens, heads_per_row, n, weight, eps, stream);
+}
+
+cudaError_t rms_norm_bf16(const float* x, int64_t ldx, void* out, int64_t ldo, int32_t num_tokens,
+                          int32_t n, const float* weight, float eps, cudaStream_t stream) {
+  return launch_rms_norm(x, ldx, static_cast<gpu::bf16*>(out), ldo, num_tokens, 1, n, weight, eps,
+                         stream);
 }
 
 cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
@@ -48,13 +77,12 @@ cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, i
 
 cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
                    cudaStream_t stream) {
-  if (num < 0) return cudaErrorInvalidValue;
-  if (num == 0) return cudaSuccess;
-  const int64_t blocks = (num + gpu::model_ops_threads - 1) / gpu::model_ops_threads;
-  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
-  gpu::launch_kernel(gpu::swiglu_kernel, dim3(grid), dim3(gpu::model_ops_threads), stream, gate, up,
-                     out, num);
-  return cudaGetLastError();
+  return launch_swiglu(gate, up, out, num, stream);
+}
+
+cudaError_t swiglu_bf16(const float* gate, const float* up, void* out, int64_t num,
+                        cudaStream_t stream) {
+  return launch_swiglu(gate, up, static_cast<gpu::bf16*>(out), num, stream);
 }
 
 cudaError_t add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n, const float* bias,

@@ -97,6 +97,21 @@ private:
     return {};
   }
 
+  // RMSNorm of m rows of x [m, hidden] by `norm`, prepared for the
+  // products: into f32_out (may be x), or with bf16 matrices rounded into
+  // x_bf16 by the same launch.
+  status normed_input(const float* x, int32_t m, const weight_slot& norm, float* f32_out,
+                      rows& out) {
+    if (!bf16_matrices()) {
+      KVACTOR_FORWARD_TRY(ops_.rms_norm(x, h_, f32_out, h_, m, 1, h_, w(norm), eps_));
+      out = rows{f32_out, nullptr, h_};
+      return {};
+    }
+    KVACTOR_FORWARD_TRY(ops_.rms_norm_bf16(x, h_, buf_.x_bf16, h_, m, h_, w(norm), eps_));
+    out = rows{nullptr, buf_.x_bf16, h_};
+    return {};
+  }
+
   // y = x W^T, or y += x W^T; x: [m, k]; W: [n, k]; y: [m, n] rows ldy apart
   status product(const rows& x, int32_t m, const weight_slot& s, int64_t n, int64_t k, float* y,
                  int64_t ldy, bool accumulate) {
@@ -109,12 +124,10 @@ private:
     float* q = buf_.qkv;         // [T, heads, D], rows qkv_stride_ apart
     float* k = q + c_.q_size();  // [T, kv_heads, D]
     float* v = k + c_.kv_size(); // [T, kv_heads, D]
-    KVACTOR_FORWARD_TRY(
-      ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_, w(lw.input_layernorm), eps_));
+    rows normed;
+    KVACTOR_FORWARD_TRY(normed_input(buf_.hidden, t_, lw.input_layernorm, buf_.normed, normed));
     // NOTE: q_proj, k_proj and v_proj lie back to back (weight_plan): one
     // product writes the whole fused row.
-    rows normed;
-    KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.q_proj, qkv_stride_, h_, q, qkv_stride_, false));
     if (lw.q_bias) // Qwen2: q|k|v biases lie back to back too
       KVACTOR_FORWARD_TRY(ops_.add_bias(q, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_),
@@ -191,15 +204,19 @@ private:
 
   status mlp(const layer_slots& lw) {
     const int64_t inter = c_.intermediate_size;
-    KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.hidden, h_, buf_.normed, h_, t_, 1, h_,
-                                      w(lw.post_attention_layernorm), eps_));
     rows normed;
-    KVACTOR_FORWARD_TRY(input(buf_.normed, h_, t_, h_, normed));
+    KVACTOR_FORWARD_TRY(
+      normed_input(buf_.hidden, t_, lw.post_attention_layernorm, buf_.normed, normed));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.gate_proj, inter, h_, buf_.gate, inter, false));
     KVACTOR_FORWARD_TRY(product(normed, t_, lw.up_proj, inter, h_, buf_.up, inter, false));
-    KVACTOR_FORWARD_TRY(ops_.swiglu(buf_.gate, buf_.up, buf_.gate, int64_t{t_} * inter));
     rows gated;
-    KVACTOR_FORWARD_TRY(input(buf_.gate, inter, t_, inter, gated));
+    if (bf16_matrices()) {
+      KVACTOR_FORWARD_TRY(ops_.swiglu_bf16(buf_.gate, buf_.up, buf_.x_bf16, int64_t{t_} * inter));
+      gated = rows{nullptr, buf_.x_bf16, inter};
+    } else {
+      KVACTOR_FORWARD_TRY(ops_.swiglu(buf_.gate, buf_.up, buf_.gate, int64_t{t_} * inter));
+      gated = rows{buf_.gate, nullptr, inter};
+    }
     return product(gated, t_, lw.down_proj, h_, inter, buf_.hidden, h_, true);
   }
 
@@ -207,9 +224,8 @@ private:
     const int32_t n = b_.num_sample_rows();
     if (n == 0) return {};
     KVACTOR_FORWARD_TRY(ops_.gather_rows(buf_.hidden, a_.sample_rows, n, h_, buf_.last));
-    KVACTOR_FORWARD_TRY(ops_.rms_norm(buf_.last, h_, buf_.last, h_, n, 1, h_, w(plan_.norm), eps_));
     rows last;
-    KVACTOR_FORWARD_TRY(input(buf_.last, h_, n, h_, last));
+    KVACTOR_FORWARD_TRY(normed_input(buf_.last, n, plan_.norm, buf_.last, last));
     return product(last, n, plan_.lm_head, c_.vocab_size, h_, buf_.logits, c_.vocab_size, false);
   }
 

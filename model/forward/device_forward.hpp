@@ -25,7 +25,8 @@
 //   logits = last Wlm^T                           logits  [R, vocab]
 //
 // Products by the plan's matrices: fp32 (x W^T in fp32), or bf16 — the
-// input rows rounded to bf16 first (x_bf16), then bf16 x bf16 with fp32
+// input rows rounded to bf16 first (x_bf16; by the norm or SwiGLU that
+// makes them, in the same launch), then bf16 x bf16 with fp32
 // sums and an fp32 result: the CPU pass's bf16 activations. Everything else
 // (norms, RoPE, SwiGLU, the residual) stays fp32.
 
@@ -55,11 +56,17 @@ public:
   // x: [T, heads_per_row, n] rows ldx apart; out rows ldo apart (may be x); weight: [n]
   virtual status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
                           int32_t heads_per_row, int32_t n, const float* weight, float eps) = 0;
+  // rms_norm of whole rows (heads_per_row 1) rounded to bf16 (nearest even):
+  // the bits of rms_norm then round_to_bf16, in one launch; out: [T, n] rows ldo apart
+  virtual status rms_norm_bf16(const float* x, int64_t ldx, uint16_t* out, int64_t ldo,
+                               int32_t num_tokens, int32_t n, const float* weight, float eps) = 0;
   // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
   virtual status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads,
                       int32_t head_dim, const float* cos, const float* sin) = 0;
   // out = silu(gate) * up; [num] contiguous, out may be gate
   virtual status swiglu(const float* gate, const float* up, float* out, int64_t num) = 0;
+  // swiglu rounded to bf16, as rms_norm_bf16; out: [num] contiguous
+  virtual status swiglu_bf16(const float* gate, const float* up, uint16_t* out, int64_t num) = 0;
   // y[r] += bias; y: [num_rows, n] rows ldy apart; bias: [n]
   virtual status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,
                           const float* bias) = 0;

@@ -56,7 +56,14 @@ public:
   status rms_norm(const float* x, int64_t ldx, float* out, int64_t ldo, int32_t num_tokens,
                   int32_t heads_per_row, int32_t n, const float* weight, float eps) override {
     emu::launch(dim3(unsigned(num_tokens * heads_per_row)), dim3(gpu::model_ops_threads),
-                gpu::rms_norm_kernel, x, ldx, out, ldo, heads_per_row, n, weight, eps);
+                gpu::rms_norm_kernel<float>, x, ldx, out, ldo, heads_per_row, n, weight, eps);
+    return {};
+  }
+  status rms_norm_bf16(const float* x, int64_t ldx, uint16_t* out, int64_t ldo, int32_t num_tokens,
+                       int32_t n, const float* weight, float eps) override {
+    emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads),
+                gpu::rms_norm_kernel<gpu::bf16>, x, ldx, reinterpret_cast<gpu::bf16*>(out), ldo,
+                1, n, weight, eps);
     return {};
   }
   status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
@@ -68,8 +75,15 @@ public:
   status swiglu(const float* gate, const float* up, float* out, int64_t num) override {
     const int64_t blocks =
       std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
-    emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::swiglu_kernel, gate, up,
-                out, num);
+    emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::swiglu_kernel<float>,
+                gate, up, out, num);
+    return {};
+  }
+  status swiglu_bf16(const float* gate, const float* up, uint16_t* out, int64_t num) override {
+    const int64_t blocks =
+      std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);
+    emu::launch(dim3(unsigned(blocks)), dim3(gpu::model_ops_threads), gpu::swiglu_kernel<gpu::bf16>,
+                gate, up, reinterpret_cast<gpu::bf16*>(out), num);
     return {};
   }
   status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,

@@ -36,8 +36,9 @@ TEST(emulated_model_ops, rms_norm_rows_match_the_cpu_layer) {
     const int64_t ld = n + 8; // strided rows
     const std::vector<float> x = values(size_t(rows * ld), n), w = values(size_t(n), 1);
     std::vector<float> got(x.size(), 0.0f), want(x.size(), 0.0f);
-    emu::launch(dim3(rows), dim3(kernels::gpu::model_ops_threads), kernels::gpu::rms_norm_kernel,
-                x.data(), ld, got.data(), ld, 1, n, w.data(), 1e-6f);
+    emu::launch(dim3(rows), dim3(kernels::gpu::model_ops_threads),
+                kernels::gpu::rms_norm_kernel<float>, x.data(), ld, got.data(), ld, 1, n, w.data(),
+                1e-6f);
     layers::rms_norm(pool, x.data(), ld, want.data(), ld, rows, n, w.data(), 1e-6f);
     expect_near_all(got, want);
   }
@@ -50,8 +51,8 @@ TEST(emulated_model_ops, per_head_rms_norm_matches_the_cpu_layer) {
   std::vector<float> got = values(size_t(tokens * ld), 4), want = got;
   const std::vector<float> w = values(size_t(dim), 2);
   emu::launch(dim3(tokens * heads), dim3(kernels::gpu::model_ops_threads),
-              kernels::gpu::rms_norm_kernel, static_cast<const float*>(got.data()), ld, got.data(),
-              ld, heads, dim, w.data(), 1e-6f);
+              kernels::gpu::rms_norm_kernel<float>, static_cast<const float*>(got.data()), ld,
+              got.data(), ld, heads, dim, w.data(), 1e-6f);
   layers::rms_norm_heads(pool, want.data(), ld, tokens, heads, dim, w.data(), 1e-6f);
   expect_near_all(got, want);
   EXPECT_EQ(got[size_t(heads * dim)], want[size_t(heads * dim)]); // past the heads: untouched
@@ -79,10 +80,41 @@ TEST(emulated_model_ops, swiglu_matches_the_cpu_layer) {
   const int64_t n = 1000; // more than one grid pass with 3 blocks
   const std::vector<float> g = values(size_t(n), 6), u = values(size_t(n), 7);
   std::vector<float> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
-  emu::launch(dim3(3), dim3(kernels::gpu::model_ops_threads), kernels::gpu::swiglu_kernel, g.data(),
-              u.data(), got.data(), n);
+  emu::launch(dim3(3), dim3(kernels::gpu::model_ops_threads), kernels::gpu::swiglu_kernel<float>,
+              g.data(), u.data(), got.data(), n);
   layers::swiglu(pool, g.data(), u.data(), n, want.data(), n, 1, n);
   expect_near_all(got, want);
+}
+
+// The norm and SwiGLU that write bf16 (a product's input rows, one launch)
+// give the bits of the fp32 kernel followed by the rounding kernel.
+TEST(emulated_model_ops, bf16_norm_and_swiglu_are_the_fp32_ones_rounded) {
+  namespace gpu = kernels::gpu;
+  const int32_t rows = 3, n = 300;
+  const int64_t ld = n + 4;
+  const std::vector<float> x = values(size_t(rows * ld), 11), w = values(size_t(n), 12);
+  std::vector<float> f32(x.size());
+  std::vector<gpu::bf16> fused(x.size()), rounded(x.size());
+  emu::launch(dim3(rows), dim3(gpu::model_ops_threads), gpu::rms_norm_kernel<float>, x.data(), ld,
+              f32.data(), ld, 1, n, w.data(), 1e-6f);
+  emu::launch(dim3(rows), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel,
+              static_cast<const float*>(f32.data()), ld, rounded.data(), ld, n);
+  emu::launch(dim3(rows), dim3(gpu::model_ops_threads), gpu::rms_norm_kernel<gpu::bf16>, x.data(),
+              ld, fused.data(), ld, 1, n, w.data(), 1e-6f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(fused[size_t(r * ld + i)].bits, rounded[size_t(r * ld + i)].bits) << r << " " << i;
+  const int64_t num = 1000;
+  const std::vector<float> g = values(size_t(num), 13), u = values(size_t(num), 14);
+  std::vector<float> s(static_cast<size_t>(num));
+  std::vector<gpu::bf16> s_fused(s.size()), s_rounded(s.size());
+  emu::launch(dim3(3), dim3(gpu::model_ops_threads), gpu::swiglu_kernel<float>, g.data(), u.data(),
+              s.data(), num);
+  emu::launch(dim3(1), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel,
+              static_cast<const float*>(s.data()), num, s_rounded.data(), num, int32_t(num));
+  emu::launch(dim3(3), dim3(gpu::model_ops_threads), gpu::swiglu_kernel<gpu::bf16>, g.data(),
+              u.data(), s_fused.data(), num);
+  for (size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s_fused[i].bits, s_rounded[i].bits) << i;
 }
 
 TEST(emulated_model_ops, add_bias_matches_the_cpu_layer) {
