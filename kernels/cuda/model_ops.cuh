@@ -82,6 +82,33 @@ __global__ void rope_kernel(float* x, int64_t ldx, int32_t num_heads, int32_t he
   }
 }
 
+// RoPE on the first num_rotated heads of each row, and the row's num_heads
+// heads rounded to bf16 into out: a bf16 KV cache's q|k|v, the bits of
+// rope_kernel then round_to_bf16_kernel in one launch (x stays as it was).
+// grid: (num_tokens), block: (model_ops_threads).
+// x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2];
+// out: [T, num_heads, head_dim] rows ldo apart
+__global__ void rope_bf16_kernel(const float* x, int64_t ldx, int32_t num_rotated,
+                                 int32_t num_heads, int32_t head_dim, const float* cos_t,
+                                 const float* sin_t, bf16* out, int64_t ldo) {
+  const int64_t t = blockIdx.x;
+  const int half = head_dim / 2;
+  for (int j = static_cast<int>(threadIdx.x); j < num_heads * half; j += model_ops_threads) {
+    const int h = j / half, i = j % half;
+    const float* v = x + t * ldx + static_cast<int64_t>(h) * head_dim;
+    bf16* o = out + t * ldo + static_cast<int64_t>(h) * head_dim;
+    const float x1 = v[i], x2 = v[i + half];
+    if (h < num_rotated) {
+      const float c = cos_t[t * half + i], s = sin_t[t * half + i];
+      o[i] = from_float<bf16>(x1 * c - x2 * s);
+      o[i + half] = from_float<bf16>(x2 * c + x1 * s);
+    } else {
+      o[i] = from_float<bf16>(x1);
+      o[i + half] = from_float<bf16>(x2);
+    }
+  }
+}
+
 // out = silu(gate) * up over num elements; out may be gate.
 // grid: (any), block: (model_ops_threads); grid-stride loop.
 // OUT float, or bf16: rounded, as rms_norm_kernel's.

@@ -39,6 +39,15 @@ status cuda_ops::rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_hea
   return {};
 }
 
+status cuda_ops::rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                           int32_t num_heads, int32_t head_dim, const float* cos,
+                           const float* sin, uint16_t* out, int64_t ldo) {
+  ++launches_;
+  KVACTOR_CUDA_TRY(cuda_launch::rope_bf16(x, ldx, num_tokens, num_rotated, num_heads, head_dim,
+                                          cos, sin, out, ldo, stream_));
+  return {};
+}
+
 status cuda_ops::swiglu(const float* gate, const float* up, float* out, int64_t num) {
   ++launches_;
   KVACTOR_CUDA_TRY(cuda_launch::swiglu(gate, up, out, num, stream_));

@@ -26,6 +26,9 @@ public:
                        int32_t n, const float* weight, float eps) override;
   status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
               const float* cos, const float* sin) override;
+  status rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                   int32_t num_heads, int32_t head_dim, const float* cos, const float* sin,
+                   uint16_t* out, int64_t ldo) override;
   status swiglu(const float* gate, const float* up, float* out, int64_t num) override;
   status swiglu_bf16(const float* gate, const float* up, uint16_t* out, int64_t num) override;
   status add_bias(float* y, int64_t ldy, int32_t num_rows, int32_t n,

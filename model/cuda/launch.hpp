@@ -25,6 +25,11 @@ cudaError_t rms_norm_bf16(const float* x, int64_t ldx, void* out, int64_t ldo, i
 // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
 cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, int32_t head_dim,
                  const float* cos, const float* sin, cudaStream_t stream);
+// RoPE on the first num_rotated heads, every head rounded to bf16 into out
+// (bf16 bits, rows ldo apart); x: [T, num_heads, head_dim] rows ldx apart
+cudaError_t rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                      int32_t num_heads, int32_t head_dim, const float* cos, const float* sin,
+                      void* out, int64_t ldo, cudaStream_t stream);
 // gate, up, out: [num] contiguous
 cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
                    cudaStream_t stream);

@@ -75,6 +75,19 @@ cudaError_t rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads, i
   return cudaGetLastError();
 }
 
+cudaError_t rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                      int32_t num_heads, int32_t head_dim, const float* cos, const float* sin,
+                      void* out, int64_t ldo, cudaStream_t stream) {
+  if (num_tokens < 0 || num_rotated < 0 || num_rotated > num_heads || head_dim <= 0 ||
+      head_dim % 2 != 0)
+    return cudaErrorInvalidValue;
+  if (num_tokens == 0) return cudaSuccess;
+  gpu::launch_kernel(gpu::rope_bf16_kernel, dim3(static_cast<unsigned>(num_tokens)),
+                     dim3(gpu::model_ops_threads), stream, x, ldx, num_rotated, num_heads,
+                     head_dim, cos, sin, static_cast<gpu::bf16*>(out), ldo);
+  return cudaGetLastError();
+}
+
 cudaError_t swiglu(const float* gate, const float* up, float* out, int64_t num,
                    cudaStream_t stream) {
   return launch_swiglu(gate, up, out, num, stream);

@@ -139,15 +139,17 @@ private:
                                         w(*lw.k_norm), eps_));
     }
     // NOTE: k's heads follow q's in the fused row: one launch rotates both.
-    KVACTOR_FORWARD_TRY(
-      ops_.rope(q, qkv_stride_, t_, heads_ + kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
-
-    // A bf16 cache: q|k|v rounded to bf16 (nearest even), as the CPU pass does.
+    // A bf16 cache: q|k|v rounded to bf16 (nearest even) as the CPU pass
+    // does, by the same launch.
     const kernels::dtype kv_type = cache_.shape.type;
     const bool bf16_cache = kv_type == kernels::dtype::bf16;
     if (bf16_cache)
-      KVACTOR_FORWARD_TRY(ops_.round_to_bf16(
-        buf_.qkv, qkv_stride_, t_, static_cast<int32_t>(qkv_stride_), buf_.qkv_bf16, qkv_stride_));
+      KVACTOR_FORWARD_TRY(ops_.rope_bf16(q, qkv_stride_, t_, heads_ + kv_heads_,
+                                         heads_ + 2 * kv_heads_, head_dim_, a_.rope_cos,
+                                         a_.rope_sin, buf_.qkv_bf16, qkv_stride_));
+    else
+      KVACTOR_FORWARD_TRY(
+        ops_.rope(q, qkv_stride_, t_, heads_ + kv_heads_, head_dim_, a_.rope_cos, a_.rope_sin));
     const void* q_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16) : q;
     const void* k_in = bf16_cache ? static_cast<const void*>(buf_.qkv_bf16 + c_.q_size()) : k;
     const void* v_in =

@@ -12,8 +12,9 @@
 //     RMSNorm                                    normed  [T, H]
 //     q|k|v = normed Wqkv^T (one fused product)   qkv     [T, q + 2 kv]
 //     (Qwen3) RMSNorm per head of q and k, in place
-//     RoPE on q and k, in place, one launch (angles from the upload)
-//     (bf16 cache: q|k|v rounded to bf16          qkv_bf16 [T, q + 2 kv])
+//     RoPE on q and k, in place, one launch (angles from the upload), or
+//     (bf16 cache) the same launch writing q|k|v     qkv_bf16 [T, q + 2 kv]
+//     rotated and rounded to bf16
 //     cache_write K, V (read in place from qkv)
 //     paged_attention (query read in place)       attn    [T, q]
 //     (bf16 cache: out in bf16, attn_bf16; widened into attn for fp32 matrices)
@@ -63,6 +64,12 @@ public:
   // x: [T, num_heads, head_dim] rows ldx apart; cos, sin: [T, head_dim / 2]
   virtual status rope(float* x, int64_t ldx, int32_t num_tokens, int32_t num_heads,
                       int32_t head_dim, const float* cos, const float* sin) = 0;
+  // RoPE on the first num_rotated heads of each row and every head rounded
+  // to bf16 into out: the bits of rope then round_to_bf16, in one launch (x
+  // unchanged); x: [T, num_heads, head_dim] rows ldx apart; out: rows ldo apart
+  virtual status rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                           int32_t num_heads, int32_t head_dim, const float* cos,
+                           const float* sin, uint16_t* out, int64_t ldo) = 0;
   // out = silu(gate) * up; [num] contiguous, out may be gate
   virtual status swiglu(const float* gate, const float* up, float* out, int64_t num) = 0;
   // swiglu rounded to bf16, as rms_norm_bf16; out: [num] contiguous

@@ -72,6 +72,14 @@ public:
                 num_heads, head_dim, cos, sin);
     return {};
   }
+  status rope_bf16(const float* x, int64_t ldx, int32_t num_tokens, int32_t num_rotated,
+                   int32_t num_heads, int32_t head_dim, const float* cos, const float* sin,
+                   uint16_t* out, int64_t ldo) override {
+    emu::launch(dim3(unsigned(num_tokens)), dim3(gpu::model_ops_threads), gpu::rope_bf16_kernel, x,
+                ldx, num_rotated, num_heads, head_dim, cos, sin, reinterpret_cast<gpu::bf16*>(out),
+                ldo);
+    return {};
+  }
   status swiglu(const float* gate, const float* up, float* out, int64_t num) override {
     const int64_t blocks =
       std::min<int64_t>((num + gpu::model_ops_threads - 1) / gpu::model_ops_threads, 65535);

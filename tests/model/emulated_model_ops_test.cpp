@@ -75,6 +75,31 @@ TEST(emulated_model_ops, rope_matches_the_cpu_layer) {
   EXPECT_EQ(got, want); // the same float operations in the same order
 }
 
+// RoPE writing a bf16 KV cache's q|k|v: the bits of RoPE then the rounding
+// kernel, the heads past the rotated ones (v) rounded as they are.
+TEST(emulated_model_ops, bf16_rope_is_the_fp32_one_rounded) {
+  namespace gpu = kernels::gpu;
+  const int32_t tokens = 3, rotated = 6, heads = 8, dim = 64;
+  const int64_t ld = heads * dim + 16;
+  const std::vector<float> x = values(size_t(tokens * ld), 15);
+  std::vector<float> c(size_t(tokens * dim / 2)), s(c.size());
+  std::vector<double> inv(size_t(dim / 2));
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.0, -2.0 * double(i) / dim);
+  layers::rope_angles(std::vector<int32_t>{1, 9, 400}, inv, c.data(), s.data());
+  std::vector<float> rotated_f32 = x;
+  std::vector<gpu::bf16> fused(x.size()), rounded(x.size());
+  emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::rope_kernel, rotated_f32.data(), ld,
+              rotated, dim, static_cast<const float*>(c.data()), static_cast<const float*>(s.data()));
+  emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel,
+              static_cast<const float*>(rotated_f32.data()), ld, rounded.data(), ld, heads * dim);
+  emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::rope_bf16_kernel, x.data(), ld,
+              rotated, heads, dim, static_cast<const float*>(c.data()),
+              static_cast<const float*>(s.data()), fused.data(), ld);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t i = 0; i < heads * dim; ++i)
+      ASSERT_EQ(fused[size_t(t * ld + i)].bits, rounded[size_t(t * ld + i)].bits) << t << " " << i;
+}
+
 TEST(emulated_model_ops, swiglu_matches_the_cpu_layer) {
   kernels::thread_pool pool(1);
   const int64_t n = 1000; // more than one grid pass with 3 blocks
