@@ -89,7 +89,8 @@ TEST(emulated_model_ops, bf16_rope_is_the_fp32_one_rounded) {
   std::vector<float> rotated_f32 = x;
   std::vector<gpu::bf16> fused(x.size()), rounded(x.size());
   emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::rope_kernel, rotated_f32.data(), ld,
-              rotated, dim, static_cast<const float*>(c.data()), static_cast<const float*>(s.data()));
+              rotated, dim, static_cast<const float*>(c.data()),
+              static_cast<const float*>(s.data()));
   emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::round_to_bf16_kernel,
               static_cast<const float*>(rotated_f32.data()), ld, rounded.data(), ld, heads * dim);
   emu::launch(dim3(tokens), dim3(gpu::model_ops_threads), gpu::rope_bf16_kernel, x.data(), ld,
