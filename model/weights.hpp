@@ -31,28 +31,36 @@
 #include "model/config.hpp"
 #include "model/dtype.hpp"
 #include "base/result.hpp"
+#include "model/quant/quant_format.hpp"
 #include "model/safetensors.hpp"
 
 namespace kvactor::model {
 
-// A typed, read-only view of one weight tensor in memory (mapped or owned).
+// A typed, read-only view of one weight tensor in memory (mapped or owned):
+// elements of `type`, or (quant set) a matrix of quantised blocks, each row
+// quant_row_bytes(*quant, cols()) long.
 struct weight_view {
   const void* data = nullptr;
   dtype type = dtype::f32;
   int rank = 0;                       // 1 (norm weights) or 2 (matrices)
   std::array<int64_t, 2> dims{}; // [rows, cols] or [n, 0]
+  std::optional<quant_format> quant;
 
   int64_t rows() const { return dims[0]; }
   int64_t cols() const { return rank == 2 ? dims[1] : 1; }
   int64_t num_elements() const { return rows() * cols(); }
   const float* f32() const {
-    KVACTOR_ASSERT(type == dtype::f32, "weight is not fp32");
+    KVACTOR_ASSERT(type == dtype::f32 && !quant, "weight is not fp32");
     return static_cast<const float*>(data);
   }
   // bf16 bit patterns (the upper halves of fp32 values).
   const uint16_t* bf16() const {
-    KVACTOR_ASSERT(type == dtype::bf16, "weight is not bf16");
+    KVACTOR_ASSERT(type == dtype::bf16 && !quant, "weight is not bf16");
     return static_cast<const uint16_t*>(data);
+  }
+  const std::byte* blocks() const {
+    KVACTOR_ASSERT(quant.has_value(), "weight is not quantised");
+    return static_cast<const std::byte*>(data);
   }
 };
 

@@ -45,10 +45,10 @@ struct random_case {
     }
   }
   weight_view view32(int64_t n, int64_t k) const {
-    return weight_view{w32.data(), dtype::f32, 2, {n, k}};
+    return weight_view{w32.data(), dtype::f32, 2, {n, k}, {}};
   }
   weight_view view16(int64_t n, int64_t k) const {
-    return weight_view{w16.data(), dtype::bf16, 2, {n, k}};
+    return weight_view{w16.data(), dtype::bf16, 2, {n, k}, {}};
   }
   // [rows, cols] of random fp32 values (x, or y to accumulate onto).
   static std::vector<float> rows(int64_t rows, int64_t cols, std::mt19937& rng) {

@@ -16,7 +16,7 @@ namespace kvactor::model::layers {
 namespace {
 
 weight_view matrix(const std::vector<float>& v, int64_t rows, int64_t cols) {
-  return weight_view{v.data(), dtype::f32, 2, {rows, cols}};
+  return weight_view{v.data(), dtype::f32, 2, {rows, cols}, {}};
 }
 
 TEST(layers, rope_rotates_the_halves_of_each_head) {
@@ -156,7 +156,7 @@ TEST(layers, swiglu_reads_and_writes_strided_rows) {
 TEST(layers, embedding_widens_bf16_rows) {
   kernels::thread_pool pool(1);
   const std::vector<uint16_t> table{0x3f80, 0x4000, 0xc040, 0x0000}; // [[1, 2], [-3, 0]]
-  const weight_view v{table.data(), dtype::bf16, 2, {2, 2}};
+  const weight_view v{table.data(), dtype::bf16, 2, {2, 2}, {}};
   const std::vector<int32_t> ids{1, 0};
   std::vector<float> out(4);
   embedding(pool, v, ids, out.data());

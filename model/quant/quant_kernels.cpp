@@ -1,0 +1,111 @@
+// Activations quantised row by row, which integer kernel a CPU runs, and
+// the call through it.
+#include "model/quant/quant_kernels.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "base/assert.hpp"
+#include "model/quant/quant_isa.hpp"
+
+namespace kvactor::model::layers {
+
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out) {
+  KVACTOR_ASSERT(k % quant_block_values == 0, "quantised rows are whole blocks of 32");
+  constexpr int64_t block = quant_block_values;
+  out.blocks = k / block;
+  const auto num_blocks = static_cast<std::size_t>(m * out.blocks);
+  out.q.resize(num_blocks * block);
+  out.d.resize(num_blocks);
+  out.sum.resize(num_blocks);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t b = 0; b < out.blocks; ++b) {
+      const float* v = x + i * ldx + b * block;
+      const auto at = static_cast<std::size_t>(i * out.blocks + b);
+      float amax = 0;
+      bool finite = true;
+      for (int64_t c = 0; c < block; ++c) {
+        amax = std::max(amax, std::fabs(v[c]));
+        finite = finite && std::isfinite(v[c]);
+      }
+      // NOTE: a NaN or infinite input gives the block q = 0 and d = NaN, so
+      // the row's outputs are NaN rather than numbers made up.
+      const float d = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+      const float inv_d = finite && d != 0 ? 1.0f / d : 0.0f;
+      int8_t* q = out.q.data() + at * block;
+      int32_t sum = 0;
+      for (int64_t c = 0; c < block; ++c) {
+        const float r = finite ? std::nearbyint(v[c] * inv_d) : 0.0f;
+        q[c] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+        sum += q[c];
+      }
+      out.d[at] = d;
+      out.sum[at] = sum;
+    }
+}
+
+std::span<const quant_isa> quant_product_isas() {
+  struct found {
+    std::array<quant_isa, 3> isa{};
+    std::size_t size = 0;
+  };
+  static const found isas = [] {
+    found f;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+      f.isa[f.size++] = quant_isa::avx512_vnni;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      f.isa[f.size++] = quant_isa::avx2;
+    f.isa[f.size++] = quant_isa::generic;
+    return f;
+  }();
+  return {isas.isa.data(), isas.size};
+}
+
+const char* isa_name(quant_isa isa) {
+  switch (isa) {
+  case quant_isa::generic: return "generic";
+  case quant_isa::avx2: return "avx2";
+  case quant_isa::avx512_vnni: return "avx512_vnni";
+  }
+  return "?";
+}
+
+void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quantized_matrix& w,
+                   int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
+                   bool accumulate) {
+  const std::span<const quant_isa> isas = quant_product_isas();
+  KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(),
+                 "integer kernel not supported by this CPU");
+  KVACTOR_ASSERT(first_group >= 0 && num_groups >= 0 && first_group + num_groups <= w.num_groups(),
+                 "groups outside the quantised matrix");
+  KVACTOR_ASSERT(x.blocks == w.blocks_per_row() &&
+                   static_cast<int64_t>(x.d.size()) >= m * x.blocks,
+                 "quantised rows do not match the matrix");
+  constexpr int64_t rows = quantized_matrix::group_rows;
+  const int64_t n = std::min(w.rows(), (first_group + num_groups) * rows) - first_group * rows;
+  if (m <= 0 || n <= 0) return;
+  const quant_rows_view xv{x.q.data(), x.d.data(), x.sum.data(), x.blocks};
+  const uint8_t* wg = w.groups(first_group);
+  float* yg = y + first_group * rows;
+  const bool q8 = w.format() == quant_format::q8_0;
+  switch (isa) {
+  case quant_isa::avx512_vnni:
+    if (q8) avx512_vnni::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);
+    else avx512_vnni::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);
+    return;
+  case quant_isa::avx2:
+    if (q8) avx2::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);
+    else avx2::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);
+    return;
+  case quant_isa::generic:
+    if (q8) quant_generic::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);
+    else quant_generic::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);
+    return;
+  }
+}
+
+} // namespace kvactor::model::layers

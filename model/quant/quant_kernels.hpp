@@ -1,0 +1,59 @@
+#pragma once
+// y = x W^T with W block-quantised (quantized_matrix) and x quantised row
+// by row to 8 bits (quantize_rows: Q8_0 blocks of its own, plus each
+// block's integer sum). Every output is the chain over W's blocks
+//
+//   s = 0; for b: s = s + (dw[j, b] * dx[i, b]) * float(isum)
+//   isum = sum over the block's 32 columns of q_x * q_w        (exact, int32)
+//   y[i, j] = s            (accumulate: y[i, j] = s + y[i, j])
+//
+// in that order, each operation rounded once (no fused multiply-add). The
+// integer sums are exact however an instruction set forms them, so every
+// kernel gives the same bits, and a row's result does not depend on m, its
+// place in x, the split over threads or the tile a kernel picks: the
+// forward pass stays batch-invariant.
+//
+// One kernel per instruction set, chosen at run time (quant_avx512_vnni.cpp,
+// quant_avx2.cpp: the only files built with those flags; quant_generic.cpp
+// for any x86-64).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/quant/quantized_matrix.hpp"
+
+namespace kvactor::model::layers {
+
+// Rows of activations quantised in blocks of 32: row i's block b holds
+// q[(i * blocks + b) * 32 ...] (int8, -127..127), its scale d[i * blocks + b]
+// and sum[i * blocks + b] (the sum of its 32 integers).
+struct quantized_rows {
+  int64_t blocks = 0; // per row
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> sum;
+};
+
+// x's m rows of k values (k a multiple of 32), each block to the nearest
+// of 255 levels of amax / 127 (ties to even), as quantize_row's Q8_0.
+// x: [m, k] rows ldx apart
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out);
+
+// Instruction sets with an integer block product.
+enum class quant_isa { generic, avx2, avx512_vnni };
+
+// Those this CPU (and OS) runs, best first; generic always, last.
+std::span<const quant_isa> quant_product_isas();
+
+const char* isa_name(quant_isa isa);
+
+// y[i, j] = the chain of x's row i and W's row j (+ y[i, j] when
+// accumulate), for i < m and the rows j of W's groups [first_group,
+// first_group + num_groups); other columns of y are left alone.
+// x: quantize_rows of m rows of w.cols() values; y: [m, w.rows()] rows ldy apart
+void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quantized_matrix& w,
+                   int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
+                   bool accumulate);
+
+} // namespace kvactor::model::layers

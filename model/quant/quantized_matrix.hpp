@@ -1,0 +1,67 @@
+#pragma once
+// quantized_matrix: a block-quantised weight matrix [rows, cols]
+// (quant_format.hpp) repacked for the integer products
+// (quant_kernels.hpp): groups of 16 rows, and in a group, block by block
+// (32 columns), the 16 rows' scales and then their integers, interleaved so
+// that one 64-byte vector holds 4 columns (Q8_0) or 8 (Q4_0) of all 16 rows:
+//
+//   group g, block b:  fp16 d[16]                          lane l = row 16 g + l
+//     Q8_0: 8 x { lane l: u8 q+128 of columns 4c .. 4c+3 }        c = 0 .. 7
+//     Q4_0: 4 x { lane l: byte t = n(col 8v + t) | n(col 8v + 4 + t) << 4 }   v = 0 .. 3
+//
+// Integers are kept unsigned (value = d * (u - quant_offset)), which is
+// what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
+// last are zeros with scale 0. Packing stacks several matrices of one width
+// (q | k | v, gate | up) so that one product computes them all; the bytes
+// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "model/quant/quant_format.hpp"
+#include "model/weights.hpp"
+
+namespace kvactor::model {
+
+class quantized_matrix {
+public:
+  static constexpr int64_t group_rows = 16;
+
+  // The rows of `parts` one after the other in `format`: parts already in
+  // `format` are repacked as they are; fp32 and bf16 parts are quantised
+  // row by row (quantize_row). Every part has the same number of columns, a
+  // multiple of quant_block_values.
+  static quantized_matrix pack(std::span<const weight_view> parts, quant_format format);
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  quant_format format() const { return format_; }
+  int64_t num_groups() const { return (rows_ + group_rows - 1) / group_rows; }
+  int64_t blocks_per_row() const { return cols_ / quant_block_values; }
+  // Bytes of one block of a group: 16 scales and 16 rows' integers.
+  std::size_t group_block_bytes() const;
+  std::size_t num_bytes() const;
+
+  // Group g onwards.
+  const uint8_t* groups(int64_t g = 0) const;
+
+  // Row r's values (for tests and references): d * (u - offset), exactly.
+  void dequantize_row(int64_t r, float* out) const;
+
+private:
+  struct aligned_free {
+    void operator()(std::byte* p) const;
+  };
+  quantized_matrix(int64_t rows, int64_t cols, quant_format format);
+  // Stores row r's block b (a file-layout block of `format_`).
+  void put_block(int64_t r, int64_t b, const std::byte* block);
+  uint8_t* block_start(int64_t g, int64_t b) const;
+
+  int64_t rows_ = 0, cols_ = 0;
+  quant_format format_ = quant_format::q8_0;
+  std::unique_ptr<std::byte[], aligned_free> data_;
+};
+
+} // namespace kvactor::model

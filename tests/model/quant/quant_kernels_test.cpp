@@ -1,0 +1,170 @@
+// Every integer kernel this CPU runs, alone, against the chain it promises
+// (quant_kernels.hpp), written here from the file blocks: bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model/quant/quant_kernels.hpp"
+
+namespace kvactor::model::layers {
+namespace {
+
+TEST(quant_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
+  const std::span<const quant_isa> isas = quant_product_isas();
+  std::vector<quant_isa> want;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+    want.push_back(quant_isa::avx512_vnni);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    want.push_back(quant_isa::avx2);
+  want.push_back(quant_isa::generic);
+  EXPECT_EQ(std::vector<quant_isa>(isas.begin(), isas.end()), want);
+}
+
+TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
+  std::vector<float> x(64);
+  for (std::size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(i) - 20.0f;
+  quantized_rows q;
+  quantize_rows(x.data(), 64, 1, 64, q);
+  ASSERT_EQ(q.blocks, 2);
+  EXPECT_EQ(q.d[0], 20.0f / 127.0f); // block 0: -20 .. 11
+  EXPECT_EQ(q.q[0], -127);
+  EXPECT_EQ(q.d[1], 43.0f / 127.0f); // block 1: 12 .. 43
+  EXPECT_EQ(q.q[63], 127);
+  for (int64_t b = 0; b < 2; ++b) {
+    int32_t sum = 0;
+    for (int64_t c = 0; c < 32; ++c) {
+      const int8_t v = q.q[static_cast<std::size_t>(b * 32 + c)];
+      sum += v;
+      EXPECT_LE(std::fabs(v * q.d[static_cast<std::size_t>(b)] - x[static_cast<std::size_t>(b * 32 + c)]),
+                q.d[static_cast<std::size_t>(b)] * 0.5001f);
+    }
+    EXPECT_EQ(q.sum[static_cast<std::size_t>(b)], sum);
+  }
+}
+
+TEST(quant_kernels, a_row_with_a_nan_gives_nan_outputs) {
+  std::vector<float> x(32, 1.0f);
+  x[3] = std::nanf("");
+  quantized_rows q;
+  quantize_rows(x.data(), 32, 1, 32, q);
+  EXPECT_TRUE(std::isnan(q.d[0]));
+  EXPECT_EQ(q.sum[0], 0);
+}
+
+// W's rows as file blocks, and the chain over them.
+struct quant_case {
+  quant_format format;
+  int64_t n, k;
+  std::vector<std::byte> blocks; // [n] rows of quant_row_bytes(format, k)
+  quant_case(quant_format f, int64_t rows, int64_t cols, std::mt19937& rng)
+    : format(f), n(rows), k(cols), blocks(static_cast<std::size_t>(rows) * quant_row_bytes(f, cols)) {
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    std::vector<float> row(static_cast<std::size_t>(k));
+    for (int64_t r = 0; r < n; ++r) {
+      for (float& v : row) v = dist(rng);
+      quantize_row(f, row.data(), k, blocks.data() + r * quant_row_bytes(f, k));
+    }
+  }
+  weight_view view() const {
+    return weight_view{blocks.data(), dtype::f32, 2, {n, k}, format};
+  }
+  // s = 0; for b: s = s + (dw * dx) * isum   (two roundings each, unfused)
+  float chain(const quantized_rows& x, int64_t i, int64_t j) const {
+    const std::byte* row = blocks.data() + j * quant_row_bytes(format, k);
+    float s = 0;
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const quant_block w = read_block(format, row, b);
+      const auto at = static_cast<std::size_t>(i * x.blocks + b);
+      int32_t isum = 0;
+      for (int64_t c = 0; c < 32; ++c) isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
+      const float scale = w.d * x.d[at];
+      const float term = scale * static_cast<float>(isum);
+      s = s + term;
+    }
+    return s;
+  }
+};
+
+std::vector<float> random_rows(int64_t m, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(m * k));
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+class quant_kernels_test : public ::testing::TestWithParam<quant_isa> {
+protected:
+  void SetUp() override {
+    const std::span<const quant_isa> isas = quant_product_isas();
+    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
+      GTEST_SKIP() << "this CPU does not run the " << isa_name(GetParam()) << " kernel";
+  }
+};
+
+TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
+  std::mt19937 rng(7);
+  // m: every count of rows up to 12 (each tile and its tail), then decode
+  // and prefill sizes; n: one output, partial and several groups (every
+  // group count of a tile and its remainders).
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 12; ++m) ms.push_back(m);
+  for (int64_t m : {31, 64}) ms.push_back(m);
+  for (quant_format f : {quant_format::q8_0, quant_format::q4_0})
+    for (int64_t k : {32, 96, 320})
+      for (int64_t n : {1, 15, 17, 48, 150}) {
+        const quant_case c(f, n, k, rng);
+        const quantized_matrix w = quantized_matrix::pack(std::vector{c.view()}, f);
+        for (int64_t m : ms) {
+          const std::vector<float> x = random_rows(m, k, rng), y0 = random_rows(m, n, rng);
+          quantized_rows xq;
+          quantize_rows(x.data(), k, m, k, xq);
+          for (bool accumulate : {false, true}) {
+            std::vector<float> y = y0;
+            quant_product(GetParam(), xq, m, w, 0, w.num_groups(), y.data(), n, accumulate);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                const auto at = static_cast<std::size_t>(i * n + j);
+                const float s = c.chain(xq, i, j);
+                const float want = accumulate ? s + y0[at] : s;
+                ASSERT_EQ(y[at], want) << quant_name(f) << " k " << k << " n " << n << " m " << m
+                                       << " row " << i << " out " << j;
+              }
+          }
+        }
+      }
+}
+
+TEST_P(quant_kernels_test, a_range_of_groups_writes_only_its_outputs) {
+  std::mt19937 rng(9);
+  const int64_t n = 80, k = 64, m = 3;
+  for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
+    const quant_case c(f, n, k, rng);
+    const quantized_matrix w = quantized_matrix::pack(std::vector{c.view()}, f);
+    const std::vector<float> x = random_rows(m, k, rng);
+    quantized_rows xq;
+    quantize_rows(x.data(), k, m, k, xq);
+    std::vector<float> whole(static_cast<std::size_t>(m * n)), parts(whole.size(), -1.0f);
+    quant_product(GetParam(), xq, m, w, 0, w.num_groups(), whole.data(), n, false);
+    quant_product(GetParam(), xq, m, w, 1, 2, parts.data(), n, false); // rows 16 .. 47
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const auto at = static_cast<std::size_t>(i * n + j);
+        if (j >= 16 && j < 48) EXPECT_EQ(parts[at], whole[at]);
+        else EXPECT_EQ(parts[at], -1.0f);
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(isas, quant_kernels_test,
+                         ::testing::Values(quant_isa::generic, quant_isa::avx2,
+                                           quant_isa::avx512_vnni),
+                         [](const ::testing::TestParamInfo<quant_isa>& p) {
+                           return std::string(isa_name(p.param));
+                         });
+
+} // namespace
+} // namespace kvactor::model::layers
