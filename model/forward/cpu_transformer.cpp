@@ -21,31 +21,40 @@ kernels::thread_pool& pool_of(kernels::device& dev) {
 }
 
 // The matrices' packing for products taking `activations`: as the weights
-// are (columns), or bf16 pairs.
+// are (columns), bf16 pairs, or block-quantised (quantised weights, or
+// dense ones quantised to `quantize`).
 struct packing {
   dtype type;
   packed_matrix::layout layout;
-  packing(dtype weights, dtype activations)
+  std::optional<quant_format> quantize;
+  packing(dtype weights, dtype activations, std::optional<quant_format> q)
     : type(activations == dtype::bf16 ? dtype::bf16 : weights),
       layout(activations == dtype::bf16 ? packed_matrix::layout::pairs
-                                        : packed_matrix::layout::columns) {}
+                                        : packed_matrix::layout::columns),
+      quantize(q) {}
 };
 
-packed_matrix pack(std::initializer_list<weight_view> parts, packing p) {
-  return packed_matrix::pack(std::span(parts.begin(), parts.size()), p.type, p.layout);
+std::variant<packed_matrix, quantized_matrix> pack(std::initializer_list<weight_view> parts,
+                                                   const packing& p) {
+  const std::span<const weight_view> views(parts.begin(), parts.size());
+  if (const std::optional<quant_format> stored = views.front().quant)
+    return quantized_matrix::pack(views, *stored);
+  if (p.quantize) return quantized_matrix::pack(views, *p.quantize);
+  return packed_matrix::pack(views, p.type, p.layout);
 }
 
 } // namespace
 
 cpu_transformer::cpu_transformer(const model_config& config, const model_weights& weights,
                                  kernels::device& dev, const kernels::kv_cache_view& cache,
-                                 forward_limits limits, dtype activations)
+                                 forward_limits limits, dtype activations,
+                                 std::optional<quant_format> quantize)
   : transformer(config, dev, cache, limits),
     weights_(weights),
-    lm_head_(pack({weights.lm_head()}, packing(weights.matrix_dtype(), activations))),
+    lm_head_(pack({weights.lm_head()}, packing(weights.matrix_dtype(), activations, quantize))),
     inv_freq_(rope_inv_freq(config)),
     qkv_stride_(config.q_size() + 2 * config.kv_size()) {
-  const packing type(weights.matrix_dtype(), activations);
+  const packing type(weights.matrix_dtype(), activations, quantize);
   for (const layer_weights& w : weights.layers()) {
     std::vector<float> qkv_bias;
     if (w.q_bias)
@@ -77,10 +86,12 @@ void cpu_transformer::host_task(std::function<void()> task) {
   static_cast<kernels::cpu_device&>(dev_).enqueue(kernels::streams::compute, std::move(task));
 }
 
-void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w,
+void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const cpu_matrix& w,
                                    float* y, int64_t ldy, bool accumulate) {
   const double t0 = profiling_ ? now_seconds() : 0.0;
-  layers::linear(pool_of(dev_), x, ldx, m, w, y, ldy, accumulate);
+  std::visit([&](const auto& matrix) {
+    layers::linear(pool_of(dev_), x, ldx, m, matrix, y, ldy, accumulate);
+  }, w);
   if (profiling_) profile_.blas_seconds += now_seconds() - t0;
 }
 

@@ -16,14 +16,20 @@
 // so that each is one product; every product sums in one fixed order
 // (layers::linear). With bf16 activations the matrices are packed in bf16
 // pairs instead (an fp32 matrix rounded to bf16) and every product rounds
-// its input rows to bf16; everything else stays fp32.
+// its input rows to bf16; everything else stays fp32. Block-quantised
+// matrices (a GGUF file's, or the checkpoint's quantised at load by
+// `quantize`) are repacked (quantized_matrix) and multiplied by fp32 rows
+// quantised to 8 bits per block (layers::linear).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <variant>
 #include <vector>
 
 #include "model/forward/packed_matrix.hpp"
+#include "model/quant/quantized_matrix.hpp"
 #include "model/forward/transformer.hpp"
 
 namespace kvactor::model {
@@ -32,7 +38,8 @@ class cpu_transformer final : public transformer {
 public:
   // `dev` must be a CPU device; create() has checked the cache and limits.
   cpu_transformer(const model_config& config, const model_weights& weights, kernels::device& dev,
-                  const kernels::kv_cache_view& cache, forward_limits limits, dtype activations);
+                  const kernels::kv_cache_view& cache, forward_limits limits, dtype activations,
+                  std::optional<quant_format> quantize);
 
   status enqueue(std::shared_ptr<const forward_batch> batch, logits_callback done) override;
 
@@ -43,21 +50,23 @@ private:
   void enqueue_attention(const forward_batch& b, int32_t layer);
   void attention_output_and_mlp(const forward_batch& b, int32_t layer);
   void lm_head(const forward_batch& b);
-  void timed_linear(const float* x, int64_t ldx, int64_t m, const packed_matrix& w, float* y,
+  // A matrix as the products read it: dense or block-quantised.
+  using cpu_matrix = std::variant<packed_matrix, quantized_matrix>;
+  void timed_linear(const float* x, int64_t ldx, int64_t m, const cpu_matrix& w, float* y,
                     int64_t ldy, bool accumulate);
 
   // A layer's matrices as the products read them.
   struct packed_layer {
-    packed_matrix qkv;     // [q_size + 2 kv_size, hidden]
-    packed_matrix o;       // [hidden, q_size]
-    packed_matrix gate_up; // [2 intermediate, hidden]
-    packed_matrix down;    // [hidden, intermediate]
+    cpu_matrix qkv;     // [q_size + 2 kv_size, hidden]
+    cpu_matrix o;       // [hidden, q_size]
+    cpu_matrix gate_up; // [2 intermediate, hidden]
+    cpu_matrix down;    // [hidden, intermediate]
     std::vector<float> qkv_bias; // [q_size + 2 kv_size]: Qwen2's q | k | v biases (else empty)
   };
 
   const model_weights& weights_;
   std::vector<packed_layer> layers_;
-  packed_matrix lm_head_;
+  cpu_matrix lm_head_;
   std::vector<double> inv_freq_; // [head_dim / 2]
   int64_t qkv_stride_;      // q_size + 2 * kv_size
 

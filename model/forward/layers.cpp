@@ -11,6 +11,7 @@
 #include "model/dtype.hpp"
 #include "model/forward/linear_kernels.hpp"
 #include "model/forward/pair_kernels.hpp"
+#include "model/quant/quant_kernels.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -50,6 +51,13 @@ std::string products_name(packed_matrix::layout packing) {
   return std::string("fixed-order ") + isa_name(fixed_order_isas().front());
 }
 
+std::string products_name(quant_format format) {
+  std::string name(quant_name(format));
+  name += " integer ";
+  name += isa_name(quant_product_isas().front());
+  return name;
+}
+
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const int32_t> ids,
                float* out) {
   const int64_t h = table.cols();
@@ -58,7 +66,11 @@ void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<c
       const int64_t id = ids[static_cast<std::size_t>(t)];
       KVACTOR_ASSERT(id >= 0 && id < table.rows(), "token id outside the embedding");
       float* row = out + t * h;
-      if (table.type == dtype::f32) {
+      if (table.quant) {
+        dequantize_row(*table.quant,
+                       table.blocks() + static_cast<std::size_t>(id) * quant_row_bytes(*table.quant, h),
+                       h, row);
+      } else if (table.type == dtype::f32) {
         std::memcpy(row, table.f32() + id * h, static_cast<std::size_t>(h) * sizeof(float));
       } else {
         const uint16_t* src = table.bf16() + id * h;
@@ -139,6 +151,25 @@ void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
       fixed_order_product(isa, x, ldx, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
     };
   }
+  if (s.num_parts() == 1) part(0);
+  else pool.parallel_for(s.num_parts(), part);
+}
+
+void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
+            const quantized_matrix& w, float* y, int64_t ldy, bool accumulate) {
+  // NOTE: as the dense linear(): the calling thread's quantised rows, a part
+  // of W's groups per pool thread, each output whole on one thread.
+  thread_local quantized_rows x_q;
+  x_q.resize(m, w.cols());
+  quantized_rows* xq = &x_q;
+  for_rows(pool, m, w.cols(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) xq->quantize(i, x + i * ldx);
+  });
+  const split s(w.num_groups(), pool.num_threads(), 1);
+  const quant_isa isa = quant_product_isas().front();
+  const auto part = [&](int64_t i) {
+    quant_product(isa, *xq, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
+  };
   if (s.num_parts() == 1) part(0);
   else pool.parallel_for(s.num_parts(), part);
 }

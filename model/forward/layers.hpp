@@ -11,11 +11,13 @@
 
 #include "kernels/thread_pool.hpp"
 #include "model/forward/packed_matrix.hpp"
+#include "model/quant/quantized_matrix.hpp"
 #include "model/weights.hpp"
 
 namespace kvactor::model::layers {
 
-// out[t] = table[ids[t]] (fp32 or bf16 rows, widened exactly).
+// out[t] = table[ids[t]] (fp32 or bf16 rows, widened exactly; quantised
+// rows dequantised, exactly).
 // out: [T, H]; table: [vocab, H]
 void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<const int32_t> ids,
                float* out);
@@ -42,6 +44,12 @@ void rms_norm_heads(kernels::thread_pool& pool, float* x, int64_t ldx, int64_t n
 void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
             const packed_matrix& w, float* y, int64_t ldy, bool accumulate);
 
+// The same with W block-quantised: x's rows are quantised to 8 bits a
+// value in blocks of 32 first (quantize_rows), then every output is the
+// integer chain of quant_kernels.hpp, which no other row changes.
+void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
+            const quantized_matrix& w, float* y, int64_t ldy, bool accumulate);
+
 // y[r] += bias, row by row (Qwen2's q, k and v biases, after the product).
 // y: [num_rows, n] rows ldy apart; bias: [n]
 void add_bias(kernels::thread_pool& pool, float* y, int64_t ldy, int64_t num_rows, int64_t n,
@@ -50,6 +58,8 @@ void add_bias(kernels::thread_pool& pool, float* y, int64_t ldy, int64_t num_row
 // The kernel linear() runs on this CPU for W in `packing`: "fixed-order
 // avx512|avx2|generic", or (pairs) "bf16 pairs amx|avx512_bf16|generic".
 std::string products_name(packed_matrix::layout packing = packed_matrix::layout::columns);
+// ... for W in `format`: "q8_0 integer avx512_vnni|avx2|generic".
+std::string products_name(quant_format format);
 
 // Rotary embedding in the rotate-half layout of Hugging Face, in place on
 // num_heads heads of each token row: for i < D/2,

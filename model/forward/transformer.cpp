@@ -59,9 +59,40 @@ status transformer::enqueue_sampled(std::shared_ptr<const forward_batch>,
   return make_error("forward pass", "this pass samples on the host, from its logits");
 }
 
+namespace {
+
+// Quantised matrices (stored so, or asked for) run on the CPU with fp32
+// activations, over rows of whole blocks.
+status check_quantized(const model_config& config, const model_weights& weights,
+                       kernels::device_kind kind, dtype activations,
+                       std::optional<quant_format> quantize) {
+  const std::optional<quant_format> stored = weights.layers().empty()
+                                               ? weights.lm_head().quant
+                                               : weights.layers().front().q_proj.quant;
+  const std::optional<quant_format> format = stored ? stored : quantize;
+  if (!format) return {};
+  const std::string name(quant_name(*format));
+  if (kind != kernels::device_kind::cpu)
+    return make_error("forward pass", name + " weights run on the CPU device only");
+  if (activations != dtype::f32)
+    return make_error("forward pass", name + " weights multiply fp32 activations, not " +
+                                        kernels::dtype_name(activations));
+  for (const auto& [what, width] : {std::pair{"hidden_size", config.hidden_size},
+                                    std::pair{"the attention width", config.q_size()},
+                                    std::pair{"intermediate_size", config.intermediate_size}})
+    if (width % quant_block_values != 0)
+      return make_error("forward pass", name + " weights need rows of whole blocks of " +
+                                          std::to_string(quant_block_values) + " values; " +
+                                          what + " is " + std::to_string(width));
+  return {};
+}
+
+} // namespace
+
 result<std::unique_ptr<transformer>>
 transformer::create(const model_config& config, const model_weights& weights, kernels::device& dev,
-                    const kernels::kv_cache_view& cache, forward_limits limits, dtype activations) {
+                    const kernels::kv_cache_view& cache, forward_limits limits, dtype activations,
+                    std::optional<quant_format> quantize) {
   const kernels::kv_cache_shape& got = cache.shape;
   const kernels::kv_cache_shape want =
     cache_shape(config, got.num_blocks, got.block_size, got.type);
@@ -78,10 +109,12 @@ transformer::create(const model_config& config, const model_weights& weights, ke
     return make_error("forward pass", std::string("activations in ") +
                                         kernels::dtype_name(activations) +
                                         " are not built (f32 or bf16)");
+  if (const status s = check_quantized(config, weights, dev.kind(), activations, quantize); !s)
+    return s.error();
   switch (dev.kind()) {
   case kernels::device_kind::cpu:
     return std::unique_ptr<transformer>(
-      new cpu_transformer(config, weights, dev, cache, limits, activations));
+      new cpu_transformer(config, weights, dev, cache, limits, activations, quantize));
   case kernels::device_kind::cuda:
 #if KVACTOR_HAVE_CUDA
   {

@@ -78,15 +78,17 @@ public:
   transformer& operator=(const transformer&) = delete;
 
   // The forward pass for `dev`'s kind, its products taking `activations`
-  // (f32 or bf16). `weights` and the memory behind `cache` must outlive
-  // the transformer. Fails for a cache shape that disagrees with the
-  // config, a cache dtype other than f32 or bf16, non-positive limits, or
-  // what the device's implementation cannot do (CUDA: head_dim other than
-  // 64 or 128, out of device memory, a CUDA or cuBLAS error).
+  // (f32 or bf16), the dense matrices quantised to `quantize` if set.
+  // `weights` and the memory behind `cache` must outlive the transformer.
+  // Fails for a cache shape that disagrees with the config, a cache dtype
+  // other than f32 or bf16, non-positive limits, or what the device's
+  // implementation cannot do (CUDA: head_dim other than 64 or 128, out of
+  // device memory, a CUDA or cuBLAS error, quantised weights; CPU:
+  // quantised weights with bf16 activations or a width not a multiple of 32).
   static result<std::unique_ptr<transformer>>
   create(const model_config& config, const model_weights& weights, kernels::device& dev,
          const kernels::kv_cache_view& cache, forward_limits limits,
-         dtype activations = dtype::f32);
+         dtype activations = dtype::f32, std::optional<quant_format> quantize = std::nullopt);
 
   // The cache shape this model needs for `num_blocks` blocks of `kv_type`
   // elements (f32, or bf16: half the bytes per block).

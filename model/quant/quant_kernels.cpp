@@ -12,38 +12,43 @@
 
 namespace kvactor::model::layers {
 
-void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out) {
+void quantized_rows::resize(int64_t m, int64_t k) {
   KVACTOR_ASSERT(k % quant_block_values == 0, "quantised rows are whole blocks of 32");
+  blocks = k / quant_block_values;
+  const auto num_blocks = static_cast<std::size_t>(m * blocks);
+  q.resize(num_blocks * quant_block_values);
+  d.resize(num_blocks);
+  sum.resize(num_blocks);
+}
+
+void quantized_rows::quantize(int64_t i, const float* x) {
   constexpr int64_t block = quant_block_values;
-  out.blocks = k / block;
-  const auto num_blocks = static_cast<std::size_t>(m * out.blocks);
-  out.q.resize(num_blocks * block);
-  out.d.resize(num_blocks);
-  out.sum.resize(num_blocks);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t b = 0; b < out.blocks; ++b) {
-      const float* v = x + i * ldx + b * block;
-      const auto at = static_cast<std::size_t>(i * out.blocks + b);
-      float amax = 0;
-      bool finite = true;
-      for (int64_t c = 0; c < block; ++c) {
-        amax = std::max(amax, std::fabs(v[c]));
-        finite = finite && std::isfinite(v[c]);
-      }
-      // NOTE: a NaN or infinite input gives the block q = 0 and d = NaN, so
-      // the row's outputs are NaN rather than numbers made up.
-      const float d = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
-      const float inv_d = finite && d != 0 ? 1.0f / d : 0.0f;
-      int8_t* q = out.q.data() + at * block;
-      int32_t sum = 0;
-      for (int64_t c = 0; c < block; ++c) {
-        const float r = finite ? std::nearbyint(v[c] * inv_d) : 0.0f;
-        q[c] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
-        sum += q[c];
-      }
-      out.d[at] = d;
-      out.sum[at] = sum;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* v = x + b * block;
+    const auto at = static_cast<std::size_t>(i * blocks + b);
+    float amax = 0;
+    bool finite = true;
+    for (int64_t c = 0; c < block; ++c) {
+      amax = std::max(amax, std::fabs(v[c]));
+      finite = finite && std::isfinite(v[c]);
     }
+    const float scale = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+    const float inv = finite && scale != 0 ? 1.0f / scale : 0.0f;
+    int8_t* out = q.data() + at * block;
+    int32_t total = 0;
+    for (int64_t c = 0; c < block; ++c) {
+      const float r = finite ? std::nearbyint(v[c] * inv) : 0.0f;
+      out[c] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+      total += out[c];
+    }
+    d[at] = scale;
+    sum[at] = total;
+  }
+}
+
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out) {
+  out.resize(m, k);
+  for (int64_t i = 0; i < m; ++i) out.quantize(i, x + i * ldx);
 }
 
 std::span<const quant_isa> quant_product_isas() {

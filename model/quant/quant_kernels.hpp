@@ -33,10 +33,16 @@ struct quantized_rows {
   std::vector<int8_t> q;
   std::vector<float> d;
   std::vector<int32_t> sum;
+
+  // Room for m rows of k values (k a multiple of 32).
+  void resize(int64_t m, int64_t k);
+  // Row i from x's k values: each block to the nearest of 255 levels of
+  // amax / 127 (ties to even); a block with a NaN or infinity gets q = 0
+  // and d = NaN, so its row's outputs are NaN.
+  void quantize(int64_t i, const float* x);
 };
 
-// x's m rows of k values (k a multiple of 32), each block to the nearest
-// of 255 levels of amax / 127 (ties to even), as quantize_row's Q8_0.
+// x's m rows of k values (resize, then quantize each row).
 // x: [m, k] rows ldx apart
 void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out);
 

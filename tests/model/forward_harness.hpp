@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -95,7 +96,8 @@ class harness {
 public:
   explicit harness(const loaded_model& m, int64_t num_blocks = 64,
                    const std::string& device = "cpu", kernels::dtype kv_type = kernels::dtype::f32,
-                   dtype activations = dtype::f32, forward_limits limits = {256, 16})
+                   dtype activations = dtype::f32, forward_limits limits = {256, 16},
+                   std::optional<quant_format> quantize = std::nullopt)
     : m_(m) {
     kernels::device_options opts;
     opts.num_threads = 2;
@@ -108,7 +110,8 @@ public:
     KVACTOR_ASSERT(c.has_value(), "kv cache");
     cache_ = std::move(*c);
     fill_nan(*dev_, cache_.view);
-    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, limits, activations);
+    auto t = transformer::create(m.config, m.weights, *dev_, cache_.view, limits, activations,
+                                 quantize);
     if (!t) std::fprintf(stderr, "%s\n", t.error().message.c_str());
     KVACTOR_ASSERT(t.has_value(), "transformer");
     tf_ = std::move(t.value());

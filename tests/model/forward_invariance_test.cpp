@@ -54,15 +54,18 @@ void expect_same_cache(const harness& ha, const paged_seq& a, const harness& hb,
                        what + (which == 0 ? ": K" : ": V") + " of layer " + std::to_string(l));
 }
 
-// (style, matrices, KV cache, the products' activations): fp32 or bf16 each.
+// (style, matrices, KV cache, the products' activations): fp32 or bf16 each;
+// then the matrices quantised at load, or not.
 class forward_invariance_test
-  : public ::testing::TestWithParam<std::tuple<architecture, dtype, dtype, dtype>> {
+  : public ::testing::TestWithParam<
+      std::tuple<architecture, dtype, dtype, dtype, std::optional<quant_format>>> {
 protected:
   const loaded_model& m() const {
     return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam()));
   }
   harness fresh(int64_t num_blocks = 64) const {
-    return harness(m(), num_blocks, "cpu", std::get<2>(GetParam()), std::get<3>(GetParam()));
+    return harness(m(), num_blocks, "cpu", std::get<2>(GetParam()), std::get<3>(GetParam()),
+                   {256, 16}, std::get<4>(GetParam()));
   }
   int64_t num_layers() const { return m().config.num_hidden_layers; }
 };
@@ -169,18 +172,36 @@ TEST_P(forward_invariance_test, recomputing_decoded_tokens_as_a_prefill_changes_
   }
 }
 
+std::string case_name(
+  const ::testing::TestParamInfo<forward_invariance_test::ParamType>& p) {
+  const auto& [arch, matrices, kv, activations, quantize] = p.param;
+  std::string name = std::string(architecture_name(arch)) +
+                     (matrices == dtype::f32 ? "_f32" : "_bf16") + "_kv_" + kernels::dtype_name(kv) +
+                     (activations == dtype::f32 ? "" : "_bf16_activations");
+  if (quantize) name += '_';
+  if (quantize) name += quant_name(*quantize);
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(models, forward_invariance_test,
                          ::testing::Combine(::testing::Values(architecture::llama,
                                                               architecture::qwen3),
                                             ::testing::Values(dtype::f32, dtype::bf16),
                                             ::testing::Values(dtype::f32, dtype::bf16),
-                                            ::testing::Values(dtype::f32, dtype::bf16)),
-                         [](const auto& p) {
-                           return std::string(architecture_name(std::get<0>(p.param))) +
-                                  (std::get<1>(p.param) == dtype::f32 ? "_f32" : "_bf16") + "_kv_" +
-                                  kernels::dtype_name(std::get<2>(p.param)) +
-                                  (std::get<3>(p.param) == dtype::f32 ? "" : "_bf16_activations");
-                         });
+                                            ::testing::Values(dtype::f32, dtype::bf16),
+                                            ::testing::Values(std::optional<quant_format>())),
+                         case_name);
+
+// A bf16 checkpoint quantised at load, as `--weights=q8_0|q4_0` serves it.
+INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
+                         ::testing::Combine(::testing::Values(architecture::llama,
+                                                              architecture::qwen3),
+                                            ::testing::Values(dtype::bf16),
+                                            ::testing::Values(dtype::f32, dtype::bf16),
+                                            ::testing::Values(dtype::f32),
+                                            ::testing::Values(std::optional(quant_format::q8_0),
+                                                              std::optional(quant_format::q4_0))),
+                         case_name);
 
 } // namespace
 } // namespace kvactor::model
