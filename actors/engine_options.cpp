@@ -23,9 +23,15 @@ constexpr named<batching_mode> batching_names[] = {{"continuous", batching_mode:
 constexpr named<kv_reservation> reservation_names[] = {
   {"paged", kv_reservation::paged}, {"contiguous", kv_reservation::contiguous}};
 constexpr named<number_format> format_names[] = {{"f32", number_format::f32},
-                                                 {"bf16", number_format::bf16}};
+                                                 {"bf16", number_format::bf16},
+                                                 {"q8_0", number_format::q8_0},
+                                                 {"q4_0", number_format::q4_0}};
 constexpr named<std::optional<number_format>> format_or_auto_names[] = {
-  {"auto", std::nullopt}, {"f32", number_format::f32}, {"bf16", number_format::bf16}};
+  {"auto", std::nullopt},
+  {"f32", number_format::f32},
+  {"bf16", number_format::bf16},
+  {"q8_0", number_format::q8_0},
+  {"q4_0", number_format::q4_0}};
 
 template <class T>
 const char* name_of(std::span<const named<T>> names, T value) {

@@ -122,7 +122,7 @@ model_runner::create(const model::model_config& config, model::model_weights wei
   }
 
   auto forward = model::transformer::create(config, *r->weights_, *r->dev_, r->device_cache_.view,
-                                            limits, options.activations);
+                                            limits, options.activations, options.quantize);
   if (!forward)
     return forward.error();
   r->forward_ = std::move(forward.value());

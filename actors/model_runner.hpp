@@ -42,6 +42,7 @@ struct model_runner_options {
   int32_t max_num_seqs = default_max_num_seqs;
   int32_t num_threads = 0;            // CPU device threads; 0: all cores
   model::dtype activations = model::dtype::f32; // the products' input rows (transformer::create)
+  std::optional<model::quant_format> quantize;  // dense matrices quantised to this (CPU)
   int64_t max_sample_edits = 0; // the device sampler's logit edits per step (forward_limits)
   bool cuda_graphs = true;      // decode steps as CUDA graphs (forward_limits::max_cuda_graphs)
 };

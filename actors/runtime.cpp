@@ -16,14 +16,32 @@ namespace kvactor {
 
 namespace {
 
-model::dtype model_dtype(number_format f) {
-  return f == number_format::bf16 ? model::dtype::bf16 : model::dtype::f32;
+std::optional<model::quant_format> quant_format_of(std::optional<number_format> f) {
+  if (f == number_format::q8_0)
+    return model::quant_format::q8_0;
+  if (f == number_format::q4_0)
+    return model::quant_format::q4_0;
+  return std::nullopt;
 }
 
+// An element type (f32, bf16), or nullopt for auto; quantised weights load
+// as the checkpoint stores them (auto) and are quantised once on the device.
 std::optional<model::dtype> model_dtype(std::optional<number_format> f) {
-  if (!f)
+  if (!f || quant_format_of(f))
     return std::nullopt;
-  return model_dtype(*f);
+  return *f == number_format::bf16 ? model::dtype::bf16 : model::dtype::f32;
+}
+
+// The block formats are for weights only.
+std::optional<std::string> misplaced_quant_format(const engine_config& config) {
+  for (const auto& [what, f] :
+       {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
+    if (quant_format_of(f))
+      return std::string(what) + " '" + to_string(*f) + "': q8_0 and q4_0 are formats of weights";
+  if (quant_format_of(config.weights) && config.activations == number_format::bf16)
+    return std::string("weights '") + to_string(*config.weights) +
+           "' with activations 'bf16': quantised weights multiply f32 activations";
+  return std::nullopt;
 }
 
 } // namespace
@@ -42,6 +60,8 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     return invalid("fault_jitter_ms " + std::to_string(config.fault_jitter_ms) + " is negative");
   if (config.block_size < 0)
     return invalid("block_size " + std::to_string(config.block_size) + " is negative");
+  if (auto wrong = misplaced_quant_format(config))
+    return invalid(std::move(*wrong));
   scheduler_config sched;
   sched.preemption = config.preemption;
   sched.batching = config.batching;
@@ -79,6 +99,7 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   options.max_num_seqs = config.max_num_seqs;
   options.num_threads = config.num_threads;
   options.activations = dtypes->activations;
+  options.quantize = quant_format_of(config.weights);
   options.cuda_graphs = config.cuda_graphs;
   if (auto wrong = model_runner::check_options(mc, options))
     return invalid(std::move(*wrong));

@@ -9,9 +9,11 @@
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
 //                       [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16] [--activations=f32|bf16] [--kv-dtype=f32|bf16]
+//                       [--weights=f32|bf16|q8_0|q4_0] [--activations=f32|bf16]
+//                       [--kv-dtype=f32|bf16]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
-// CPU's bf16 instructions; the matrices are loaded in bf16.)
+// CPU's bf16 instructions; the matrices are loaded in bf16. q8_0, q4_0: the
+// checkpoint's matrices quantised at load, products on integer instructions.)
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <string_view>
 #include <vector>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "kernels/bench/read_bandwidth.hpp"
@@ -42,6 +45,7 @@ struct options {
   int reps = 5;
   int threads = 0;
   model::dtype weights = model::dtype::f32; // matrices in memory
+  std::optional<model::quant_format> quantize; // ... or quantised at load
   model::dtype activations = model::dtype::f32; // the products' input rows
   kernels::dtype kv = kernels::dtype::f32;   // KV cache elements
 };
@@ -94,9 +98,10 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
 }
 
 // Bytes of the matrices one decode step reads whole: every projection and
-// the LM head (the embedding only gives rows).
-int64_t matrix_bytes(const model::model_weights& w) {
-  auto bytes = [](const model::weight_view& v) {
+// the LM head (the embedding only gives rows), as stored or quantised.
+int64_t matrix_bytes(const model::model_weights& w, std::optional<model::quant_format> quantize) {
+  auto bytes = [&](const model::weight_view& v) -> int64_t {
+    if (quantize) return v.rows() * static_cast<int64_t>(quant_row_bytes(*quantize, v.cols()));
     return v.num_elements() * (v.type == model::dtype::bf16 ? 2 : 4);
   };
   int64_t total = bytes(w.lm_head());
@@ -121,6 +126,8 @@ bool parse(int argc, char** argv, options& o) {
     else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
     else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
     else if (a == "--weights=f32") o.weights = model::dtype::f32;
+    else if (a == "--weights=q8_0") o.quantize = model::quant_format::q8_0;
+    else if (a == "--weights=q4_0") o.quantize = model::quant_format::q4_0;
     else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
     else if (a == "--activations=f32") o.activations = model::dtype::f32;
     else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
@@ -129,12 +136,12 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-        "[--reps=5] [--threads=0] [--weights=f32|bf16] [--activations=f32|bf16] "
+        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0] [--activations=f32|bf16] "
         "[--kv-dtype=f32|bf16]\n");
       return false;
     }
   }
-  if (o.activations == model::dtype::bf16) o.weights = model::dtype::bf16;
+  if (o.activations == model::dtype::bf16 || o.quantize) o.weights = model::dtype::bf16;
   return o.context > 0 && o.prefill > 0 && o.steps > 0 && o.reps > 0;
 }
 
@@ -174,7 +181,8 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; i < num_elements; ++i)
     kernels::store_from_float(o.kv, cache->view.base, size_t(i), 0.01f);
   auto tf = model::transformer::create(m->config, m->weights, **dev, cache->view,
-                                       {std::max(o.prefill, max_batch), max_batch}, o.activations);
+                                       {std::max(o.prefill, max_batch), max_batch}, o.activations,
+                                       o.quantize);
   if (!tf) {
     std::fprintf(stderr, "%s\n", tf.error().message.c_str());
     return 1;
@@ -193,13 +201,16 @@ int main(int argc, char** argv) {
     o.model.c_str(), (long long)m->config.hidden_size, (long long)m->config.num_hidden_layers,
     (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
     (long long)m->config.head_dim, (long long)m->config.intermediate_size,
-    (long long)m->config.vocab_size, o.weights == model::dtype::bf16 ? "bf16" : "fp32",
+    (long long)m->config.vocab_size,
+    o.quantize ? std::string(model::quant_name(*o.quantize)).c_str()
+               : o.weights == model::dtype::bf16 ? "bf16" : "fp32",
     kernels::dtype_name(o.kv), o.threads,
-    model::layers::products_name(o.activations == model::dtype::bf16
-                                   ? model::packed_matrix::layout::pairs
-                                   : model::packed_matrix::layout::columns)
+    (o.quantize ? model::layers::products_name(*o.quantize)
+                : model::layers::products_name(o.activations == model::dtype::bf16
+                                                 ? model::packed_matrix::layout::pairs
+                                                 : model::packed_matrix::layout::columns))
       .c_str());
-  const int64_t weight_bytes = matrix_bytes(m->weights);
+  const int64_t weight_bytes = matrix_bytes(m->weights, o.quantize);
   std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of "
               "read' = its ratio "
               "to a plain read of as many bytes over as many threads\n",
