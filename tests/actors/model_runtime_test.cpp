@@ -71,6 +71,35 @@ INSTANTIATE_TEST_SUITE_P(choices, model_runtime_weights,
                          ::testing::Values(std::nullopt, number_format::f32, number_format::bf16),
                          [](const auto& p) { return p.param ? to_string(*p.param) : "auto"; });
 
+// Matrices quantised at load: concurrent requests, batched together, each
+// get the tokens of the quantised pass run alone (the integer products are
+// batch-invariant too).
+class model_runtime_quantised : public model_runtime,
+                                public ::testing::WithParamInterface<number_format> {};
+
+TEST_P(model_runtime_quantised, concurrent_requests_match_the_quantised_pass_alone) {
+  engine_config e;
+  e.weights = GetParam();
+  start(e);
+  const auto format = GetParam() == number_format::q8_0 ? model::quant_format::q8_0
+                                                        : model::quant_format::q4_0;
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 4; ++i) {
+    auto prompt = tokens(5 + 13 * i, 7 * i + 2);
+    sent.emplace_back(generate(prompt, 10), prompt);
+  }
+  for (auto& [id, prompt] : sent)
+    EXPECT_THAT(events_->wait_done(id).tokens,
+                ElementsAreArray(greedy_alone(prompt, 10, kernels::dtype::f32, 16,
+                                              model::dtype::f32, format)))
+      << "request " << id;
+  expect_idle();
+}
+
+INSTANTIATE_TEST_SUITE_P(formats, model_runtime_quantised,
+                         ::testing::Values(number_format::q8_0, number_format::q4_0),
+                         [](const auto& p) { return std::string(to_string(p.param)); });
+
 // Each token of a greedy request that asks for 3 logprobs is the most
 // likely of its step, its logprob the top one's, the alternatives in order.
 TEST_F(model_runtime, token_events_carry_the_models_logprobs_when_asked) {

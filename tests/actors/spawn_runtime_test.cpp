@@ -37,6 +37,13 @@ TEST(spawn_runtime, refuses_each_bad_setting_with_its_code_and_names_it) {
        e.weights = number_format::f32;
      },
      errc::invalid_config, "weights 'f32' with activations 'bf16'"},
+    {[](engine_config& e) { e.kv_dtype = number_format::q8_0; }, errc::invalid_config,
+     "kv_dtype 'q8_0': q8_0 and q4_0 are formats of weights"},
+    {[](engine_config& e) {
+       e.weights = number_format::q4_0;
+       e.activations = number_format::bf16;
+     },
+     errc::invalid_config, "weights 'q4_0' with activations 'bf16'"},
     {[](engine_config& e) { e.max_num_seqs = 0; }, errc::invalid_config, "max_num_seqs"},
     {[](engine_config& e) { e.block_size = -4; }, errc::invalid_config, "block_size -4"},
     {[](engine_config& e) { e.max_model_len = 1 << 30; }, errc::invalid_config, "max_model_len"},

@@ -58,13 +58,15 @@ inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
 
 // Greedy tokens of the paged forward pass run alone, one sequence, no actors,
 // over a cache of `kv_type` in blocks of `bs` tokens, its products taking
-// `activations` (bf16: on bf16 matrices). The pass is batch-invariant, so a
+// `activations` (bf16: on bf16 matrices), the matrices quantised to
+// `quantize` if set. The pass is batch-invariant, so a
 // runtime with the same cache dtype, block size and activations gives these
 // tokens bit for bit, whatever its batches and preemptions.
 inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int32_t max_tokens,
                                          kernels::dtype kv_type = kernels::dtype::f32,
                                          int32_t bs = 16,
-                                         model::dtype activations = model::dtype::f32) {
+                                         model::dtype activations = model::dtype::f32,
+                                         std::optional<model::quant_format> quantize = {}) {
   auto m = model::load_model_folder(model_dir(), activations);
   EXPECT_TRUE(m.has_value());
   auto dev = kernels::make_device("cpu");
@@ -73,7 +75,8 @@ inline std::vector<int32_t> greedy_alone(const std::vector<int32_t>& prompt, int
     kernels::allocate_kv_cache(**dev, kernels::memory_kind::device,
                                model::transformer::cache_shape(m->config, num_blocks, bs, kv_type));
   auto tf =
-    model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations);
+    model::transformer::create(m->config, m->weights, **dev, cache->view, {512, 1}, activations,
+                               quantize);
   EXPECT_TRUE(tf.has_value());
   std::vector<int32_t> table;
   for (int32_t b = 0; b < num_blocks; ++b) table.push_back(int32_t(num_blocks - 1 - b));
