@@ -33,29 +33,37 @@ result<weight_view> model_weights::take(std::string_view name, std::vector<int64
                         "shape " + shape_string(t->shape) +
                           " disagrees with the config (expected " + shape_string(expected) + ": " +
                           std::string(meaning) + ")");
+  return adopt(t->bytes.data(), t->type, expected, want);
+}
+
+weight_view model_weights::adopt(const std::byte* src, dtype stored, std::span<const int64_t> shape,
+                                 dtype want) {
   weight_view v;
   v.type = want;
-  v.rank = static_cast<int>(expected.size());
-  v.dims[0] = expected[0];
-  v.dims[1] = expected.size() == 2 ? expected[1] : 0;
-  const auto n = static_cast<std::size_t>(t->num_elements());
-  const auto* src = t->bytes.data();
-  if (t->type == want && reinterpret_cast<std::uintptr_t>(src) % dtype_size(want) == 0) {
+  v.rank = static_cast<int>(shape.size());
+  v.dims[0] = shape[0];
+  v.dims[1] = shape.size() == 2 ? shape[1] : 0;
+  const auto n = static_cast<std::size_t>(v.num_elements());
+  if (stored == want && reinterpret_cast<std::uintptr_t>(src) % dtype_size(want) == 0) {
     v.data = src;
     return v;
   }
-  const std::size_t bytes = n * dtype_size(want);
+  v.data = own(n * dtype_size(want));
+  if (want == dtype::f32) {
+    convert_to_f32(src, stored, {static_cast<float*>(const_cast<void*>(v.data)), n});
+  } else {
+    convert_to_bf16(src, stored, {static_cast<uint16_t*>(const_cast<void*>(v.data)), n});
+  }
+  return v;
+}
+
+std::byte* model_weights::own(std::size_t bytes) {
   buffer buf(static_cast<std::byte*>(
     ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
-  if (want == dtype::f32) {
-    convert_to_f32(src, t->type, {reinterpret_cast<float*>(buf.get()), n});
-  } else {
-    convert_to_bf16(src, t->type, {reinterpret_cast<uint16_t*>(buf.get()), n});
-  }
-  v.data = buf.get();
+  std::byte* p = buf.get();
   owned_.push_back(std::move(buf));
   num_owned_bytes_ += bytes;
-  return v;
+  return p;
 }
 
 result<model_weights> model_weights::load(const model_config& c, safetensors_set files,

@@ -36,6 +36,8 @@
 
 namespace kvactor::model {
 
+class gguf_file;
+
 // A typed, read-only view of one weight tensor in memory (mapped or owned):
 // elements of `type`, or (quant set) a matrix of quantised blocks, each row
 // quant_row_bytes(*quant, cols()) long.
@@ -83,6 +85,15 @@ public:
   static result<model_weights> load(const model_config& config, safetensors_set files,
                                     dtype matrix_dtype = dtype::f32);
 
+  // The same tensors from a GGUF file under its names (token_embd,
+  // blk.N.attn_q, ..., output; model/gguf/gguf_weights.cpp), which the
+  // result keeps mapped. Q8_0 and Q4_0 matrices are used in place
+  // (weight_view::quant); F32, F16 and BF16 ones as load() treats them.
+  // Llama's q and k rows come back in Hugging Face's order.
+  static result<model_weights> load_gguf(const model_config& config,
+                                         std::shared_ptr<const gguf_file> file,
+                                         dtype matrix_dtype = dtype::f32);
+
   model_weights(model_weights&&) = default;
   model_weights& operator=(model_weights&&) = default;
 
@@ -104,8 +115,15 @@ private:
   model_weights() = default;
   result<weight_view> take(std::string_view name, std::vector<int64_t> expected,
                            std::string_view meaning, dtype want);
+  // `src` (elements of `stored`) as a view in `want`: in place when the
+  // types match and `src` is aligned, else converted into owned memory.
+  weight_view adopt(const std::byte* src, dtype stored, std::span<const int64_t> shape,
+                    dtype want);
+  // 64-byte-aligned memory that lives as long as the weights.
+  std::byte* own(std::size_t bytes);
 
   safetensors_set files_;
+  std::shared_ptr<const gguf_file> gguf_;
   std::vector<buffer> owned_;
   std::size_t num_owned_bytes_ = 0;
   dtype matrix_dtype_ = dtype::f32;

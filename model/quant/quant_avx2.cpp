@@ -60,20 +60,21 @@ inline __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum
 template <bool Q4, int R>
 void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
           bool accumulate) {
-  constexpr int64_t block_bytes = lanes * 2 + lanes * (Q4 ? block / 2 : block);
+  const int64_t scales = x.blocks * quant_ints_bytes(Q4);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* p = w + b * block_bytes;
+    const uint8_t* ints = w + b * quant_ints_bytes(Q4);
+    const uint8_t* d16 = w + scales + b * quant_scales_bytes;
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * h)));
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d16 + 16 * h)));
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int64_t at = i * x.blocks + b;
-        const __m256i isum = block_sum<Q4>(p + 2 * lanes, h, x.q + at * block, x.sum[at]);
+        const __m256i isum = block_sum<Q4>(ints, h, x.q + at * block, x.sum[at]);
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[at]));
         acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isum)));
       }
@@ -92,8 +93,7 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
 template <bool Q4>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
-  constexpr int64_t group_bytes_per_block = lanes * 2 + lanes * (Q4 ? block / 2 : block);
-  const int64_t group_bytes = x.blocks * group_bytes_per_block;
+  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
   for (int64_t g = 0; g * lanes < n; ++g) {
     const uint8_t* wg = w + g * group_bytes;
     const int64_t live = at_most(lanes, n - g * lanes);

@@ -19,7 +19,6 @@ inline int64_t at_most(int64_t a, int64_t b) { return a < b ? a : b; }
 template <bool Q4>
 struct format {
   static constexpr int32_t offset = Q4 ? 8 : 128;
-  static constexpr int64_t block_bytes = lanes * 2 + lanes * (Q4 ? block / 2 : block);
   static void load(const uint8_t* q, __m512i (&v)[8]) {
     if constexpr (Q4) {
       const __m512i low = _mm512_set1_epi8(15);
@@ -47,7 +46,8 @@ template <bool Q4, int R, int NB>
 void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
           bool accumulate) {
   using f = format<Q4>;
-  const int64_t group_bytes = x.blocks * f::block_bytes;
+  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
+  const int64_t scales = x.blocks * quant_ints_bytes(Q4);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
@@ -56,10 +56,11 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
   for (int64_t b = 0; b < x.blocks; ++b) {
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
-      const uint8_t* p = w + j * group_bytes + b * f::block_bytes;
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      const uint8_t* g = w + j * group_bytes;
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(g + scales + b * quant_scales_bytes)));
       __m512i v[8];
-      f::load(p + 2 * lanes, v);
+      f::load(g + b * quant_ints_bytes(Q4), v);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
@@ -119,7 +120,7 @@ void group(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, flo
 template <bool Q4, int R, int NB>
 void sweep(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
            int64_t ldy, bool accumulate) {
-  const int64_t group_bytes = x.blocks * format<Q4>::block_bytes;
+  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
   const int64_t num_groups = (n + lanes - 1) / lanes;
   int64_t g = 0;
   for (; g + NB <= num_groups; g += NB)

@@ -25,23 +25,23 @@ template <bool Q4>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
   constexpr int32_t offset = Q4 ? 8 : 128;
-  constexpr int64_t block_bytes = lanes * 2 + lanes * (Q4 ? block / 2 : block);
   for (int64_t g = 0; g * lanes < n; ++g) {
-    const uint8_t* wg = w + g * x.blocks * block_bytes;
+    const uint8_t* wg = w + g * quant_group_bytes(Q4, x.blocks);
+    const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Q4);
     const int64_t live = n - g * lanes < lanes ? n - g * lanes : lanes;
     for (int64_t i = 0; i < m; ++i) {
       float acc[lanes] = {};
       for (int64_t b = 0; b < x.blocks; ++b) {
-        const uint8_t* p = wg + b * block_bytes;
+        const uint8_t* ints = wg + b * quant_ints_bytes(Q4);
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
         const float dx = x.d[i * x.blocks + b];
         const int32_t xsum = x.sum[i * x.blocks + b];
         for (int64_t l = 0; l < live; ++l) {
           int32_t isum = 0;
-          for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(p + 2 * lanes, l, c) * xq[c];
+          for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(ints, l, c) * xq[c];
           isum -= offset * xsum;
           uint16_t d16;
-          std::memcpy(&d16, p + 2 * l, sizeof d16);
+          std::memcpy(&d16, scales + b * quant_scales_bytes + 2 * l, sizeof d16);
           acc[l] = acc[l] + (f16_to_f32(d16) * dx) * static_cast<float>(isum);
         }
       }

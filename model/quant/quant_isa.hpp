@@ -9,6 +9,17 @@
 
 namespace kvactor::model::layers {
 
+// The repacked layout of a group of 16 rows (quantized_matrix.hpp): every
+// block's integers (64-byte vectors from the group's start, so that every
+// vector load is aligned), then every block's 16 fp16 scales; groups start
+// 64 bytes apart. `static`: each translation unit its own copy (see
+// linear_avx512.cpp on inline code built with other flags).
+static constexpr int64_t quant_ints_bytes(bool q4) { return q4 ? 256 : 512; }
+static constexpr int64_t quant_scales_bytes = 32;
+static constexpr int64_t quant_group_bytes(bool q4, int64_t blocks) {
+  return (blocks * (quant_ints_bytes(q4) + quant_scales_bytes) + 63) / 64 * 64;
+}
+
 struct quant_rows_view {
   const int8_t* q;
   const float* d;

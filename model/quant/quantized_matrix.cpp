@@ -7,13 +7,13 @@
 
 #include "base/assert.hpp"
 #include "model/dtype.hpp"
+#include "model/quant/quant_isa.hpp"
 
 namespace kvactor::model {
 namespace {
 
 constexpr int64_t block = quant_block_values;
 constexpr int64_t lanes = quantized_matrix::group_rows;
-constexpr std::size_t scales_bytes = lanes * sizeof(uint16_t);
 
 } // namespace
 
@@ -28,28 +28,31 @@ quantized_matrix::quantized_matrix(int64_t rows, int64_t cols, quant_format form
   std::memset(data_.get(), 0, bytes);
 }
 
-std::size_t quantized_matrix::group_block_bytes() const {
-  return scales_bytes + lanes * (quant_block_bytes(format_) - sizeof(uint16_t));
+std::size_t quantized_matrix::group_bytes() const {
+  return static_cast<std::size_t>(
+    layers::quant_group_bytes(format_ == quant_format::q4_0, blocks_per_row()));
 }
 
 std::size_t quantized_matrix::num_bytes() const {
-  return static_cast<std::size_t>(num_groups() * blocks_per_row()) * group_block_bytes();
+  return static_cast<std::size_t>(num_groups()) * group_bytes();
 }
 
-const uint8_t* quantized_matrix::groups(int64_t g) const {
-  return block_start(g, 0);
+const uint8_t* quantized_matrix::groups(int64_t g) const { return ints(g, 0); }
+
+uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
+  const int64_t per_block = layers::quant_ints_bytes(format_ == quant_format::q4_0);
+  return reinterpret_cast<uint8_t*>(data_.get()) + static_cast<std::size_t>(g) * group_bytes() +
+         b * per_block;
 }
 
-uint8_t* quantized_matrix::block_start(int64_t g, int64_t b) const {
-  return reinterpret_cast<uint8_t*>(data_.get()) +
-         static_cast<std::size_t>(g * blocks_per_row() + b) * group_block_bytes();
+uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
+  return ints(g, blocks_per_row()) + b * layers::quant_scales_bytes;
 }
 
 void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
-  uint8_t* dst = block_start(r / lanes, b);
   const int64_t lane = r % lanes;
-  std::memcpy(dst + lane * sizeof(uint16_t), src, sizeof(uint16_t)); // the fp16 scale
-  uint8_t* q = dst + scales_bytes;
+  std::memcpy(scales(r / lanes, b) + lane * sizeof(uint16_t), src, sizeof(uint16_t)); // fp16 d
+  uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);
   const int32_t offset = quant_offset(format_);
   for (int64_t c = 0; c < block; ++c) {
@@ -102,11 +105,10 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
   const int64_t lane = r % lanes;
   const int32_t offset = quant_offset(format_);
   for (int64_t b = 0; b < blocks_per_row(); ++b) {
-    const uint8_t* p = block_start(r / lanes, b);
     uint16_t d16;
-    std::memcpy(&d16, p + lane * sizeof(uint16_t), sizeof d16);
+    std::memcpy(&d16, scales(r / lanes, b) + lane * sizeof(uint16_t), sizeof d16);
     const float d = f16_to_f32(d16);
-    const uint8_t* q = p + scales_bytes;
+    const uint8_t* q = ints(r / lanes, b);
     for (int64_t c = 0; c < block; ++c) {
       int32_t u;
       if (format_ == quant_format::q8_0) {

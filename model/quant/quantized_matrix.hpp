@@ -1,14 +1,17 @@
 #pragma once
 // quantized_matrix: a block-quantised weight matrix [rows, cols]
 // (quant_format.hpp) repacked for the integer products
-// (quant_kernels.hpp): groups of 16 rows, and in a group, block by block
-// (32 columns), the 16 rows' scales and then their integers, interleaved so
-// that one 64-byte vector holds 4 columns (Q8_0) or 8 (Q4_0) of all 16 rows:
+// (quant_kernels.hpp): groups of 16 rows; in a group, block by block (32
+// columns), the 16 rows' integers interleaved so that one 64-byte vector
+// holds 4 columns (Q8_0) or 8 (Q4_0) of all 16 rows, then every block's 16
+// scales:
 //
-//   group g, block b:  fp16 d[16]                          lane l = row 16 g + l
+//   group g, block b:                                     lane l = row 16 g + l
 //     Q8_0: 8 x { lane l: u8 q+128 of columns 4c .. 4c+3 }        c = 0 .. 7
 //     Q4_0: 4 x { lane l: byte t = n(col 8v + t) | n(col 8v + 4 + t) << 4 }   v = 0 .. 3
+//   then, for every block b: fp16 d[16]
 //
+// Groups start 64 bytes apart, so every vector of integers is aligned.
 // Integers are kept unsigned (value = d * (u - quant_offset)), which is
 // what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
 // last are zeros with scale 0. Packing stacks several matrices of one width
@@ -40,8 +43,8 @@ public:
   quant_format format() const { return format_; }
   int64_t num_groups() const { return (rows_ + group_rows - 1) / group_rows; }
   int64_t blocks_per_row() const { return cols_ / quant_block_values; }
-  // Bytes of one block of a group: 16 scales and 16 rows' integers.
-  std::size_t group_block_bytes() const;
+  // Bytes of one group (16 rows), padded to 64.
+  std::size_t group_bytes() const;
   std::size_t num_bytes() const;
 
   // Group g onwards.
@@ -57,7 +60,9 @@ private:
   quantized_matrix(int64_t rows, int64_t cols, quant_format format);
   // Stores row r's block b (a file-layout block of `format_`).
   void put_block(int64_t r, int64_t b, const std::byte* block);
-  uint8_t* block_start(int64_t g, int64_t b) const;
+  // Where block b of group g keeps its integers and its 16 scales.
+  uint8_t* ints(int64_t g, int64_t b) const;
+  uint8_t* scales(int64_t g, int64_t b) const;
 
   int64_t rows_ = 0, cols_ = 0;
   quant_format format_ = quant_format::q8_0;

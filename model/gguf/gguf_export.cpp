@@ -1,0 +1,106 @@
+#include "model/gguf/gguf_export.hpp"
+
+#include <cstring>
+#include <vector>
+
+namespace kvactor::model {
+namespace {
+
+std::vector<float> values_of(const weight_view& v) {
+  std::vector<float> out(static_cast<std::size_t>(v.num_elements()));
+  for (int64_t r = 0; r < v.rows(); ++r) {
+    float* row = out.data() + r * v.cols();
+    if (v.quant)
+      dequantize_row(*v.quant, v.blocks() + r * quant_row_bytes(*v.quant, v.cols()), v.cols(),
+                     row);
+    else
+      for (int64_t c = 0; c < v.cols(); ++c)
+        row[c] = v.type == dtype::f32 ? v.f32()[r * v.cols() + c]
+                                      : bf16_to_f32(v.bf16()[r * v.cols() + c]);
+  }
+  return out;
+}
+
+// llama.cpp's converter's order of a Llama q or k matrix: within each head
+// of `head_rows` rows, row 2 j + h is Hugging Face's row h * head_rows / 2 + j.
+std::vector<float> interleave_halves(const std::vector<float>& v, int64_t rows, int64_t cols,
+                                     int64_t head_rows) {
+  std::vector<float> out(v.size());
+  const int64_t half = head_rows / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t head = r / head_rows, i = r % head_rows;
+    const int64_t from = head * head_rows + (i % 2) * half + i / 2;
+    std::memcpy(out.data() + r * cols, v.data() + from * cols,
+                static_cast<std::size_t>(cols) * sizeof(float));
+  }
+  return out;
+}
+
+} // namespace
+
+status export_gguf(const model_config& c, const model_weights& weights,
+                   std::optional<quant_format> matrices, gguf_writer w,
+                   const std::filesystem::path& path) {
+  const std::string arch(architecture_name(c.arch));
+  const std::string p = arch + ".";
+  w.add_string("general.architecture", arch);
+  w.add_u32(p + "embedding_length", static_cast<uint32_t>(c.hidden_size));
+  w.add_u32(p + "block_count", static_cast<uint32_t>(c.num_hidden_layers));
+  w.add_u32(p + "feed_forward_length", static_cast<uint32_t>(c.intermediate_size));
+  w.add_u32(p + "attention.head_count", static_cast<uint32_t>(c.num_attention_heads));
+  w.add_u32(p + "attention.head_count_kv", static_cast<uint32_t>(c.num_key_value_heads));
+  w.add_u32(p + "attention.key_length", static_cast<uint32_t>(c.head_dim));
+  w.add_u32(p + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  w.add_f32(p + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  w.add_f32(p + "rope.freq_base", static_cast<float>(c.rope_theta));
+  w.add_u32(p + "context_length", static_cast<uint32_t>(c.max_position_embeddings));
+  w.add_u32(p + "vocab_size", static_cast<uint32_t>(c.vocab_size));
+
+  const auto add = [&](const std::string& name, const weight_view& v, bool matrix,
+                       int64_t head_rows = 0) {
+    std::vector<float> values = values_of(v);
+    if (head_rows > 0) values = interleave_halves(values, v.rows(), v.cols(), head_rows);
+    std::vector<uint64_t> dims{static_cast<uint64_t>(v.cols())};
+    if (v.rank == 2) dims.push_back(static_cast<uint64_t>(v.rows()));
+    else dims = {static_cast<uint64_t>(v.rows())};
+    if (matrix && matrices) {
+      const std::size_t row = quant_row_bytes(*matrices, v.cols());
+      std::vector<std::byte> bytes(row * static_cast<std::size_t>(v.rows()));
+      for (int64_t r = 0; r < v.rows(); ++r)
+        quantize_row(*matrices, values.data() + r * v.cols(), v.cols(), bytes.data() + r * row);
+      w.add_tensor(name, dims, *matrices == quant_format::q8_0 ? ggml_type::q8_0 : ggml_type::q4_0,
+                   bytes);
+    } else {
+      w.add_tensor(name, dims, ggml_type::f32, std::as_bytes(std::span(values)));
+    }
+  };
+  add("token_embd.weight", weights.embed_tokens(), false);
+  const int64_t qk_head = c.arch == architecture::llama ? c.head_dim : 0;
+  for (std::size_t l = 0; l < weights.layers().size(); ++l) {
+    const layer_weights& lw = weights.layers()[l];
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", lw.input_layernorm, false);
+    add(b + "attn_q.weight", lw.q_proj, true, qk_head);
+    add(b + "attn_k.weight", lw.k_proj, true, qk_head);
+    add(b + "attn_v.weight", lw.v_proj, true);
+    add(b + "attn_output.weight", lw.o_proj, true);
+    if (lw.q_bias) {
+      add(b + "attn_q.bias", *lw.q_bias, false);
+      add(b + "attn_k.bias", *lw.k_bias, false);
+      add(b + "attn_v.bias", *lw.v_bias, false);
+    }
+    if (lw.q_norm) {
+      add(b + "attn_q_norm.weight", *lw.q_norm, false);
+      add(b + "attn_k_norm.weight", *lw.k_norm, false);
+    }
+    add(b + "ffn_norm.weight", lw.post_attention_layernorm, false);
+    add(b + "ffn_gate.weight", lw.gate_proj, true);
+    add(b + "ffn_up.weight", lw.up_proj, true);
+    add(b + "ffn_down.weight", lw.down_proj, true);
+  }
+  add("output_norm.weight", weights.norm(), false);
+  if (!c.tie_word_embeddings) add("output.weight", weights.lm_head(), true);
+  return w.write(path);
+}
+
+} // namespace kvactor::model

@@ -1,0 +1,27 @@
+#pragma once
+// export_gguf: a loaded model's config and weights as a GGUF file, the
+// way llama.cpp's converter lays them out (gguf_weights.cpp has the names;
+// Llama's q and k rows reordered head by head for llama.cpp's RoPE), its
+// matrices in fp32 or quantised to Q8_0 / Q4_0. What kvactor-make-tiny
+// writes for `--gguf=...` and the GGUF tests read back; the tokenizer's
+// metadata is the caller's to add (`metadata`).
+
+#include <filesystem>
+#include <optional>
+
+#include "base/result.hpp"
+#include "model/config.hpp"
+#include "model/gguf/gguf_writer.hpp"
+#include "model/quant/quant_format.hpp"
+#include "model/weights.hpp"
+
+namespace kvactor::model {
+
+// Writes `metadata` (which may hold the tokenizer's keys) plus the model's
+// keys and tensors to `path`. Matrices go out as `matrices` (nullopt:
+// fp32); norms and biases as fp32; the embedding as fp32 too.
+status export_gguf(const model_config& config, const model_weights& weights,
+                   std::optional<quant_format> matrices, gguf_writer metadata,
+                   const std::filesystem::path& path);
+
+} // namespace kvactor::model
