@@ -107,17 +107,21 @@ void add_tokens(const vocabulary& v, tokenizer_spec& spec) {
 // BOS before a text and EOS after it, as the flags ask.
 status add_post_processor(const gguf_file& f, const vocabulary& v, bool bos_by_default,
                           tokenizer_spec& spec) {
-  for (auto [key, id, otherwise, out] :
-       {std::tuple{"tokenizer.ggml.add_bos_token", v.bos, bos_by_default, &spec.prefix_ids},
-        std::tuple{"tokenizer.ggml.add_eos_token", v.eos, false, &spec.suffix_ids}}) {
-    auto add = optional_bool(f, key, otherwise);
+  struct flag {
+    std::string_view key, id_key;
+    std::optional<token_id> id;
+    bool otherwise;
+    std::vector<token_id>& out;
+  };
+  for (const flag& x : {flag{"tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id", v.bos,
+                             bos_by_default, spec.prefix_ids},
+                        flag{"tokenizer.ggml.add_eos_token", "tokenizer.ggml.eos_token_id", v.eos,
+                             false, spec.suffix_ids}}) {
+    auto add = optional_bool(f, x.key, x.otherwise);
     if (!add) return add.error();
     if (!*add) continue;
-    const std::string id_key = std::string(key) == "tokenizer.ggml.add_bos_token"
-                                 ? "tokenizer.ggml.bos_token_id"
-                                 : "tokenizer.ggml.eos_token_id";
-    if (!id) return f.key_error(id_key, std::string("missing, but ") + key + " is true");
-    out->push_back(*id);
+    if (!x.id) return f.key_error(x.id_key, "missing, but " + std::string(x.key) + " is true");
+    x.out.push_back(*x.id);
   }
   return {};
 }

@@ -18,42 +18,15 @@
 #include "model/tokenizer/incremental_decoder.hpp"
 #include "model/tokenizer/tokenizer.hpp"
 #include "model/tokenizer/tokenizer_spec.hpp"
+#include "tests/model/tokenizer_reference_cases.hpp"
 
 namespace kvactor::model {
 namespace {
 
 namespace fs = std::filesystem;
 using ids = std::vector<token_id>;
-
-struct reference_case {
-  std::string text;
-  ids with_special, without_special;
-  std::string decoded, decoded_skip_special;
-};
-
-std::vector<reference_case> read_cases(const fs::path& file) {
-  auto text = json::read_file(file);
-  EXPECT_TRUE(text) << text.error().message;
-  std::vector<reference_case> out;
-  if (!text) return out;
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc = parser.iterate(*text);
-  for (auto c : doc["cases"].get_array()) {
-    reference_case r;
-    auto read_ids = [](simdjson::ondemand::value v) {
-      ids v_out;
-      for (auto id : v.get_array()) v_out.push_back(static_cast<token_id>(int64_t(id)));
-      return v_out;
-    };
-    r.text = std::string(std::string_view(c["text"]));
-    r.with_special = read_ids(c["ids"]);
-    r.without_special = read_ids(c["ids_no_special"]);
-    r.decoded = std::string(std::string_view(c["decoded"]));
-    r.decoded_skip_special = std::string(std::string_view(c["decoded_skip_special"]));
-    out.push_back(std::move(r));
-  }
-  return out;
-}
+using test_support::read_cases;
+using test_support::reference_case;
 
 std::string show(const ids& v) {
   std::string s = "[";
