@@ -55,7 +55,7 @@ struct serve_config : caf::actor_system_config {
       .add(http_port, "http-port", "TCP port of the OpenAI-compatible HTTP front (0: off)")
       .add(served_model_name, "served-model-name",
            "the model's name in the HTTP API (default: the model folder's name)")
-      .add(model, "model", "Hugging Face model folder (default: the tiny model)")
+      .add(model, "model", "a Hugging Face model folder or a GGUF file (default: the tiny model)")
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(kv_cache_mib, "kv-cache-mib",
            "device KV cache budget in MiB (0: 256 on the CPU; on a GPU what "

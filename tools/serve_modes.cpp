@@ -3,6 +3,7 @@
 #include "cluster/front_actor.hpp"
 #include "cluster/worker_actor.hpp"
 #include "model/config.hpp"
+#include "model/model_folder.hpp"
 #include "model/sampling_defaults.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "net/http_session.hpp"
@@ -125,7 +126,7 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     http_options);
   front->sampling = *sampling;
   if (cfg.http_port > 0) {
-    auto chat = model::chat_template::load(model_dir);
+    auto chat = model::load_model_chat_template(model_dir);
     if (!chat) {
       std::cerr << "kvactor-serve: " << chat.error().message << "\n";
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
@@ -134,9 +135,8 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     front->chat = *chat;
     // /tokenize and /detokenize. NOTE: a second copy of the tokenizer the
     // runtime loaded (tens of MB for a 128k vocabulary).
-    const std::filesystem::path dir(model_dir);
-    auto tok = model::tokenizer::load(dir / "tokenizer.json");
-    auto config = model::load_config(dir / "config.json");
+    auto tok = model::load_model_tokenizer(model_dir);
+    auto config = model::load_model_config(model_dir);
     if (!tok || !config) {
       std::cerr << "kvactor-serve: " << (tok ? config.error() : tok.error()).message << "\n";
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);

@@ -61,7 +61,7 @@ struct bench_config : caf::actor_system_config {
       .add(no_overhead, "no-overhead", "skip the overhead run (64 decoding sequences)")
       .add(quick, "quick", "small workloads: checks that everything runs, measures little")
       .add(no_cuda_graphs, "no-cuda-graphs", "CUDA: every step kernel by kernel (no graphs)")
-      .add(model, "model", "Hugging Face model folder (default: the tiny model)")
+      .add(model, "model", "a Hugging Face model folder or a GGUF file (default: the tiny model)")
       .add(out, "out", "folder for bench.json and bench.png")
       .add(seed, "seed", "workload seed")
       .add(device, "device", "cpu, cuda or cuda:N")
