@@ -53,6 +53,10 @@ mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
 
 mapped_file::~mapped_file() { reset(); }
 
+void mapped_file::drop_pages() const {
+  if (size_ > 0) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
+}
+
 void mapped_file::reset() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
   data_ = nullptr;

@@ -23,6 +23,10 @@ public:
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   std::size_t size() const { return size_; }
+  // Lets the kernel drop the pages read so far (they are the file's: a
+  // later read brings them back), so that data copied out of the mapping
+  // is not resident twice.
+  void drop_pages() const;
 
 private:
   mapped_file(const std::byte* data, std::size_t size) : data_(data), size_(size) {}

@@ -50,6 +50,8 @@ public:
   // The tensor's bytes inside the mapping (no alignment guarantee).
   std::span<const std::byte> data(const tensor_info& t) const;
 
+  void drop_pages() const { file_.drop_pages(); }
+
 private:
   std::filesystem::path path_;
   mapped_file file_;
@@ -80,6 +82,10 @@ public:
   static result<safetensors_set> open_files(const std::vector<std::filesystem::path>& files);
 
   std::size_t num_files() const { return files_.size(); }
+  // mapped_file::drop_pages of every file.
+  void drop_pages() const {
+    for (const safetensors_file& f : files_) f.drop_pages();
+  }
   std::size_t num_tensors() const { return index_.size(); }
   bool contains(std::string_view name) const;
   // Errors: missing tensor, unsupported dtype (naming file and tensor).

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "model/gguf/gguf_file.hpp"
+
 namespace kvactor::model {
 namespace {
 
@@ -64,6 +66,21 @@ std::byte* model_weights::own(std::size_t bytes) {
   owned_.push_back(std::move(buf));
   num_owned_bytes_ += bytes;
   return p;
+}
+
+std::optional<quant_format> model_weights::quantized_format() const {
+  for (const weight_view* v : {&embed_tokens_, &lm_head_})
+    if (v->quant) return v->quant;
+  for (const layer_weights& l : layers_)
+    for (const weight_view* v :
+         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+      if (v->quant) return v->quant;
+  return std::nullopt;
+}
+
+void model_weights::drop_mapped_pages() const {
+  files_.drop_pages();
+  if (gguf_) gguf_->drop_pages();
 }
 
 result<model_weights> model_weights::load(const model_config& c, safetensors_set files,

@@ -103,6 +103,13 @@ public:
   const weight_view& norm() const { return norm_; }
   // lm_head.weight, or the embedding when the config ties them.
   const weight_view& lm_head() const { return lm_head_; }
+  // The block format of the first quantised matrix (the embedding, a
+  // projection or the LM head), or nullopt when every one is dense.
+  std::optional<quant_format> quantized_format() const;
+  // Lets the kernel drop the mapped files' pages read so far: for a pass
+  // that has copied the matrices out (they come back from the file if read
+  // again), so that they are not resident twice.
+  void drop_mapped_pages() const;
   // Bytes converted into memory owned here (0 when everything is mapped).
   std::size_t num_owned_bytes() const { return num_owned_bytes_; }
 

@@ -64,6 +64,9 @@ cpu_transformer::cpu_transformer(const model_config& config, const model_weights
                        pack({w.gate_proj, w.up_proj}, type), pack({w.down_proj}, type),
                        std::move(qkv_bias)});
   }
+  // NOTE: the products read the packed copies; the embedding and norms
+  // fault back in from the files as they are read.
+  weights.drop_mapped_pages();
   const auto t = static_cast<std::size_t>(limits.max_num_tokens);
   const auto s = static_cast<std::size_t>(limits.max_num_seqs);
   const auto h = static_cast<std::size_t>(config.hidden_size);

@@ -66,9 +66,7 @@ namespace {
 status check_quantized(const model_config& config, const model_weights& weights,
                        kernels::device_kind kind, dtype activations,
                        std::optional<quant_format> quantize) {
-  const std::optional<quant_format> stored = weights.layers().empty()
-                                               ? weights.lm_head().quant
-                                               : weights.layers().front().q_proj.quant;
+  const std::optional<quant_format> stored = weights.quantized_format();
   const std::optional<quant_format> format = stored ? stored : quantize;
   if (!format) return {};
   const std::string name(quant_name(*format));

@@ -1,6 +1,8 @@
 #include "model/gguf/gguf_export.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <variant>
 #include <vector>
 
 namespace kvactor::model {
@@ -37,6 +39,44 @@ std::vector<float> interleave_halves(const std::vector<float>& v, int64_t rows, 
 }
 
 } // namespace
+
+status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& c, gguf_writer& w) {
+  if (!spec.bpe.byte_level || spec.splits.size() != 1 ||
+      !std::holds_alternative<split_pattern>(spec.splits.front()))
+    return make_error("GGUF tokenizer", "only byte-level BPE with one known split pattern is "
+                                        "written (GGUF's gpt2 model)");
+  const char* pre = nullptr;
+  switch (std::get<split_pattern>(spec.splits.front())) {
+  case split_pattern::llama3: pre = "llama-bpe"; break;
+  case split_pattern::qwen2: pre = "qwen2"; break; // NOTE: its reader adds Qwen's NFC
+  case split_pattern::gpt2: pre = "gpt-2"; break;
+  default: return make_error("GGUF tokenizer", "no GGUF pre-tokenizer name for its split");
+  }
+  std::size_t n = 0;
+  for (const auto& [symbol, id] : spec.vocab) n = std::max(n, static_cast<std::size_t>(id) + 1);
+  for (const added_token& a : spec.added_tokens)
+    n = std::max(n, static_cast<std::size_t>(a.id) + 1);
+  std::vector<std::string> tokens(n);
+  std::vector<int32_t> types(n, 1); // normal
+  for (const auto& [symbol, id] : spec.vocab) tokens[static_cast<std::size_t>(id)] = symbol;
+  for (const added_token& a : spec.added_tokens) {
+    tokens[static_cast<std::size_t>(a.id)] = a.content;
+    types[static_cast<std::size_t>(a.id)] = a.special ? 3 : 4; // control, user-defined
+  }
+  std::vector<std::string> merges;
+  for (const auto& [a, b] : spec.merges) merges.push_back(std::string(a).append(" ").append(b));
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  w.add_string("tokenizer.ggml.pre", pre);
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_i32_array("tokenizer.ggml.token_type", types);
+  w.add_string_array("tokenizer.ggml.merges", merges);
+  if (c.bos_token_id)
+    w.add_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(*c.bos_token_id));
+  if (!c.eos_token_ids.empty())
+    w.add_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(c.eos_token_ids.front()));
+  w.add_bool("tokenizer.ggml.add_bos_token", !spec.prefix_ids.empty());
+  return {};
+}
 
 status export_gguf(const model_config& c, const model_weights& weights,
                    std::optional<quant_format> matrices, gguf_writer w,

@@ -2,9 +2,9 @@
 // export_gguf: a loaded model's config and weights as a GGUF file, the
 // way llama.cpp's converter lays them out (gguf_weights.cpp has the names;
 // Llama's q and k rows reordered head by head for llama.cpp's RoPE), its
-// matrices in fp32 or quantised to Q8_0 / Q4_0. What kvactor-make-tiny
-// writes for `--gguf=...` and the GGUF tests read back; the tokenizer's
-// metadata is the caller's to add (`metadata`).
+// matrices in fp32 or quantised to Q8_0 / Q4_0, and a byte-level BPE
+// tokenizer's keys. What kvactor-make-tiny writes for `--gguf=...` and the
+// GGUF tests read back.
 
 #include <filesystem>
 #include <optional>
@@ -13,6 +13,7 @@
 #include "model/config.hpp"
 #include "model/gguf/gguf_writer.hpp"
 #include "model/quant/quant_format.hpp"
+#include "model/tokenizer/tokenizer_spec.hpp"
 #include "model/weights.hpp"
 
 namespace kvactor::model {
@@ -20,6 +21,15 @@ namespace kvactor::model {
 // Writes `metadata` (which may hold the tokenizer's keys) plus the model's
 // keys and tensors to `path`. Matrices go out as `matrices` (nullopt:
 // fp32); norms and biases as fp32; the embedding as fp32 too.
+// The keys of a byte-level BPE tokenizer (GGUF's "gpt2" model): every
+// token with its type (added special tokens control, other added tokens
+// user-defined), the merges, the pre-tokenizer's name (llama-bpe, qwen2 or
+// gpt-2 for its split pattern; the qwen2 reader normalises to NFC, as Qwen's
+// tokenizer.json does), BOS / EOS from `config`, add_bos_token when
+// the post-processor adds a prefix. Errors name what GGUF cannot say.
+status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& config,
+                          gguf_writer& w);
+
 status export_gguf(const model_config& config, const model_weights& weights,
                    std::optional<quant_format> matrices, gguf_writer metadata,
                    const std::filesystem::path& path);

@@ -85,6 +85,8 @@ public:
   // The tensor's bytes inside the mapping (aligned to alignment() relative to
   // the file's start).
   const std::byte* data(const gguf_tensor_info& t) const;
+  // mapped_file::drop_pages.
+  void drop_pages() const { file_.drop_pages(); }
   uint64_t num_bytes(const gguf_tensor_info& t) const { return t.num_bytes; }
 
   // "<file>: key '<key>': <what>".

@@ -1,5 +1,7 @@
 #include "model/tiny/tiny_args.hpp"
 
+#include "model/quant/quant_format.hpp"
+
 #include <charconv>
 
 namespace kvactor::model::tiny {
@@ -32,7 +34,8 @@ std::string usage() {
          "  --tied | --untied       tie the LM head to the embedding (untied)\n"
          "  --rope-theta=X          rotary base (10000)\n"
          "  --seed=N                weight seed (0)\n"
-         "  --shards=N              split the weights into N files + index json (1)\n";
+         "  --shards=N              split the weights into N files + index json (1)\n"
+         "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0 or q4_0 matrices\n";
 }
 
 result<tiny_args> parse_args(std::span<const std::string_view> args) {
@@ -77,6 +80,15 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       else if (value == "qwen2") o.arch = architecture::qwen2;
       else if (value == "qwen3") o.arch = architecture::qwen3;
       else return make_error("--style", "expected llama, qwen2 or qwen3");
+    } else if (key == "gguf") {
+      for (std::size_t at = 0; at <= value.size();) {
+        const std::size_t end = std::min(value.find(',', at), value.size());
+        const std::string_view type = value.substr(at, end - at);
+        if (type != "f32" && !parse_quant_format(type))
+          return make_error("--gguf", "expected f32, q8_0 or q4_0, got '" + std::string(type) + "'");
+        a.gguf.emplace_back(type);
+        at = end + 1;
+      }
     } else if (key == "dtype") {
       if (value == "bf16") o.on_disk = dtype::bf16;
       else if (value == "f16") o.on_disk = dtype::f16;

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.hpp"
 #include "model/tiny/tiny_model.hpp"
@@ -14,6 +15,9 @@ namespace kvactor::model::tiny {
 struct tiny_args {
   std::filesystem::path out;
   tiny_options options;
+  // Also write the model as DIR/model-<type>.gguf for each of these
+  // (f32, q8_0, q4_0).
+  std::vector<std::string> gguf;
   bool help = false;
 };
 

@@ -12,6 +12,7 @@
 // DIR/side_by_side.json.
 
 #include "model/config.hpp"
+#include "model/model_folder.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "tools/command_line.hpp"
 #include "tools/bench/serving/report.hpp"
@@ -198,7 +199,7 @@ int bench(caf::actor_system& sys, const bench_config& cfg) {
     std::cerr << "kvactor-bench: " << dir.error().message << "\n";
     return 1;
   }
-  auto mc = kvactor::model::load_config(std::filesystem::path(*dir) / "config.json");
+  auto mc = kvactor::model::load_model_config(*dir);
   if (!mc) {
     std::cerr << "kvactor-bench: " << mc.error().message << "\n";
     return 1;

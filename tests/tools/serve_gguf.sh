@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# GGUF files served through both front doors. kvactor-make-tiny writes a
+# small model folder and the same model as GGUF files (fp32, Q8_0 and Q4_0
+# matrices, the tokenizer in the file's metadata); kvactor-serve serves each
+# file, and its answers equal the folder's: the same prompt ids (the
+# tokenizer read back from GGUF), and the same generated ids, over HTTP and
+# over the line protocol (fp32: the folder's weights; q8_0 and q4_0: the
+# folder served with --weights=q8_0|q4_0, which quantises to the same blocks).
+#   serve_gguf.sh SERVE MAKE_TINY CLIENT SCRATCH_DIR
+set -euo pipefail
+serve=$1 make_tiny=$2 client=$3 scratch=$4
+source "$(dirname "$0")/http_server.sh"
+
+rm -rf "$scratch"
+"$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
+  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0
+
+body() { sed '1,/^\r$/d'; } # an HTTP response without its head
+json_at() { # PATH... (stdin: JSON)
+  /usr/bin/python3 -c 'import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v, separators=(",", ":")))' "$@"
+}
+
+request='{"prompt":"Once upon a time","max_tokens":8,"ignore_eos":true,"temperature":0,"return_token_ids":true}'
+# The prompt ids and generated ids of one completion, and the line
+# protocol's tokens of the same prompt ids. NOTE: run in this shell, not in
+# $(...): http_server.sh's exit trap kills $pid, which must be set here.
+answers() { # MODEL [kvactor-serve options]
+  start_http_server "$serve" "$@" --kv-cache-mib=16 >/dev/null
+  local out prompt line_port
+  out=$(http POST /v1/completions "$request")
+  grep -q '^HTTP/1.1 200 OK' <<<"$out" || { echo "$out"; exit 1; }
+  prompt=$(body <<<"$out" | json_at choices 0 prompt_token_ids)
+  echo "prompt $prompt"
+  echo "http $(body <<<"$out" | json_at choices 0 token_ids)"
+  line_port=$(sed -n 's/.*kvactor listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log")
+  exec 3<>"/dev/tcp/127.0.0.1/$line_port"
+  printf '{"op":"generate","id":"g","prompt_tokens":%s,"max_tokens":8,"ignore_eos":true,"temperature":0}\n' \
+    "$prompt" >&3
+  local ids=() l
+  while read -r -t 30 l <&3; do
+    [[ $l == *'"event":"done"'* ]] && break
+    [[ $l == *'"event":"token"'* ]] && ids+=("$(json_at token <<<"$l")")
+  done
+  exec 3>&-
+  echo "line [$(IFS=,; echo "${ids[*]}")]"
+  kill -INT $pid
+  wait $pid
+}
+
+for type in f32 q8_0 q4_0; do
+  weights=$([ $type = f32 ] && echo f32 || echo $type)
+  answers "$scratch/llama" --weights="$weights" >"$scratch/want"
+  answers "$scratch/llama/model-$type.gguf" >"$scratch/got"
+  want=$(cat "$scratch/want") got=$(cat "$scratch/got")
+  echo "$type folder: $want"
+  echo "$type gguf:   $got"
+  [ "$got" = "$want" ] || { echo "the GGUF file's answers differ from the folder's"; exit 1; }
+  [ "$(sed -n 's/^http //p' <<<"$got")" = "$(sed -n 's/^line //p' <<<"$got")" ]
+done
+
+# A GGUF file kvactor cannot serve: an error naming the file, exit code 1.
+printf 'GGUF\x01\x00\x00\x00' >"$scratch/old.gguf"
+if "$serve" --model="$scratch/old.gguf" --port=0 >"$log" 2>&1; then exit 1; fi
+cat "$log"
+grep -q "old.gguf" "$log"
