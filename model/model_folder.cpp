@@ -24,11 +24,12 @@ result<std::shared_ptr<const gguf_file>> open_gguf(const std::filesystem::path& 
 
 // NOTE: the embedding may have more rows than the tokenizer has ids (Qwen
 // pads to a multiple of 128), never fewer.
-status check_vocab(const tokenizer& tok, const model_config& config, const std::string& source) {
+// `vocab`: where the model's vocab_size comes from.
+status check_vocab(const tokenizer& tok, const model_config& config, const std::string& source,
+                   std::string_view vocab) {
   if (tok.vocab_size() > static_cast<std::size_t>(config.vocab_size))
-    return make_error(source, "has ids up to " + std::to_string(tok.vocab_size() - 1) +
-                                " but the model's vocab_size is " +
-                                std::to_string(config.vocab_size));
+    return make_error(source, "has ids up to " + std::to_string(tok.vocab_size() - 1) + " but " +
+                                std::string(vocab) + " is " + std::to_string(config.vocab_size));
   return {};
 }
 
@@ -39,7 +40,8 @@ result<loaded_model> load_gguf_model(const std::filesystem::path& path, dtype ma
   if (!config) return config.error();
   auto tok = gguf_tokenizer(**file);
   if (!tok) return tok.error();
-  if (auto ok = check_vocab(*tok, *config, path.string()); !ok) return ok.error();
+  if (auto ok = check_vocab(*tok, *config, path.string(), "the model's vocab_size"); !ok)
+    return ok.error();
   auto weights = model_weights::load_gguf(*config, std::move(*file), matrix_dtype);
   if (!weights) return weights.error();
   return loaded_model{std::move(*config), std::move(*tok), std::move(*weights)};
@@ -56,7 +58,9 @@ result<loaded_model> load_model_folder(const std::filesystem::path& dir, dtype m
   if (!config) return config.error();
   auto tok = tokenizer::load(dir / "tokenizer.json");
   if (!tok) return tok.error();
-  if (auto ok = check_vocab(*tok, *config, (dir / "tokenizer.json").string()); !ok)
+  if (auto ok = check_vocab(*tok, *config, (dir / "tokenizer.json").string(),
+                            "config.json vocab_size");
+      !ok)
     return ok.error();
   auto files = safetensors_set::open_folder(dir);
   if (!files) return files.error();

@@ -67,9 +67,9 @@ void embedding(kernels::thread_pool& pool, const weight_view& table, std::span<c
       KVACTOR_ASSERT(id >= 0 && id < table.rows(), "token id outside the embedding");
       float* row = out + t * h;
       if (table.quant) {
-        dequantize_row(*table.quant,
-                       table.blocks() + static_cast<std::size_t>(id) * quant_row_bytes(*table.quant, h),
-                       h, row);
+        const std::size_t row_bytes = quant_row_bytes(*table.quant, h);
+        dequantize_row(*table.quant, table.blocks() + static_cast<std::size_t>(id) * row_bytes, h,
+                       row);
       } else if (table.type == dtype::f32) {
         std::memcpy(row, table.f32() + id * h, static_cast<std::size_t>(h) * sizeof(float));
       } else {

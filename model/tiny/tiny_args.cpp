@@ -85,7 +85,8 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
         const std::size_t end = std::min(value.find(',', at), value.size());
         const std::string_view type = value.substr(at, end - at);
         if (type != "f32" && !parse_quant_format(type))
-          return make_error("--gguf", "expected f32, q8_0 or q4_0, got '" + std::string(type) + "'");
+          return make_error("--gguf",
+                            "expected f32, q8_0 or q4_0, got '" + std::string(type) + "'");
         a.gguf.emplace_back(type);
         at = end + 1;
       }

@@ -176,8 +176,8 @@ std::string case_name(
   const ::testing::TestParamInfo<forward_invariance_test::ParamType>& p) {
   const auto& [arch, matrices, kv, activations, quantize] = p.param;
   std::string name = std::string(architecture_name(arch)) +
-                     (matrices == dtype::f32 ? "_f32" : "_bf16") + "_kv_" + kernels::dtype_name(kv) +
-                     (activations == dtype::f32 ? "" : "_bf16_activations");
+                     (matrices == dtype::f32 ? "_f32" : "_bf16") + "_kv_" + kernels::dtype_name(kv);
+  if (activations != dtype::f32) name += "_bf16_activations";
   if (quantize) name += '_';
   if (quantize) name += quant_name(*quantize);
   return name;

@@ -57,10 +57,12 @@ TEST(packed_matrix, converts_between_fp32_and_bf16) {
   EXPECT_EQ(bf16_to_f32(down.bf16_blocks()[1]), 3.0f);
   const std::vector<uint16_t> bits{down.bf16_blocks()[0], down.bf16_blocks()[1]};
   const packed_matrix same =
-    packed_matrix::pack(std::vector{weight_view{bits.data(), dtype::bf16, 2, {2, 1}, {}}}, dtype::bf16);
+    packed_matrix::pack(std::vector{weight_view{bits.data(), dtype::bf16, 2, {2, 1}, {}}},
+                        dtype::bf16);
   EXPECT_EQ(same.bf16_blocks()[0], bits[0]);
   const packed_matrix up =
-    packed_matrix::pack(std::vector{weight_view{bits.data(), dtype::bf16, 2, {2, 1}, {}}}, dtype::f32);
+    packed_matrix::pack(std::vector{weight_view{bits.data(), dtype::bf16, 2, {2, 1}, {}}},
+                        dtype::f32);
   EXPECT_EQ(up.f32_blocks()[0], 1.0f + 0x1p-7f);
   EXPECT_EQ(up.f32_blocks()[1], 3.0f);
 }

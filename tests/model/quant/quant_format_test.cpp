@@ -43,7 +43,7 @@ TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
   for (int i = 0; i < 32; ++i) block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
   std::vector<float> v(32);
   dequantize_row(quant_format::q8_0, block.data(), 32, v.data());
-  for (int i = 0; i < 32; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], static_cast<float>(i - 16));
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(v[i], static_cast<float>(i) - 16.0f);
 }
 
 // Every value lands on the nearest level of its block: within half a step

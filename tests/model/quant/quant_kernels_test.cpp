@@ -34,15 +34,14 @@ TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
   EXPECT_EQ(q.q[0], -127);
   EXPECT_EQ(q.d[1], 43.0f / 127.0f); // block 1: 12 .. 43
   EXPECT_EQ(q.q[63], 127);
-  for (int64_t b = 0; b < 2; ++b) {
+  for (std::size_t b = 0; b < 2; ++b) {
     int32_t sum = 0;
-    for (int64_t c = 0; c < 32; ++c) {
-      const int8_t v = q.q[static_cast<std::size_t>(b * 32 + c)];
+    for (std::size_t c = 0; c < 32; ++c) {
+      const int8_t v = q.q[b * 32 + c];
       sum += v;
-      EXPECT_LE(std::fabs(v * q.d[static_cast<std::size_t>(b)] - x[static_cast<std::size_t>(b * 32 + c)]),
-                q.d[static_cast<std::size_t>(b)] * 0.5001f);
+      EXPECT_LE(std::fabs(v * q.d[b] - x[b * 32 + c]), q.d[b] * 0.5001f);
     }
-    EXPECT_EQ(q.sum[static_cast<std::size_t>(b)], sum);
+    EXPECT_EQ(q.sum[b], sum);
   }
 }
 
@@ -61,7 +60,10 @@ struct quant_case {
   int64_t n, k;
   std::vector<std::byte> blocks; // [n] rows of quant_row_bytes(format, k)
   quant_case(quant_format f, int64_t rows, int64_t cols, std::mt19937& rng)
-    : format(f), n(rows), k(cols), blocks(static_cast<std::size_t>(rows) * quant_row_bytes(f, cols)) {
+    : format(f),
+      n(rows),
+      k(cols),
+      blocks(static_cast<std::size_t>(rows) * quant_row_bytes(f, cols)) {
     std::normal_distribution<float> dist(0.0f, 0.05f);
     std::vector<float> row(static_cast<std::size_t>(k));
     for (int64_t r = 0; r < n; ++r) {
