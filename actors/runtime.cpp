@@ -25,7 +25,7 @@ std::optional<model::quant_format> quant_format_of(std::optional<number_format> 
 }
 
 // An element type (f32, bf16), or nullopt for auto; quantised weights load
-// as the checkpoint stores them (auto) and are quantised once on the device.
+// as the checkpoint stores them (auto), and the CPU pass quantises them once.
 std::optional<model::dtype> model_dtype(std::optional<number_format> f) {
   if (!f || quant_format_of(f))
     return std::nullopt;
