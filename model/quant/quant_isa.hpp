@@ -37,6 +37,10 @@ struct quant_rows_view {
 namespace avx512_vnni {
 KVACTOR_QUANT_PRODUCTS
 }
+// Requires AVX2, F16C and AVX-VNNI.
+namespace avx_vnni {
+KVACTOR_QUANT_PRODUCTS
+}
 // Requires AVX2, F16C and FMA.
 namespace avx2 {
 KVACTOR_QUANT_PRODUCTS

@@ -53,7 +53,7 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_
 
 std::span<const quant_isa> quant_product_isas() {
   struct found {
-    std::array<quant_isa, 3> isa{};
+    std::array<quant_isa, 4> isa{};
     std::size_t size = 0;
   };
   static const found isas = [] {
@@ -62,6 +62,8 @@ std::span<const quant_isa> quant_product_isas() {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
       f.isa[f.size++] = quant_isa::avx512_vnni;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
+      f.isa[f.size++] = quant_isa::avx_vnni;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
       f.isa[f.size++] = quant_isa::avx2;
     f.isa[f.size++] = quant_isa::generic;
@@ -73,6 +75,7 @@ std::span<const quant_isa> quant_product_isas() {
 const char* isa_name(quant_isa isa) {
   switch (isa) {
   case quant_isa::generic: return "generic";
+  case quant_isa::avx_vnni: return "avx_vnni";
   case quant_isa::avx2: return "avx2";
   case quant_isa::avx512_vnni: return "avx512_vnni";
   }
@@ -101,6 +104,10 @@ void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quan
   case quant_isa::avx512_vnni:
     if (q8) avx512_vnni::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);
     else avx512_vnni::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);
+    return;
+  case quant_isa::avx_vnni:
+    if (q8) avx_vnni::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);
+    else avx_vnni::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);
     return;
   case quant_isa::avx2:
     if (q8) avx2::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);

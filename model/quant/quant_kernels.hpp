@@ -14,8 +14,8 @@
 // forward pass stays batch-invariant.
 //
 // One kernel per instruction set, chosen at run time (quant_avx512_vnni.cpp,
-// quant_avx2.cpp: the only files built with those flags; quant_generic.cpp
-// for any x86-64).
+// quant_avx_vnni.cpp, quant_avx2.cpp: the only files built with those
+// flags; quant_generic.cpp for any x86-64).
 
 #include <cstdint>
 #include <span>
@@ -47,7 +47,7 @@ struct quantized_rows {
 void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out);
 
 // Instruction sets with an integer block product.
-enum class quant_isa { generic, avx2, avx512_vnni };
+enum class quant_isa { generic, avx2, avx_vnni, avx512_vnni };
 
 // Those this CPU (and OS) runs, best first; generic always, last.
 std::span<const quant_isa> quant_product_isas();

@@ -18,6 +18,8 @@ TEST(quant_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
     want.push_back(quant_isa::avx512_vnni);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
+    want.push_back(quant_isa::avx_vnni);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     want.push_back(quant_isa::avx2);
   want.push_back(quant_isa::generic);
@@ -163,7 +165,7 @@ TEST_P(quant_kernels_test, a_range_of_groups_writes_only_its_outputs) {
 
 INSTANTIATE_TEST_SUITE_P(isas, quant_kernels_test,
                          ::testing::Values(quant_isa::generic, quant_isa::avx2,
-                                           quant_isa::avx512_vnni),
+                                           quant_isa::avx_vnni, quant_isa::avx512_vnni),
                          [](const ::testing::TestParamInfo<quant_isa>& p) {
                            return std::string(isa_name(p.param));
                          });

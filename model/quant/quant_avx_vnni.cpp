@@ -1,0 +1,42 @@
+// The integer block products (quant_kernels.hpp), AVX-VNNI (the 256-bit
+// vpdpbusd of CPUs without AVX-512): a group's 16 rows are two vectors of 8
+// lanes, and one vpdpbusd adds 4 columns' u8 x s8 products to each lane,
+// weights unsigned as stored (q + 128 or the nibble), minus the offset
+// times the activations' block sum.
+// NOTE: intrinsics only, no std:: or other inline library code (see
+// linear_avx512.cpp); built with -ffp-contract=off, as every kernel.
+#include <immintrin.h>
+
+#include "model/quant/quant_isa.hpp"
+
+namespace kvactor::model::layers::avx_vnni {
+
+#include "model/quant/quant_tiles_256.inl"
+
+namespace {
+
+template <bool Q4>
+__m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
+  __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+  if constexpr (Q4) {
+    const __m256i low = _mm256_set1_epi8(15);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m256i packed = load_half(q, j, h);
+      s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_and_si256(packed, low), broadcast4(xq + 8 * j));
+      s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_and_si256(_mm256_srli_epi16(packed, 4), low),
+                                   broadcast4(xq + 8 * j + 4));
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      s0 = _mm256_dpbusd_avx_epi32(s0, load_half(q, 2 * j, h), broadcast4(xq + 8 * j));
+      s1 = _mm256_dpbusd_avx_epi32(s1, load_half(q, 2 * j + 1, h), broadcast4(xq + 8 * j + 4));
+    }
+  }
+  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32((Q4 ? 8 : 128) * xsum));
+}
+
+} // namespace
+
+} // namespace kvactor::model::layers::avx_vnni
