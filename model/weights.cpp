@@ -148,32 +148,24 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
        "hidden_size, intermediate_size", mat},
       // clang-format on
     };
-    weight_view q_bias, k_bias, v_bias, q_norm, k_norm;
     if (c.has_qkv_bias()) {
-      items.push_back({&q_bias, p + "self_attn.q_proj.bias", {c.q_size()},
+      items.push_back({&lw.q_bias.emplace(), p + "self_attn.q_proj.bias", {c.q_size()},
                        "num_attention_heads * head_dim", vec});
-      items.push_back({&k_bias, p + "self_attn.k_proj.bias", {c.kv_size()},
+      items.push_back({&lw.k_bias.emplace(), p + "self_attn.k_proj.bias", {c.kv_size()},
                        "num_key_value_heads * head_dim", vec});
-      items.push_back({&v_bias, p + "self_attn.v_proj.bias", {c.kv_size()},
+      items.push_back({&lw.v_bias.emplace(), p + "self_attn.v_proj.bias", {c.kv_size()},
                        "num_key_value_heads * head_dim", vec});
     }
     if (c.has_qk_norm()) {
-      items.push_back({&q_norm, p + "self_attn.q_norm.weight", {c.head_dim}, "head_dim", vec});
-      items.push_back({&k_norm, p + "self_attn.k_norm.weight", {c.head_dim}, "head_dim", vec});
+      items.push_back(
+        {&lw.q_norm.emplace(), p + "self_attn.q_norm.weight", {c.head_dim}, "head_dim", vec});
+      items.push_back(
+        {&lw.k_norm.emplace(), p + "self_attn.k_norm.weight", {c.head_dim}, "head_dim", vec});
     }
     for (auto& it : items) {
       auto v = w.take(it.name, it.shape, it.meaning, it.type);
       if (!v) return v.error();
       *it.out = *v;
-    }
-    if (c.has_qkv_bias()) {
-      lw.q_bias = q_bias;
-      lw.k_bias = k_bias;
-      lw.v_bias = v_bias;
-    }
-    if (c.has_qk_norm()) {
-      lw.q_norm = q_norm;
-      lw.k_norm = k_norm;
     }
     w.layers_.push_back(lw);
   }

@@ -121,7 +121,6 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
       std::vector<int64_t> shape;
       int64_t head_rows = 0;
     };
-    weight_view q_bias, k_bias, v_bias, q_norm, k_norm;
     std::vector<item> items = {
       {&lw.input_layernorm, "attn_norm.weight", {hidden}},
       {&lw.q_proj, "attn_q.weight", {c.q_size(), hidden}, qk_head},
@@ -134,13 +133,13 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
       {&lw.down_proj, "ffn_down.weight", {hidden, c.intermediate_size}},
     };
     if (c.has_qkv_bias()) {
-      items.push_back({&q_bias, "attn_q.bias", {c.q_size()}});
-      items.push_back({&k_bias, "attn_k.bias", {c.kv_size()}});
-      items.push_back({&v_bias, "attn_v.bias", {c.kv_size()}});
+      items.push_back({&lw.q_bias.emplace(), "attn_q.bias", {c.q_size()}});
+      items.push_back({&lw.k_bias.emplace(), "attn_k.bias", {c.kv_size()}});
+      items.push_back({&lw.v_bias.emplace(), "attn_v.bias", {c.kv_size()}});
     }
     if (c.has_qk_norm()) {
-      items.push_back({&q_norm, "attn_q_norm.weight", {c.head_dim}});
-      items.push_back({&k_norm, "attn_k_norm.weight", {c.head_dim}});
+      items.push_back({&lw.q_norm.emplace(), "attn_q_norm.weight", {c.head_dim}});
+      items.push_back({&lw.k_norm.emplace(), "attn_k_norm.weight", {c.head_dim}});
     }
     for (const item& it : items) {
       auto v = tensor(p + it.name, it.shape, it.head_rows);
@@ -155,15 +154,6 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
           std::tuple{&lw.gate_proj, &lw.up_proj, "ffn_gate, ffn_up"}})
       if (a->quant != b->quant || (!a->quant && a->type != b->type))
         return fail(p + names, "these matrices are multiplied together and need one type");
-    if (c.has_qkv_bias()) {
-      lw.q_bias = q_bias;
-      lw.k_bias = k_bias;
-      lw.v_bias = v_bias;
-    }
-    if (c.has_qk_norm()) {
-      lw.q_norm = q_norm;
-      lw.k_norm = k_norm;
-    }
     w.layers_.push_back(lw);
   }
   auto norm = tensor("output_norm.weight", {hidden});
