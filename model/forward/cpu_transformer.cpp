@@ -34,13 +34,19 @@ struct packing {
       quantize(q) {}
 };
 
-std::variant<packed_matrix, quantized_matrix> pack(std::initializer_list<weight_view> parts,
-                                                   const packing& p) {
+std::variant<packed_matrix, std::vector<quantized_matrix>>
+pack(std::initializer_list<weight_view> parts, const packing& p) {
   const std::span<const weight_view> views(parts.begin(), parts.size());
-  if (const std::optional<quant_format> stored = views.front().quant)
-    return quantized_matrix::pack(views, *stored);
-  if (p.quantize) return quantized_matrix::pack(views, *p.quantize);
-  return packed_matrix::pack(views, p.type, p.layout);
+  if (!views.front().quant && !p.quantize) return packed_matrix::pack(views, p.type, p.layout);
+  // NOTE: the loaders give a stack either all stored quantised or none.
+  std::vector<quantized_matrix> runs;
+  for (std::size_t begin = 0, end = 0; begin < views.size(); begin = end) {
+    const std::optional<quant_format> format = views[begin].quant;
+    for (end = begin + 1; end < views.size() && views[end].quant == format;) ++end;
+    runs.push_back(quantized_matrix::pack(views.subspan(begin, end - begin),
+                                          format ? *format : *p.quantize));
+  }
+  return runs;
 }
 
 } // namespace
@@ -92,9 +98,14 @@ void cpu_transformer::host_task(std::function<void()> task) {
 void cpu_transformer::timed_linear(const float* x, int64_t ldx, int64_t m, const cpu_matrix& w,
                                    float* y, int64_t ldy, bool accumulate) {
   const double t0 = profiling_ ? now_seconds() : 0.0;
-  std::visit([&](const auto& matrix) {
-    layers::linear(pool_of(dev_), x, ldx, m, matrix, y, ldy, accumulate);
-  }, w);
+  if (const auto* dense = std::get_if<packed_matrix>(&w)) {
+    layers::linear(pool_of(dev_), x, ldx, m, *dense, y, ldy, accumulate);
+  } else {
+    for (const quantized_matrix& part : std::get<std::vector<quantized_matrix>>(w)) {
+      layers::linear(pool_of(dev_), x, ldx, m, part, y, ldy, accumulate);
+      y += part.rows();
+    }
+  }
   if (profiling_) profile_.blas_seconds += now_seconds() - t0;
 }
 

@@ -19,7 +19,9 @@
 // its input rows to bf16; everything else stays fp32. Block-quantised
 // matrices (a GGUF file's, or the checkpoint's quantised at load by
 // `quantize`) are repacked (quantized_matrix) and multiplied by fp32 rows
-// quantised to 8 bits per block (layers::linear).
+// quantised to 8 bits per block (layers::linear); a stack whose parts a file
+// stores in different formats (a Q4_K_M file's Q4_K q | k beside a Q6_K v)
+// is one quantized_matrix per run of one format, multiplied in turn.
 
 #include <cstdint>
 #include <functional>
@@ -50,8 +52,9 @@ private:
   void enqueue_attention(const forward_batch& b, int32_t layer);
   void attention_output_and_mlp(const forward_batch& b, int32_t layer);
   void lm_head(const forward_batch& b);
-  // A matrix as the products read it: dense or block-quantised.
-  using cpu_matrix = std::variant<packed_matrix, quantized_matrix>;
+  // A matrix as the products read it: dense, or block-quantised (the rows
+  // of each part after those of the one before).
+  using cpu_matrix = std::variant<packed_matrix, std::vector<quantized_matrix>>;
   void timed_linear(const float* x, int64_t ldx, int64_t m, const cpu_matrix& w, float* y,
                     int64_t ldy, bool accumulate);
 

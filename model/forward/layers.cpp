@@ -160,7 +160,7 @@ void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
   // NOTE: as the dense linear(): the calling thread's quantised rows, a part
   // of W's groups per pool thread, each output whole on one thread.
   thread_local quantized_rows x_q;
-  x_q.resize(m, w.cols());
+  x_q.resize(m, w.cols(), quant_block_values(w.format()));
   quantized_rows* xq = &x_q;
   for_rows(pool, m, w.cols(), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) xq->quantize(i, x + i * ldx);

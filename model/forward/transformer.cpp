@@ -62,7 +62,8 @@ status transformer::enqueue_sampled(std::shared_ptr<const forward_batch>,
 namespace {
 
 // Quantised matrices (stored so, or asked for) run on the CPU with fp32
-// activations, over rows of whole blocks.
+// activations, over rows of whole blocks (a file's rows are checked as
+// it is read).
 status check_quantized(const model_config& config, const model_weights& weights,
                        kernels::device_kind kind, dtype activations,
                        std::optional<quant_format> quantize) {
@@ -78,10 +79,10 @@ status check_quantized(const model_config& config, const model_weights& weights,
   for (const auto& [what, width] : {std::pair{"hidden_size", config.hidden_size},
                                     std::pair{"the attention width", config.q_size()},
                                     std::pair{"intermediate_size", config.intermediate_size}})
-    if (width % quant_block_values != 0)
+    if (width % quant_block_values(*format) != 0)
       return make_error("forward pass", name + " weights need rows of whole blocks of " +
-                                          std::to_string(quant_block_values) + " values; " +
-                                          what + " is " + std::to_string(width));
+                                          std::to_string(quant_block_values(*format)) +
+                                          " values; " + what + " is " + std::to_string(width));
   return {};
 }
 

@@ -32,6 +32,8 @@ std::optional<dtype> dense_type(ggml_type t) {
 std::optional<quant_format> block_type(ggml_type t) {
   if (t == ggml_type::q8_0) return quant_format::q8_0;
   if (t == ggml_type::q4_0) return quant_format::q4_0;
+  if (t == ggml_type::q4_k) return quant_format::q4_k;
+  if (t == ggml_type::q6_k) return quant_format::q6_k;
   return std::nullopt;
 }
 
@@ -146,13 +148,13 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
       if (!v) return v.error();
       *it.out = *v;
     }
-    // NOTE: q | k | v and gate | up are multiplied as one stacked matrix,
-    // which has one format.
+    // NOTE: q | k | v and gate | up are multiplied as one stacked matrix:
+    // all quantised (in any formats) or all of one dense type.
     for (const auto& [a, b, names] :
          {std::tuple{&lw.q_proj, &lw.k_proj, "attn_q, attn_k"},
           std::tuple{&lw.q_proj, &lw.v_proj, "attn_q, attn_v"},
           std::tuple{&lw.gate_proj, &lw.up_proj, "ffn_gate, ffn_up"}})
-      if (a->quant != b->quant || (!a->quant && a->type != b->type))
+      if (a->quant.has_value() != b->quant.has_value() || (!a->quant && a->type != b->type))
         return fail(p + names, "these matrices are multiplied together and need one type");
     w.layers_.push_back(lw);
   }

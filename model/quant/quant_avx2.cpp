@@ -11,6 +11,7 @@
 namespace kvactor::model::layers::avx2 {
 
 #include "model/quant/quant_tiles_256.inl"
+#include "model/quant/quant_k_tiles_256.inl"
 
 namespace {
 
@@ -41,6 +42,11 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
     }
     return s;
   }
+}
+
+inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {
+  // NOTE: u < 64, so a pair's sum is at most 2 x 63 x 127: no saturation.
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)));
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 namespace kvactor::model::layers::avx_vnni {
 
 #include "model/quant/quant_tiles_256.inl"
+#include "model/quant/quant_k_tiles_256.inl"
 
 namespace {
 
@@ -35,6 +36,10 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
     }
   }
   return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32((Q4 ? 8 : 128) * xsum));
+}
+
+inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {
+  return _mm256_dpbusd_avx_epi32(acc, u, x);
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 namespace kvactor::model {
 namespace {
 
-constexpr int64_t block = quant_block_values;
+constexpr int64_t block = 32, super = 256;
 
 uint16_t load_u16(const std::byte* p) {
   uint16_t v;
@@ -18,7 +18,9 @@ uint16_t load_u16(const std::byte* p) {
   return v;
 }
 
-void store_u16(std::byte* p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
+void store_u16(std::byte* p, uint16_t v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 // The nearest integer (ties to even) of x / d within [lo, hi]; 0 when d is 0.
 int32_t to_level(float x, float inv_d, int32_t lo, int32_t hi) {
@@ -34,7 +36,8 @@ float level_step(uint16_t d) {
 
 void quantize_q8_0(const float* x, std::byte* out) {
   float amax = 0;
-  for (int64_t i = 0; i < block; ++i) amax = std::max(amax, std::fabs(x[i]));
+  for (int64_t i = 0; i < block; ++i)
+    amax = std::max(amax, std::fabs(x[i]));
   const uint16_t d = f32_to_f16(amax / 127.0f);
   store_u16(out, d);
   const float inv_d = level_step(d);
@@ -47,7 +50,8 @@ void quantize_q8_0(const float* x, std::byte* out) {
 void quantize_q4_0(const float* x, std::byte* out) {
   float extreme = 0;
   for (int64_t i = 0; i < block; ++i)
-    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
+    if (std::fabs(x[i]) > std::fabs(extreme))
+      extreme = x[i];
   const uint16_t d = f32_to_f16(extreme / -8.0f);
   store_u16(out, d);
   const float inv_d = level_step(d);
@@ -58,43 +62,159 @@ void quantize_q4_0(const float* x, std::byte* out) {
   }
 }
 
+// Q4_K: per sub-block of 32 the range [min(0, lo), hi] over 16 levels; the
+// sub-blocks' steps and mins as 6-bit multiples of d and dmin; then every
+// value to the nearest level of its sub-block as stored.
+void quantize_q4_k(const float* x, std::byte* out) {
+  float step[8], low[8];
+  float max_step = 0, max_low = 0;
+  for (int64_t j = 0; j < 8; ++j) {
+    const float* v = x + 32 * j;
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < 32; ++i)
+      lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+    step[j] = (hi - lo) / 15.0f;
+    low[j] = -lo;
+    max_step = std::max(max_step, step[j]);
+    max_low = std::max(max_low, low[j]);
+  }
+  const uint16_t d = f32_to_f16(max_step / 63.0f), dmin = f32_to_f16(max_low / 63.0f);
+  store_u16(out, d);
+  store_u16(out + 2, dmin);
+  const float inv_d = level_step(d), inv_dmin = level_step(dmin);
+  int32_t s[8], m[8];
+  for (int64_t j = 0; j < 8; ++j) {
+    s[j] = to_level(step[j], inv_d, 0, 63);
+    m[j] = to_level(low[j], inv_dmin, 0, 63);
+  }
+  auto* scales = reinterpret_cast<uint8_t*>(out + 4);
+  for (int64_t j = 0; j < 4; ++j) {
+    scales[j] = static_cast<uint8_t>(s[j] | (s[j + 4] >> 4) << 6);
+    scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
+    scales[j + 8] = static_cast<uint8_t>((s[j + 4] & 15) | (m[j + 4] & 15) << 4);
+  }
+  auto* qs = reinterpret_cast<uint8_t*>(out + 16);
+  for (int64_t j = 0; j < 8; ++j) {
+    const float dj = f16_to_f32(d) * static_cast<float>(s[j]);
+    const float mj = f16_to_f32(dmin) * static_cast<float>(m[j]);
+    const float inv = dj != 0 ? 1.0f / dj : 0.0f;
+    for (int64_t i = 0; i < 32; ++i) {
+      const auto n = static_cast<uint8_t>(to_level(x[32 * j + i] + mj, inv, 0, 15));
+      uint8_t& byte = qs[32 * (j / 2) + i];
+      byte = static_cast<uint8_t>(j % 2 == 0 ? (byte & 0xf0) | n : (byte & 0x0f) | n << 4);
+    }
+  }
+}
+
+// Q6_K: per sub-block of 16 the step that maps the largest magnitude to
+// -32 (as Q4_0), the steps as int8 multiples of d, then every value to the
+// nearest level of its sub-block as stored.
+void quantize_q6_k(const float* x, std::byte* out) {
+  float step[16];
+  float max_step = 0;
+  for (int64_t k = 0; k < 16; ++k) {
+    float extreme = 0;
+    for (int64_t i = 0; i < 16; ++i)
+      if (std::fabs(x[16 * k + i]) > std::fabs(extreme))
+        extreme = x[16 * k + i];
+    step[k] = extreme / -32.0f;
+    max_step = std::max(max_step, std::fabs(step[k]));
+  }
+  const uint16_t d = f32_to_f16(max_step / 127.0f);
+  store_u16(out + 208, d);
+  const float inv_d = level_step(d);
+  auto* ql = reinterpret_cast<uint8_t*>(out);
+  auto* qh = ql + 128;
+  auto* scales = reinterpret_cast<int8_t*>(out + 192);
+  std::memset(out, 0, 192);
+  for (int64_t k = 0; k < 16; ++k) {
+    scales[k] = static_cast<int8_t>(to_level(step[k], inv_d, -128, 127));
+    const float dk = f16_to_f32(d) * static_cast<float>(scales[k]);
+    const float inv = dk != 0 ? 1.0f / dk : 0.0f;
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t c = 16 * k + i, h = c / 128, t = c % 128 / 32, l = c % 32;
+      const auto n = static_cast<uint8_t>(to_level(x[c], inv, -32, 31) + 32);
+      ql[64 * h + 32 * (t & 1) + l] |= static_cast<uint8_t>((n & 15) << (t >= 2 ? 4 : 0));
+      qh[32 * h + l] |= static_cast<uint8_t>((n >> 4) << (2 * t));
+    }
+  }
+}
+
 } // namespace
+
+int64_t quant_block_values(quant_format f) {
+  return is_k_format(f) ? super : block;
+}
+
+bool is_k_format(quant_format f) {
+  return f == quant_format::q4_k || f == quant_format::q6_k;
+}
+
+int64_t quant_sub_values(quant_format f) {
+  return f == quant_format::q6_k ? 16 : 32;
+}
 
 std::string_view quant_name(quant_format f) {
   switch (f) {
-  case quant_format::q8_0: return "q8_0";
-  case quant_format::q4_0: return "q4_0";
+    case quant_format::q8_0: return "q8_0";
+    case quant_format::q4_0: return "q4_0";
+    case quant_format::q4_k: return "q4_k";
+    case quant_format::q6_k: return "q6_k";
   }
   return "?";
 }
 
 std::optional<quant_format> parse_quant_format(std::string_view name) {
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0})
-    if (name == quant_name(f)) return f;
+  for (quant_format f :
+       {quant_format::q8_0, quant_format::q4_0, quant_format::q4_k, quant_format::q6_k})
+    if (name == quant_name(f))
+      return f;
   return std::nullopt;
 }
 
 std::size_t quant_block_bytes(quant_format f) {
-  return f == quant_format::q8_0 ? 2 + block : 2 + block / 2;
+  switch (f) {
+    case quant_format::q8_0: return 2 + block;
+    case quant_format::q4_0: return 2 + block / 2;
+    case quant_format::q4_k: return 4 + 12 + super / 2;
+    case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
+  }
+  return 0;
 }
 
 std::size_t quant_row_bytes(quant_format f, int64_t n) {
-  KVACTOR_ASSERT(n % block == 0, "a quantised row is whole blocks");
-  return static_cast<std::size_t>(n / block) * quant_block_bytes(f);
+  const int64_t values = quant_block_values(f);
+  KVACTOR_ASSERT(n % values == 0, "a quantised row is whole blocks");
+  return static_cast<std::size_t>(n / values) * quant_block_bytes(f);
 }
 
-int32_t quant_offset(quant_format f) { return f == quant_format::q8_0 ? 128 : 8; }
+int32_t quant_offset(quant_format f) {
+  switch (f) {
+    case quant_format::q8_0: return 128;
+    case quant_format::q4_0: return 8;
+    case quant_format::q4_k: return 0;
+    case quant_format::q6_k: return 32;
+  }
+  return 0;
+}
 
 void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
-  KVACTOR_ASSERT(n % block == 0, "a quantised row is whole blocks");
+  const int64_t values = quant_block_values(f);
+  KVACTOR_ASSERT(n % values == 0, "a quantised row is whole blocks");
   const std::size_t bytes = quant_block_bytes(f);
-  for (int64_t b = 0; b < n / block; ++b, out += bytes) {
-    if (f == quant_format::q8_0) quantize_q8_0(x + b * block, out);
-    else quantize_q4_0(x + b * block, out);
+  for (int64_t b = 0; b < n / values; ++b, out += bytes) {
+    const float* v = x + b * values;
+    switch (f) {
+      case quant_format::q8_0: quantize_q8_0(v, out); break;
+      case quant_format::q4_0: quantize_q4_0(v, out); break;
+      case quant_format::q4_k: quantize_q4_k(v, out); break;
+      case quant_format::q6_k: quantize_q6_k(v, out); break;
+    }
   }
 }
 
 quant_block read_block(quant_format f, const std::byte* blocks, int64_t i) {
+  KVACTOR_ASSERT(!is_k_format(f), "a K format's blocks are super-blocks");
   const std::byte* p = blocks + static_cast<std::size_t>(i) * quant_block_bytes(f);
   quant_block out;
   out.d = f16_to_f32(load_u16(p));
@@ -110,11 +230,60 @@ quant_block read_block(quant_format f, const std::byte* blocks, int64_t i) {
   return out;
 }
 
+quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_t i) {
+  KVACTOR_ASSERT(is_k_format(f), "only the K formats have super-blocks");
+  const std::byte* p = blocks + static_cast<std::size_t>(i) * quant_block_bytes(f);
+  const auto* u = reinterpret_cast<const uint8_t*>(p);
+  quant_superblock out;
+  if (f == quant_format::q4_k) {
+    out.d = f16_to_f32(load_u16(p));
+    out.dmin = f16_to_f32(load_u16(p + 2));
+    const uint8_t* scales = u + 4;
+    for (int64_t j = 0; j < 4; ++j) {
+      out.scale[j] = scales[j] & 63;
+      out.min[j] = scales[j + 4] & 63;
+      out.scale[j + 4] = (scales[j + 8] & 15) | (scales[j] >> 6) << 4;
+      out.min[j + 4] = (scales[j + 8] >> 4) | (scales[j + 4] >> 6) << 4;
+    }
+    const uint8_t* qs = u + 16;
+    for (int64_t c = 0; c < super; ++c) {
+      const uint8_t byte = qs[32 * (c / 64) + c % 32];
+      out.n[c] = static_cast<uint8_t>(c % 64 < 32 ? byte & 15 : byte >> 4);
+    }
+  } else {
+    const uint8_t *ql = u, *qh = u + 128;
+    for (int64_t k = 0; k < 16; ++k)
+      out.scale[k] = static_cast<int8_t>(u[192 + k]);
+    out.d = f16_to_f32(load_u16(p + 208));
+    for (int64_t c = 0; c < super; ++c) {
+      const int64_t h = c / 128, t = c % 128 / 32, l = c % 32;
+      const uint8_t low = ql[64 * h + 32 * (t & 1) + l] >> (t >= 2 ? 4 : 0) & 15;
+      out.n[c] = static_cast<uint8_t>(low | (qh[32 * h + l] >> (2 * t) & 3) << 4);
+    }
+  }
+  return out;
+}
+
 void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* out) {
-  KVACTOR_ASSERT(n % block == 0, "a quantised row is whole blocks");
+  KVACTOR_ASSERT(n % quant_block_values(f) == 0, "a quantised row is whole blocks");
+  if (is_k_format(f)) {
+    const int64_t sub = quant_sub_values(f), offset = quant_offset(f);
+    for (int64_t b = 0; b < n / super; ++b) {
+      const quant_superblock q = read_superblock(f, blocks, b);
+      for (int64_t c = 0; c < super; ++c) {
+        const int64_t s = c / sub;
+        const float scaled =
+          (q.d * static_cast<float>(q.scale[s])) * static_cast<float>(q.n[c] - offset);
+        out[b * super + c] =
+          f == quant_format::q4_k ? scaled - q.dmin * static_cast<float>(q.min[s]) : scaled;
+      }
+    }
+    return;
+  }
   for (int64_t b = 0; b < n / block; ++b) {
     const quant_block q = read_block(f, blocks, b);
-    for (int64_t j = 0; j < block; ++j) out[b * block + j] = q.d * static_cast<float>(q.q[j]);
+    for (int64_t j = 0; j < block; ++j)
+      out[b * block + j] = q.d * static_cast<float>(q.q[j]);
   }
 }
 

@@ -1,16 +1,33 @@
 #pragma once
 // The block-quantised weight formats kvactor computes with, as GGUF files
-// store them: each row of a matrix is cut into blocks of 32 values, and a
-// block keeps one fp16 scale d and 32 small integers q, value = d * q.
+// store them. Each row of a matrix is cut into blocks; Q8_0 and Q4_0 blocks
+// keep 32 values as one fp16 scale d and 32 small integers:
 //
 //   Q8_0: { fp16 d; int8 q[32]; }        value_i = d * q_i           34 bytes
 //   Q4_0: { fp16 d; uint8 qs[16]; }      value_i = d * (n_i - 8)     18 bytes
 //         n_i = qs[i] & 15 for i < 16, qs[i - 16] >> 4 for i >= 16
 //
+// The K formats keep 256 values (a super-block) in sub-blocks, each with an
+// integer scale s (and for Q4_K an integer min m) times the block's fp16 d
+// (and dmin):
+//
+//   Q4_K: { fp16 d, dmin; uint8 scales[12]; uint8 qs[128]; }        144 bytes
+//         8 sub-blocks of 32, 6-bit s_j and m_j packed in `scales` (j < 4:
+//         s_j = scales[j] & 63, m_j = scales[j + 4] & 63; j >= 4: the low
+//         4 bits in scales[j + 4], the high 2 in the top bits of scales[j - 4]
+//         and scales[j]); value_i = (d * s_j) * n_i - dmin * m_j, n_i a
+//         nibble: qs[32 c + l] holds values 64 c + l (low) and 64 c + 32 + l
+//   Q6_K: { uint8 ql[128]; uint8 qh[64]; int8 scales[16]; fp16 d; }  210 bytes
+//         16 sub-blocks of 16, s_k = scales[k]; value_i = (d * s_k) * (n_i - 32),
+//         n_i of 6 bits: value 128 h + 32 t + l (t, l < 32) has its low 4 bits
+//         in ql[64 h + 32 (t & 1) + l] (the high nibble for t >= 2) and its
+//         top 2 in bits 2t, 2t + 1 of qh[32 h + l]
+//
 // quantize_row() writes blocks from fp32 values (every weight to the
-// nearest value its block can hold, with the scale chosen from the block's
-// largest magnitude); dequantize_row() gives a block's values back exactly
-// (d widened from fp16, times an integer: one rounding).
+// nearest value its block can hold, with the scales chosen from the
+// extremes of each block or sub-block); dequantize_row() gives a block's
+// values back exactly as written above, each product and difference
+// rounded once.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,12 +36,13 @@
 
 namespace kvactor::model {
 
-enum class quant_format : uint8_t { q8_0, q4_0 };
+enum class quant_format : uint8_t { q8_0, q4_0, q4_k, q6_k };
 
-// Values per block (every format here: 32).
-inline constexpr int64_t quant_block_values = 32;
+// Values per block: 32, or 256 for the K formats.
+int64_t quant_block_values(quant_format f);
+bool is_k_format(quant_format f);
 
-// "q8_0", "q4_0".
+// "q8_0", "q4_0", "q4_k", "q6_k".
 std::string_view quant_name(quant_format f);
 
 // Parses a name as quant_name() writes it; nullopt for any other.
@@ -33,25 +51,39 @@ std::optional<quant_format> parse_quant_format(std::string_view name);
 // Bytes of one block in the file layout above.
 std::size_t quant_block_bytes(quant_format f);
 
-// Bytes of a row of n values (n a multiple of quant_block_values).
+// Bytes of a row of n values (n a multiple of quant_block_values(f)).
 std::size_t quant_row_bytes(quant_format f, int64_t n);
 
 // The stored integer of each value is n_i - offset: the formats keep it
-// unsigned (Q8_0 as q + 128 once repacked, Q4_0 as the nibble n).
+// unsigned (Q8_0 as q + 128 once repacked, Q4_0 as the nibble n; Q4_K's
+// nibbles have offset 0, Q6_K's 32).
 int32_t quant_offset(quant_format f);
 
-// x: n values (n a multiple of quant_block_values); out: quant_row_bytes(f, n)
+// x: n values (n a multiple of quant_block_values(f)); out: quant_row_bytes(f, n)
 void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out);
 
 // blocks: quant_row_bytes(f, n); out: n values
 void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* out);
 
-// Block i of a row: its scale (widened from fp16) and its 32 values as
-// signed integers (value = d * q[j]).
+// Block i of a Q8_0 or Q4_0 row: its scale (widened from fp16) and its 32
+// values as signed integers (value = d * q[j]).
 struct quant_block {
   float d = 0;
-  int8_t q[quant_block_values] = {};
+  int8_t q[32] = {};
 };
 quant_block read_block(quant_format f, const std::byte* blocks, int64_t i);
+
+// Super-block i of a Q4_K or Q6_K row, unpacked: value c is
+// (d * scale[s]) * (n[c] - quant_offset(f)) - dmin * min[s], s = c / 32
+// (Q4_K) or c / 16 (Q6_K).
+struct quant_superblock {
+  float d = 0, dmin = 0;
+  int32_t scale[16] = {}; // Q4_K: 0 .. 63 (8 used); Q6_K: -128 .. 127
+  int32_t min[8] = {};    // Q4_K: 0 .. 63
+  uint8_t n[256] = {};    // Q4_K: 0 .. 15; Q6_K: 0 .. 63
+};
+quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_t i);
+// Values per sub-block: 32 (Q4_K) or 16 (Q6_K).
+int64_t quant_sub_values(quant_format f);
 
 } // namespace kvactor::model

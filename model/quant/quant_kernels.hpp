@@ -7,6 +7,15 @@
 //   isum = sum over the block's 32 columns of q_x * q_w        (exact, int32)
 //   y[i, j] = s            (accumulate: y[i, j] = s + y[i, j])
 //
+// or, for the K formats, over W's super-blocks (x in blocks of 256, one dx
+// each):
+//
+//   Q4_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
+//         S = sum over sub-blocks j of scale_j * (sum of n_w * q_x)
+//         M = sum over sub-blocks j of min_j * (sum of q_x)
+//   Q6_K: s = s + (d * dx) * float(S)
+//         S = sum over sub-blocks k of scale_k * (sum of (n_w - 32) * q_x)
+//
 // in that order, each operation rounded once (no fused multiply-add). The
 // integer sums are exact however an instruction set forms them, so every
 // kernel gives the same bits, and a row's result does not depend on m, its
@@ -25,17 +34,21 @@
 
 namespace kvactor::model::layers {
 
-// Rows of activations quantised in blocks of 32: row i's block b holds
-// q[(i * blocks + b) * 32 ...] (int8, -127..127), its scale d[i * blocks + b]
-// and sum[i * blocks + b] (the sum of its 32 integers).
+// Rows of activations quantised in blocks of `block` values (32; 256 for
+// the K formats, as their super-blocks): row i's block b holds
+// q[(i * blocks + b) * block ...] (int8, -127..127) and its scale
+// d[i * blocks + b]; sum holds the sums of its integers, one per 32 values
+// (block 32) or per 16 (block 256), from sum[(i * blocks + b) * sums_per_block()].
 struct quantized_rows {
+  int64_t block = 32;
   int64_t blocks = 0; // per row
   std::vector<int8_t> q;
   std::vector<float> d;
   std::vector<int32_t> sum;
 
-  // Room for m rows of k values (k a multiple of 32).
-  void resize(int64_t m, int64_t k);
+  // Room for m rows of k values (k a multiple of block).
+  void resize(int64_t m, int64_t k, int64_t block = 32);
+  int64_t sums_per_block() const { return block == 32 ? 1 : block / 16; }
   // Row i from x's k values: each block to the nearest of 255 levels of
   // amax / 127 (ties to even); a block with a NaN or infinity gets q = 0
   // and d = NaN, so its row's outputs are NaN.
@@ -44,7 +57,8 @@ struct quantized_rows {
 
 // x's m rows of k values (resize, then quantize each row).
 // x: [m, k] rows ldx apart
-void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out);
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_rows& out,
+                   int64_t block = 32);
 
 // Instruction sets with an integer block product.
 enum class quant_isa { generic, avx2, avx_vnni, avx512_vnni };
@@ -57,7 +71,8 @@ const char* isa_name(quant_isa isa);
 // y[i, j] = the chain of x's row i and W's row j (+ y[i, j] when
 // accumulate), for i < m and the rows j of W's groups [first_group,
 // first_group + num_groups); other columns of y are left alone.
-// x: quantize_rows of m rows of w.cols() values; y: [m, w.rows()] rows ldy apart
+// x: quantize_rows of m rows of w.cols() values in blocks of
+// quant_block_values(w.format()); y: [m, w.rows()] rows ldy apart
 void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quantized_matrix& w,
                    int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
                    bool accumulate);

@@ -12,57 +12,126 @@
 namespace kvactor::model {
 namespace {
 
-constexpr int64_t block = quant_block_values;
 constexpr int64_t lanes = quantized_matrix::group_rows;
+
+// Where a block's integer for column c of lane `lane` sits among its
+// vectors: the byte, and the nibble's shift (Q4_0, Q4_K and Q6_K's low
+// bits: columns 8v .. 8v + 3 low, 8v + 4 .. 8v + 7 high; Q8_0: 4 columns a
+// lane's dword).
+struct position {
+  int64_t byte;
+  int shift;
+};
+position nibble_at(int64_t lane, int64_t c) {
+  return {(c / 8 * lanes + lane) * 4 + c % 4, c % 8 < 4 ? 0 : 4};
+}
+position byte_at(int64_t lane, int64_t c) {
+  return {(c / 4 * lanes + lane) * 4 + c % 4, 0};
+}
+// Q6_K's top two bits of column c (of 16) after the sub-block's 2 nibble vectors.
+position top_bits_at(int64_t lane, int64_t c) {
+  return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
+}
+
+uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 
 } // namespace
 
-void quantized_matrix::aligned_free::operator()(std::byte* p) const { std::free(p); }
+void quantized_matrix::aligned_free::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 quantized_matrix::quantized_matrix(int64_t rows, int64_t cols, quant_format format)
   : rows_(rows), cols_(cols), format_(format) {
   // NOTE: 64-byte aligned and zero-filled: padding rows keep scale 0.
   const std::size_t bytes = (num_bytes() + 63) / 64 * 64;
   data_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
-  if (!data_) throw std::bad_alloc();
+  if (!data_)
+    throw std::bad_alloc();
   std::memset(data_.get(), 0, bytes);
 }
 
+int64_t quantized_matrix::blocks_per_row() const {
+  return cols_ / quant_block_values(format_);
+}
+
 std::size_t quantized_matrix::group_bytes() const {
+  const bool k = is_k_format(format_);
   return static_cast<std::size_t>(
-    layers::quant_group_bytes(format_ == quant_format::q4_0, blocks_per_row()));
+    k ? layers::k_group_bytes(format_ == quant_format::q6_k, blocks_per_row())
+      : layers::quant_group_bytes(format_ == quant_format::q4_0, blocks_per_row()));
 }
 
 std::size_t quantized_matrix::num_bytes() const {
   return static_cast<std::size_t>(num_groups()) * group_bytes();
 }
 
-const uint8_t* quantized_matrix::groups(int64_t g) const { return ints(g, 0); }
+const uint8_t* quantized_matrix::groups(int64_t g) const {
+  return ints(g, 0);
+}
 
 uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
-  const int64_t per_block = layers::quant_ints_bytes(format_ == quant_format::q4_0);
+  const bool q6 = format_ == quant_format::q6_k;
+  const int64_t per_block = is_k_format(format_)
+                              ? layers::k_ints_bytes(q6)
+                              : layers::quant_ints_bytes(format_ == quant_format::q4_0);
   return reinterpret_cast<uint8_t*>(data_.get()) + static_cast<std::size_t>(g) * group_bytes() +
          b * per_block;
 }
 
 uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
-  return ints(g, blocks_per_row()) + b * layers::quant_scales_bytes;
+  const int64_t per_block = is_k_format(format_)
+                              ? layers::k_meta_bytes(format_ == quant_format::q6_k)
+                              : layers::quant_scales_bytes;
+  return ints(g, blocks_per_row()) + b * per_block;
 }
 
 void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   const int64_t lane = r % lanes;
+  if (is_k_format(format_))
+    return put_superblock(r, b, src);
   std::memcpy(scales(r / lanes, b) + lane * sizeof(uint16_t), src, sizeof(uint16_t)); // fp16 d
   uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);
   const int32_t offset = quant_offset(format_);
-  for (int64_t c = 0; c < block; ++c) {
+  for (int64_t c = 0; c < 32; ++c) {
     const auto u = static_cast<uint8_t>(values.q[c] + offset);
-    if (format_ == quant_format::q8_0) {
-      q[(c / 4 * lanes + lane) * 4 + c % 4] = u; // quad c / 4, lane, byte c % 4
-    } else {
-      const int64_t v = c / 8, t = c % 4;         // vector v; high nibble for c % 8 >= 4
-      uint8_t& byte = q[(v * lanes + lane) * 4 + t];
-      byte = static_cast<uint8_t>(byte | (c % 8 < 4 ? u : u << 4));
+    const position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
+    q[at.byte] = static_cast<uint8_t>(q[at.byte] | u << at.shift);
+  }
+}
+
+void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src) {
+  const int64_t lane = r % lanes;
+  const quant_superblock sb = read_superblock(format_, src, 0);
+  uint8_t* meta = scales(r / lanes, b);
+  uint8_t* q = ints(r / lanes, b);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(src);
+  if (format_ == quant_format::q4_k) {
+    std::memcpy(meta + 2 * lane, bytes, 2);          // d
+    std::memcpy(meta + 32 + 2 * lane, bytes + 2, 2); // dmin
+    for (int64_t j = 0; j < 8; ++j) {
+      meta[64 + 16 * j + lane] = static_cast<uint8_t>(sb.scale[j]);
+      meta[192 + 16 * j + lane] = static_cast<uint8_t>(sb.min[j]);
+      for (int64_t c = 0; c < 32; ++c) {
+        const position at = nibble_at(lane, c);
+        q[256 * j + at.byte] |= static_cast<uint8_t>(sb.n[32 * j + c] << at.shift);
+      }
+    }
+    return;
+  }
+  std::memcpy(meta + 2 * lane, bytes + 208, 2); // d
+  for (int64_t k = 0; k < 16; ++k) {
+    meta[32 + 16 * k + lane] = static_cast<uint8_t>(sb.scale[k]);
+    for (int64_t c = 0; c < 16; ++c) {
+      const uint8_t n = sb.n[16 * k + c];
+      const position low = nibble_at(lane, c), top = top_bits_at(lane, c);
+      q[192 * k + low.byte] |= static_cast<uint8_t>((n & 15) << low.shift);
+      q[192 * k + top.byte] |= static_cast<uint8_t>((n >> 4) << top.shift);
     }
   }
 }
@@ -70,7 +139,7 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
 quantized_matrix quantized_matrix::pack(std::span<const weight_view> parts, quant_format format) {
   KVACTOR_ASSERT(!parts.empty(), "nothing to pack");
   const int64_t cols = parts.front().cols();
-  KVACTOR_ASSERT(cols % block == 0, "quantised rows are whole blocks of 32 columns");
+  KVACTOR_ASSERT(cols % quant_block_values(format) == 0, "quantised rows are whole blocks");
   int64_t rows = 0;
   for (const weight_view& v : parts) {
     KVACTOR_ASSERT(v.rank == 2 && v.cols() == cols, "packed parts are matrices of one width");
@@ -104,20 +173,32 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
   KVACTOR_ASSERT(r >= 0 && r < rows_, "row outside the matrix");
   const int64_t lane = r % lanes;
   const int32_t offset = quant_offset(format_);
+  const int64_t values = quant_block_values(format_);
   for (int64_t b = 0; b < blocks_per_row(); ++b) {
-    uint16_t d16;
-    std::memcpy(&d16, scales(r / lanes, b) + lane * sizeof(uint16_t), sizeof d16);
-    const float d = f16_to_f32(d16);
+    const uint8_t* meta = scales(r / lanes, b);
     const uint8_t* q = ints(r / lanes, b);
-    for (int64_t c = 0; c < block; ++c) {
-      int32_t u;
-      if (format_ == quant_format::q8_0) {
-        u = q[(c / 4 * lanes + lane) * 4 + c % 4];
+    const float d = f16_to_f32(load_u16(meta + 2 * lane));
+    for (int64_t c = 0; c < values; ++c) {
+      float& v = out[b * values + c];
+      if (format_ == quant_format::q4_k) {
+        const int64_t j = c / 32;
+        const position at = nibble_at(lane, c % 32);
+        const int32_t n = q[256 * j + at.byte] >> at.shift & 15;
+        const float dmin = f16_to_f32(load_u16(meta + 32 + 2 * lane));
+        v = (d * static_cast<float>(meta[64 + 16 * j + lane])) * static_cast<float>(n) -
+            dmin * static_cast<float>(meta[192 + 16 * j + lane]);
+      } else if (format_ == quant_format::q6_k) {
+        const int64_t k = c / 16;
+        const position low = nibble_at(lane, c % 16), top = top_bits_at(lane, c % 16);
+        const int32_t n =
+          (q[192 * k + low.byte] >> low.shift & 15) | (q[192 * k + top.byte] >> top.shift & 3) << 4;
+        const auto s = static_cast<int8_t>(meta[32 + 16 * k + lane]);
+        v = (d * static_cast<float>(s)) * static_cast<float>(n - offset);
       } else {
-        const uint8_t byte = q[(c / 8 * lanes + lane) * 4 + c % 4];
-        u = c % 8 < 4 ? byte & 15 : byte >> 4;
+        const position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
+        const int32_t u = q[at.byte] >> at.shift & (format_ == quant_format::q8_0 ? 255 : 15);
+        v = d * static_cast<float>(u - offset);
       }
-      out[b * block + c] = d * static_cast<float>(u - offset);
     }
   }
 }

@@ -11,6 +11,12 @@
 //     Q4_0: 4 x { lane l: byte t = n(col 8v + t) | n(col 8v + 4 + t) << 4 }   v = 0 .. 3
 //   then, for every block b: fp16 d[16]
 //
+// The K formats likewise by super-block (256 columns): Q4_K as 8 sub-blocks
+// of 32 columns laid out as Q4_0's blocks; Q6_K as 16 sub-blocks of 16
+// columns, each 2 vectors of low nibbles as Q4_0's and 1 vector of top bits
+// (lane l, byte t: bits 2c .. 2c + 1 the top of column 4c + t); then every
+// super-block's scales, mins and d as quant_isa.hpp lists them.
+//
 // Groups start 64 bytes apart, so every vector of integers is aligned.
 // Integers are kept unsigned (value = d * (u - quant_offset)), which is
 // what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
@@ -35,14 +41,14 @@ public:
   // The rows of `parts` one after the other in `format`: parts already in
   // `format` are repacked as they are; fp32 and bf16 parts are quantised
   // row by row (quantize_row). Every part has the same number of columns, a
-  // multiple of quant_block_values.
+  // multiple of quant_block_values(format).
   static quantized_matrix pack(std::span<const weight_view> parts, quant_format format);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   quant_format format() const { return format_; }
   int64_t num_groups() const { return (rows_ + group_rows - 1) / group_rows; }
-  int64_t blocks_per_row() const { return cols_ / quant_block_values; }
+  int64_t blocks_per_row() const;
   // Bytes of one group (16 rows), padded to 64.
   std::size_t group_bytes() const;
   std::size_t num_bytes() const;
@@ -60,7 +66,9 @@ private:
   quantized_matrix(int64_t rows, int64_t cols, quant_format format);
   // Stores row r's block b (a file-layout block of `format_`).
   void put_block(int64_t r, int64_t b, const std::byte* block);
-  // Where block b of group g keeps its integers and its 16 scales.
+  void put_superblock(int64_t r, int64_t b, const std::byte* block);
+  // Where block b of group g keeps its integers and its 16 scales (the K
+  // formats: its metadata).
   uint8_t* ints(int64_t g, int64_t b) const;
   uint8_t* scales(int64_t g, int64_t b) const;
 

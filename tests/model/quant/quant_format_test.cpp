@@ -14,7 +14,8 @@ namespace {
 
 std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
   std::vector<std::byte> out;
-  for (int b : v) out.push_back(static_cast<std::byte>(b));
+  for (int b : v)
+    out.push_back(static_cast<std::byte>(b));
   return out;
 }
 
@@ -24,7 +25,59 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   EXPECT_EQ(quant_row_bytes(quant_format::q4_0, 64), 36u);
   EXPECT_EQ(parse_quant_format("q8_0"), quant_format::q8_0);
   EXPECT_EQ(parse_quant_format("q4_0"), quant_format::q4_0);
-  EXPECT_EQ(parse_quant_format("q4_k"), std::nullopt);
+  EXPECT_EQ(quant_block_bytes(quant_format::q4_k), 144u);
+  EXPECT_EQ(quant_block_bytes(quant_format::q6_k), 210u);
+  EXPECT_EQ(quant_row_bytes(quant_format::q6_k, 512), 420u);
+  EXPECT_EQ(quant_block_values(quant_format::q4_0), 32);
+  EXPECT_EQ(quant_block_values(quant_format::q4_k), 256);
+  EXPECT_EQ(parse_quant_format("q4_k"), quant_format::q4_k);
+  EXPECT_EQ(parse_quant_format("q6_k"), quant_format::q6_k);
+  EXPECT_EQ(parse_quant_format("q5_k"), std::nullopt);
+}
+
+TEST(quant_format, a_q4_k_block_unpacks_its_six_bit_scales_and_mins) {
+  // d = 1, dmin = 0.5; s_0 = 2, m_0 = 3; s_5 = 40, m_5 = 33 (their top two
+  // bits in scales[1] and scales[5], the low four in scales[9]).
+  std::vector<std::byte> block(144, std::byte{0});
+  const std::vector<std::byte> head =
+    bytes_of({0x00, 0x3c, 0x00, 0x38, 2, 0x80, 0, 0, 3, 0x80, 0, 0, 0, 0x18, 0, 0});
+  std::copy(head.begin(), head.end(), block.begin());
+  block[16] = std::byte{0x5a};      // value 0: nibble 10; value 32: nibble 5 (sub-block 1)
+  block[16 + 65] = std::byte{0x70}; // value 129: nibble 0; value 161 (sub-block 5): 7
+  const quant_superblock sb = read_superblock(quant_format::q4_k, block.data(), 0);
+  EXPECT_EQ(sb.scale[0], 2);
+  EXPECT_EQ(sb.min[0], 3);
+  EXPECT_EQ(sb.scale[5], 40);
+  EXPECT_EQ(sb.min[5], 33);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::q4_k, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 2.0f * 10.0f - 1.5f);
+  EXPECT_EQ(v[1], -1.5f); // nibble 0, sub-block 0's min
+  EXPECT_EQ(v[32], 0.0f);
+  EXPECT_EQ(v[161], 40.0f * 7.0f - 16.5f);
+  EXPECT_EQ(v[160], -16.5f);
+  EXPECT_EQ(v[129], 0.0f);
+}
+
+TEST(quant_format, a_q6_k_block_joins_low_nibbles_and_top_bits) {
+  std::vector<std::byte> block(210, std::byte{0});
+  block[208] = std::byte{0x00}, block[209] = std::byte{0x38};       // d = 0.5
+  block[192] = std::byte{3};                                        // s_0
+  block[192 + 5] = static_cast<std::byte>(static_cast<int8_t>(-2)); // s_5
+  block[0] = std::byte{0x0f};                                       // value 0: low bits 15
+  block[128] = std::byte{0x02};                                     // value 0: top bits 2, n = 47
+  block[16] = std::byte{0x50}; // value 80 (t = 2, l = 16): low bits 5 in the high nibble
+  const quant_superblock sb = read_superblock(quant_format::q6_k, block.data(), 0);
+  EXPECT_EQ(sb.n[0], 47);
+  EXPECT_EQ(sb.n[80], 5);
+  EXPECT_EQ(sb.scale[5], -2);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::q6_k, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 1.5f * 15.0f);
+  EXPECT_EQ(v[1], 1.5f * -32.0f);
+  EXPECT_EQ(v[80], -1.0f * -27.0f);
+  EXPECT_EQ(v[81], 32.0f);
+  EXPECT_EQ(v[64], 0.0f); // sub-block 4: scale 0
 }
 
 TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
@@ -35,15 +88,18 @@ TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
   dequantize_row(quant_format::q4_0, block.data(), 32, v.data());
   EXPECT_EQ(v[0], 3.5f);
   EXPECT_EQ(v[16], -3.0f);
-  for (int i : {1, 15, 17, 31}) EXPECT_EQ(v[static_cast<std::size_t>(i)], 0.0f);
+  for (int i : {1, 15, 17, 31})
+    EXPECT_EQ(v[static_cast<std::size_t>(i)], 0.0f);
 }
 
 TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
   std::vector<std::byte> block = bytes_of({0x00, 0x3c}); // d = 1
-  for (int i = 0; i < 32; ++i) block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
+  for (int i = 0; i < 32; ++i)
+    block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
   std::vector<float> v(32);
   dequantize_row(quant_format::q8_0, block.data(), 32, v.data());
-  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(v[i], static_cast<float>(i) - 16.0f);
+  for (std::size_t i = 0; i < 32; ++i)
+    EXPECT_EQ(v[i], static_cast<float>(i) - 16.0f);
 }
 
 // Every value lands on the nearest level of its block: within half a step
@@ -56,7 +112,8 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
   for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
     const int64_t n = 256;
     std::vector<float> x(n), back(n);
-    for (float& v : x) v = dist(rng);
+    for (float& v : x)
+      v = dist(rng);
     x[5] = 0.3f; // an extreme in block 0
     std::vector<std::byte> blocks(quant_row_bytes(f, n));
     quantize_row(f, x.data(), n, blocks.data());
@@ -64,7 +121,8 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
     for (int64_t b = 0; b < n / 32; ++b) {
       const quant_block q = read_block(f, blocks.data(), b);
       float amax = 0;
-      for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+      for (int64_t i = 0; i < 32; ++i)
+        amax = std::max(amax, std::fabs(x[b * 32 + i]));
       const float levels = f == quant_format::q8_0 ? 127.0f : 8.0f;
       EXPECT_NEAR(std::fabs(q.d), amax / levels, amax / levels * 1e-3f) << quant_name(f) << b;
       const float step = f == quant_format::q8_0 ? 0.502f : 1.002f;
@@ -73,6 +131,40 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
           << quant_name(f) << " value " << b * 32 + i;
     }
     EXPECT_NEAR(back[5], 0.3f, 0.3f * 1e-3f) << quant_name(f);
+  }
+}
+
+// Each value lands within half a step of its sub-block, plus what rounding
+// the sub-blocks' steps (and Q4_K's mins) to integers of d (dmin) can move
+// the ends of their ranges.
+TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  for (quant_format f : {quant_format::q4_k, quant_format::q6_k}) {
+    const int64_t n = 512;
+    std::vector<float> x(n), back(n);
+    for (float& v : x)
+      v = dist(rng);
+    x[40] = 0.25f;
+    x[300] = -0.3f;
+    std::vector<std::byte> blocks(quant_row_bytes(f, n));
+    quantize_row(f, x.data(), n, blocks.data());
+    dequantize_row(f, blocks.data(), n, back.data());
+    const int64_t sub = quant_sub_values(f);
+    double err2 = 0, norm2 = 0;
+    for (int64_t b = 0; b < n / 256; ++b) {
+      const quant_superblock q = read_superblock(f, blocks.data(), b);
+      for (int64_t c = 0; c < 256; ++c) {
+        const int64_t i = b * 256 + c;
+        const float step = std::fabs(q.d * static_cast<float>(q.scale[c / sub]));
+        const float bound = f == quant_format::q4_k ? 0.502f * step + 7.51f * q.d + 0.51f * q.dmin
+                                                    : 0.502f * step + 16.01f * q.d;
+        EXPECT_LE(std::fabs(back[i] - x[i]), bound) << quant_name(f) << " value " << i;
+        err2 += (back[i] - x[i]) * (back[i] - x[i]);
+        norm2 += x[i] * x[i];
+      }
+    }
+    EXPECT_LT(std::sqrt(err2 / norm2), f == quant_format::q4_k ? 0.15 : 0.04) << quant_name(f);
   }
 }
 

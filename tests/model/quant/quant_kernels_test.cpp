@@ -28,7 +28,8 @@ TEST(quant_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
 
 TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
   std::vector<float> x(64);
-  for (std::size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(i) - 20.0f;
+  for (std::size_t i = 0; i < 64; ++i)
+    x[i] = static_cast<float>(i) - 20.0f;
   quantized_rows q;
   quantize_rows(x.data(), 64, 1, 64, q);
   ASSERT_EQ(q.blocks, 2);
@@ -44,6 +45,26 @@ TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
       EXPECT_LE(std::fabs(v * q.d[b] - x[b * 32 + c]), q.d[b] * 0.5001f);
     }
     EXPECT_EQ(q.sum[b], sum);
+  }
+}
+
+TEST(quant_kernels, activations_for_the_k_formats_have_one_scale_per_256_and_sums_per_16) {
+  std::vector<float> x(512);
+  for (std::size_t i = 0; i < 512; ++i)
+    x[i] = static_cast<float>(i % 300) - 100.0f;
+  quantized_rows q;
+  quantize_rows(x.data(), 512, 1, 512, q, 256);
+  ASSERT_EQ(q.blocks, 2);
+  ASSERT_EQ(q.sum.size(), 32u);
+  EXPECT_EQ(q.d[0], 155.0f / 127.0f); // block 0: -100 .. 155
+  EXPECT_EQ(q.d[1], 199.0f / 127.0f); // block 1: 156 .. 199, -100 .. 111
+  for (std::size_t s = 0; s < 32; ++s) {
+    int32_t sum = 0;
+    for (std::size_t c = 16 * s; c < 16 * s + 16; ++c) {
+      sum += q.q[c];
+      EXPECT_LE(std::fabs(q.q[c] * q.d[s / 16] - x[c]), q.d[s / 16] * 0.5001f);
+    }
+    EXPECT_EQ(q.sum[s], sum);
   }
 }
 
@@ -69,34 +90,77 @@ struct quant_case {
     std::normal_distribution<float> dist(0.0f, 0.05f);
     std::vector<float> row(static_cast<std::size_t>(k));
     for (int64_t r = 0; r < n; ++r) {
-      for (float& v : row) v = dist(rng);
+      for (float& v : row)
+        v = dist(rng);
       quantize_row(f, row.data(), k, blocks.data() + r * quant_row_bytes(f, k));
     }
   }
-  weight_view view() const {
-    return weight_view{blocks.data(), dtype::f32, 2, {n, k}, format};
-  }
-  // s = 0; for b: s = s + (dw * dx) * isum   (two roundings each, unfused)
+  weight_view view() const { return weight_view{blocks.data(), dtype::f32, 2, {n, k}, format}; }
+  // s = 0; for b: s = s + (dw * dx) * isum   (two roundings each, unfused),
+  // or the K formats' chain over super-blocks
   float chain(const quantized_rows& x, int64_t i, int64_t j) const {
     const std::byte* row = blocks.data() + j * quant_row_bytes(format, k);
+    if (is_k_format(format))
+      return k_chain(x, i, row);
     float s = 0;
     for (int64_t b = 0; b < k / 32; ++b) {
       const quant_block w = read_block(format, row, b);
       const auto at = static_cast<std::size_t>(i * x.blocks + b);
       int32_t isum = 0;
-      for (int64_t c = 0; c < 32; ++c) isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
+      for (int64_t c = 0; c < 32; ++c)
+        isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
       const float scale = w.d * x.d[at];
       const float term = scale * static_cast<float>(isum);
       s = s + term;
     }
     return s;
   }
+  float k_chain(const quantized_rows& x, int64_t i, const std::byte* row) const {
+    const int64_t sub = quant_sub_values(format), offset = quant_offset(format);
+    float s = 0;
+    for (int64_t b = 0; b < k / 256; ++b) {
+      const quant_superblock w = read_superblock(format, row, b);
+      const auto at = static_cast<std::size_t>(i * x.blocks + b);
+      int32_t total = 0, mins = 0;
+      for (int64_t j = 0; j < 256 / sub; ++j) {
+        int32_t isum = 0, xsum = 0;
+        for (int64_t c = j * sub; c < (j + 1) * sub; ++c) {
+          const int8_t q = x.q[at * 256 + static_cast<std::size_t>(c)];
+          isum += (w.n[c] - static_cast<int32_t>(offset)) * q;
+          xsum += q;
+        }
+        total += w.scale[j] * isum;
+        if (format == quant_format::q4_k)
+          mins += w.min[j] * xsum;
+      }
+      const float scaled = (w.d * x.d[at]) * static_cast<float>(total);
+      if (format == quant_format::q4_k)
+        s = s + (scaled - (w.dmin * x.d[at]) * static_cast<float>(mins));
+      else
+        s = s + scaled;
+    }
+    return s;
+  }
 };
+
+// Every format with the widths its blocks allow.
+struct format_widths {
+  quant_format format;
+  std::vector<int64_t> widths;
+};
+const std::vector<format_widths>& formats() {
+  static const std::vector<format_widths> all = {{quant_format::q8_0, {32, 96, 320}},
+                                                 {quant_format::q4_0, {32, 96, 320}},
+                                                 {quant_format::q4_k, {256, 768}},
+                                                 {quant_format::q6_k, {256, 768}}};
+  return all;
+}
 
 std::vector<float> random_rows(int64_t m, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(m * k));
-  for (float& v : x) v = dist(rng);
+  for (float& v : x)
+    v = dist(rng);
   return x;
 }
 
@@ -115,17 +179,19 @@ TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
   // and prefill sizes; n: one output, partial and several groups (every
   // group count of a tile and its remainders).
   std::vector<int64_t> ms;
-  for (int64_t m = 1; m <= 12; ++m) ms.push_back(m);
-  for (int64_t m : {31, 64}) ms.push_back(m);
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0})
-    for (int64_t k : {32, 96, 320})
+  for (int64_t m = 1; m <= 12; ++m)
+    ms.push_back(m);
+  for (int64_t m : {31, 64})
+    ms.push_back(m);
+  for (const auto& [f, widths] : formats())
+    for (int64_t k : widths)
       for (int64_t n : {1, 15, 17, 48, 150}) {
         const quant_case c(f, n, k, rng);
         const quantized_matrix w = quantized_matrix::pack(std::vector{c.view()}, f);
         for (int64_t m : ms) {
           const std::vector<float> x = random_rows(m, k, rng), y0 = random_rows(m, n, rng);
           quantized_rows xq;
-          quantize_rows(x.data(), k, m, k, xq);
+          quantize_rows(x.data(), k, m, k, xq, quant_block_values(f));
           for (bool accumulate : {false, true}) {
             std::vector<float> y = y0;
             quant_product(GetParam(), xq, m, w, 0, w.num_groups(), y.data(), n, accumulate);
@@ -144,28 +210,31 @@ TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
 
 TEST_P(quant_kernels_test, a_range_of_groups_writes_only_its_outputs) {
   std::mt19937 rng(9);
-  const int64_t n = 80, k = 64, m = 3;
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
+  const int64_t n = 80, m = 3;
+  for (const auto& [f, widths] : formats()) {
+    const int64_t k = widths.front();
     const quant_case c(f, n, k, rng);
     const quantized_matrix w = quantized_matrix::pack(std::vector{c.view()}, f);
     const std::vector<float> x = random_rows(m, k, rng);
     quantized_rows xq;
-    quantize_rows(x.data(), k, m, k, xq);
+    quantize_rows(x.data(), k, m, k, xq, quant_block_values(f));
     std::vector<float> whole(static_cast<std::size_t>(m * n)), parts(whole.size(), -1.0f);
     quant_product(GetParam(), xq, m, w, 0, w.num_groups(), whole.data(), n, false);
     quant_product(GetParam(), xq, m, w, 1, 2, parts.data(), n, false); // rows 16 .. 47
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         const auto at = static_cast<std::size_t>(i * n + j);
-        if (j >= 16 && j < 48) EXPECT_EQ(parts[at], whole[at]);
-        else EXPECT_EQ(parts[at], -1.0f);
+        if (j >= 16 && j < 48)
+          EXPECT_EQ(parts[at], whole[at]);
+        else
+          EXPECT_EQ(parts[at], -1.0f);
       }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(isas, quant_kernels_test,
-                         ::testing::Values(quant_isa::generic, quant_isa::avx2,
-                                           quant_isa::avx_vnni, quant_isa::avx512_vnni),
+                         ::testing::Values(quant_isa::generic, quant_isa::avx2, quant_isa::avx_vnni,
+                                           quant_isa::avx512_vnni),
                          [](const ::testing::TestParamInfo<quant_isa>& p) {
                            return std::string(isa_name(p.param));
                          });
