@@ -39,15 +39,15 @@ namespace {
 
 struct options {
   std::string model = KVACTOR_TINY_MODEL_DIR;
-  int context = 128;  // tokens already cached per sequence when decoding
-  int prefill = 512;  // prompt tokens of the prefill step
-  int steps = 10;     // timed decode steps per run
+  int context = 128; // tokens already cached per sequence when decoding
+  int prefill = 512; // prompt tokens of the prefill step
+  int steps = 10;    // timed decode steps per run
   int reps = 5;
   int threads = 0;
-  model::dtype weights = model::dtype::f32; // matrices in memory
-  std::optional<model::quant_format> quantize; // ... or quantised at load
+  model::dtype weights = model::dtype::f32;     // matrices in memory
+  std::optional<model::quant_format> quantize;  // ... or quantised at load
   model::dtype activations = model::dtype::f32; // the products' input rows
-  kernels::dtype kv = kernels::dtype::f32;   // KV cache elements
+  kernels::dtype kv = kernels::dtype::f32;      // KV cache elements
 };
 
 struct figures {
@@ -97,19 +97,40 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
           median(attention), median(sps),     median(reads)};
 }
 
-// Bytes of the matrices one decode step reads whole: every projection and
-// the LM head (the embedding only gives rows), as stored or quantised.
-int64_t matrix_bytes(const model::model_weights& w, std::optional<model::quant_format> quantize) {
-  auto bytes = [&](const model::weight_view& v) -> int64_t {
-    if (quantize) return v.rows() * static_cast<int64_t>(quant_row_bytes(*quantize, v.cols()));
-    return v.num_elements() * (v.type == model::dtype::bf16 ? 2 : 4);
-  };
-  int64_t total = bytes(w.lm_head());
+// The matrices one decode step reads whole: every projection and the LM
+// head (the embedding only gives rows).
+std::vector<const model::weight_view*> step_matrices(const model::model_weights& w) {
+  std::vector<const model::weight_view*> all{&w.lm_head()};
   for (const model::layer_weights& l : w.layers())
-    for (const model::weight_view* v :
-         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-      total += bytes(*v);
+    all.insert(all.end(), {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj,
+                           &l.down_proj});
+  return all;
+}
+
+// Their bytes as the products read them: as stored, repacked if quantised
+// (stored so or at load).
+int64_t matrix_bytes(const model::model_weights& w, std::optional<model::quant_format> quantize) {
+  int64_t total = 0;
+  for (const model::weight_view* v : step_matrices(w)) {
+    const std::optional<model::quant_format> q = v->quant ? v->quant : quantize;
+    total +=
+      q ? static_cast<int64_t>(model::quantized_matrix::packed_bytes(*q, v->rows(), v->cols()))
+        : v->num_elements() * (v->type == model::dtype::bf16 ? 2 : 4);
+  }
   return total;
+}
+
+// The stored formats of a GGUF file's matrices ("q4_k + q6_k"), or "".
+std::string stored_formats(const model::model_weights& w) {
+  std::string names;
+  for (auto f : {model::quant_format::q8_0, model::quant_format::q4_0, model::quant_format::q4_k,
+                 model::quant_format::q6_k})
+    for (const model::weight_view* v : step_matrices(w))
+      if (v->quant == f) {
+        names += (names.empty() ? "" : " + ") + std::string(model::quant_name(f));
+        break;
+      }
+  return names;
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -118,20 +139,34 @@ bool parse(int argc, char** argv, options& o) {
     auto value = [&](std::string_view key) -> const char* {
       return a.substr(0, key.size()) == key ? argv[i] + key.size() : nullptr;
     };
-    if (const char* v = value("--model=")) o.model = v;
-    else if (const char* v2 = value("--context=")) o.context = std::atoi(v2);
-    else if (const char* v3 = value("--prefill=")) o.prefill = std::atoi(v3);
-    else if (const char* v4 = value("--steps=")) o.steps = std::atoi(v4);
-    else if (const char* v5 = value("--reps=")) o.reps = std::atoi(v5);
-    else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
-    else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
-    else if (a == "--weights=f32") o.weights = model::dtype::f32;
-    else if (a == "--weights=q8_0") o.quantize = model::quant_format::q8_0;
-    else if (a == "--weights=q4_0") o.quantize = model::quant_format::q4_0;
-    else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
-    else if (a == "--activations=f32") o.activations = model::dtype::f32;
-    else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
-    else if (a == "--kv-dtype=f32") o.kv = kernels::dtype::f32;
+    if (const char* v = value("--model="))
+      o.model = v;
+    else if (const char* v2 = value("--context="))
+      o.context = std::atoi(v2);
+    else if (const char* v3 = value("--prefill="))
+      o.prefill = std::atoi(v3);
+    else if (const char* v4 = value("--steps="))
+      o.steps = std::atoi(v4);
+    else if (const char* v5 = value("--reps="))
+      o.reps = std::atoi(v5);
+    else if (const char* v6 = value("--threads="))
+      o.threads = std::atoi(v6);
+    else if (a == "--weights=bf16")
+      o.weights = model::dtype::bf16;
+    else if (a == "--weights=f32")
+      o.weights = model::dtype::f32;
+    else if (a == "--weights=q8_0")
+      o.quantize = model::quant_format::q8_0;
+    else if (a == "--weights=q4_0")
+      o.quantize = model::quant_format::q4_0;
+    else if (a == "--activations=bf16")
+      o.activations = model::dtype::bf16;
+    else if (a == "--activations=f32")
+      o.activations = model::dtype::f32;
+    else if (a == "--kv-dtype=bf16")
+      o.kv = kernels::dtype::bf16;
+    else if (a == "--kv-dtype=f32")
+      o.kv = kernels::dtype::f32;
     else {
       std::fprintf(
         stderr,
@@ -195,6 +230,9 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i)
     tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
+  const std::string stored = stored_formats(m->weights);
+  const std::optional<model::quant_format> quantized =
+    o.quantize ? o.quantize : m->weights.quantized_format();
   std::printf(
     "model %s: hidden %lld, %lld layers, %lld/%lld heads of %lld, intermediate %lld, vocab %lld; "
     "%s matrices, %s KV; %d device threads (0: all cores); products: %s\n",
@@ -202,13 +240,15 @@ int main(int argc, char** argv) {
     (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
     (long long)m->config.head_dim, (long long)m->config.intermediate_size,
     (long long)m->config.vocab_size,
-    o.quantize ? std::string(model::quant_name(*o.quantize)).c_str()
-               : o.weights == model::dtype::bf16 ? "bf16" : "fp32",
+    !stored.empty()                   ? stored.c_str()
+    : o.quantize                      ? std::string(model::quant_name(*o.quantize)).c_str()
+    : o.weights == model::dtype::bf16 ? "bf16"
+                                      : "fp32",
     kernels::dtype_name(o.kv), o.threads,
-    (o.quantize ? model::layers::products_name(*o.quantize)
-                : model::layers::products_name(o.activations == model::dtype::bf16
-                                                 ? model::packed_matrix::layout::pairs
-                                                 : model::packed_matrix::layout::columns))
+    (quantized ? model::layers::products_name(*quantized)
+               : model::layers::products_name(o.activations == model::dtype::bf16
+                                                ? model::packed_matrix::layout::pairs
+                                                : model::packed_matrix::layout::columns))
       .c_str());
   const int64_t weight_bytes = matrix_bytes(m->weights, o.quantize);
   std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of "

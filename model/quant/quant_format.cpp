@@ -18,9 +18,7 @@ uint16_t load_u16(const std::byte* p) {
   return v;
 }
 
-void store_u16(std::byte* p, uint16_t v) {
-  std::memcpy(p, &v, sizeof v);
-}
+void store_u16(std::byte* p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
 
 // The nearest integer (ties to even) of x / d within [lo, hi]; 0 when d is 0.
 int32_t to_level(float x, float inv_d, int32_t lo, int32_t hi) {
@@ -36,8 +34,7 @@ float level_step(uint16_t d) {
 
 void quantize_q8_0(const float* x, std::byte* out) {
   float amax = 0;
-  for (int64_t i = 0; i < block; ++i)
-    amax = std::max(amax, std::fabs(x[i]));
+  for (int64_t i = 0; i < block; ++i) amax = std::max(amax, std::fabs(x[i]));
   const uint16_t d = f32_to_f16(amax / 127.0f);
   store_u16(out, d);
   const float inv_d = level_step(d);
@@ -50,8 +47,7 @@ void quantize_q8_0(const float* x, std::byte* out) {
 void quantize_q4_0(const float* x, std::byte* out) {
   float extreme = 0;
   for (int64_t i = 0; i < block; ++i)
-    if (std::fabs(x[i]) > std::fabs(extreme))
-      extreme = x[i];
+    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
   const uint16_t d = f32_to_f16(extreme / -8.0f);
   store_u16(out, d);
   const float inv_d = level_step(d);
@@ -71,8 +67,7 @@ void quantize_q4_k(const float* x, std::byte* out) {
   for (int64_t j = 0; j < 8; ++j) {
     const float* v = x + 32 * j;
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < 32; ++i)
-      lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+    for (int64_t i = 0; i < 32; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
     step[j] = (hi - lo) / 15.0f;
     low[j] = -lo;
     max_step = std::max(max_step, step[j]);
@@ -115,8 +110,7 @@ void quantize_q6_k(const float* x, std::byte* out) {
   for (int64_t k = 0; k < 16; ++k) {
     float extreme = 0;
     for (int64_t i = 0; i < 16; ++i)
-      if (std::fabs(x[16 * k + i]) > std::fabs(extreme))
-        extreme = x[16 * k + i];
+      if (std::fabs(x[16 * k + i]) > std::fabs(extreme)) extreme = x[16 * k + i];
     step[k] = extreme / -32.0f;
     max_step = std::max(max_step, std::fabs(step[k]));
   }
@@ -142,17 +136,11 @@ void quantize_q6_k(const float* x, std::byte* out) {
 
 } // namespace
 
-int64_t quant_block_values(quant_format f) {
-  return is_k_format(f) ? super : block;
-}
+int64_t quant_block_values(quant_format f) { return is_k_format(f) ? super : block; }
 
-bool is_k_format(quant_format f) {
-  return f == quant_format::q4_k || f == quant_format::q6_k;
-}
+bool is_k_format(quant_format f) { return f == quant_format::q4_k || f == quant_format::q6_k; }
 
-int64_t quant_sub_values(quant_format f) {
-  return f == quant_format::q6_k ? 16 : 32;
-}
+int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 : 32; }
 
 std::string_view quant_name(quant_format f) {
   switch (f) {
@@ -167,8 +155,7 @@ std::string_view quant_name(quant_format f) {
 std::optional<quant_format> parse_quant_format(std::string_view name) {
   for (quant_format f :
        {quant_format::q8_0, quant_format::q4_0, quant_format::q4_k, quant_format::q6_k})
-    if (name == quant_name(f))
-      return f;
+    if (name == quant_name(f)) return f;
   return std::nullopt;
 }
 
@@ -252,8 +239,7 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
     }
   } else {
     const uint8_t *ql = u, *qh = u + 128;
-    for (int64_t k = 0; k < 16; ++k)
-      out.scale[k] = static_cast<int8_t>(u[192 + k]);
+    for (int64_t k = 0; k < 16; ++k) out.scale[k] = static_cast<int8_t>(u[192 + k]);
     out.d = f16_to_f32(load_u16(p + 208));
     for (int64_t c = 0; c < super; ++c) {
       const int64_t h = c / 128, t = c % 128 / 32, l = c % 32;
@@ -282,8 +268,7 @@ void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* o
   }
   for (int64_t b = 0; b < n / block; ++b) {
     const quant_block q = read_block(f, blocks, b);
-    for (int64_t j = 0; j < block; ++j)
-      out[b * block + j] = q.d * static_cast<float>(q.q[j]);
+    for (int64_t j = 0; j < block; ++j) out[b * block + j] = q.d * static_cast<float>(q.q[j]);
   }
 }
 

@@ -38,8 +38,7 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
         const int32_t xsum = x.sum[i * x.blocks + b];
         for (int64_t l = 0; l < live; ++l) {
           int32_t isum = 0;
-          for (int64_t c = 0; c < block; ++c)
-            isum += stored<Q4>(ints, l, c) * xq[c];
+          for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(ints, l, c) * xq[c];
           isum -= offset * xsum;
           uint16_t d16;
           std::memcpy(&d16, scales + b * quant_scales_bytes + 2 * l, sizeof d16);
@@ -47,8 +46,7 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
         }
       }
       float* out = y + i * ldy + g * lanes;
-      for (int64_t l = 0; l < live; ++l)
-        out[l] = accumulate ? acc[l] + out[l] : acc[l];
+      for (int64_t l = 0; l < live; ++l) out[l] = accumulate ? acc[l] + out[l] : acc[l];
     }
   }
 }
@@ -112,8 +110,7 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
         }
       }
       float* out = y + i * ldy + g * lanes;
-      for (int64_t l = 0; l < live; ++l)
-        out[l] = accumulate ? acc[l] + out[l] : acc[l];
+      for (int64_t l = 0; l < live; ++l) out[l] = accumulate ? acc[l] + out[l] : acc[l];
     }
   }
 }

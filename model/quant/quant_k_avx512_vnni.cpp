@@ -13,9 +13,7 @@ namespace {
 
 constexpr int64_t lanes = 16, super = 256;
 
-inline int64_t at_most(int64_t a, int64_t b) {
-  return a < b ? a : b;
-}
+inline int64_t at_most(int64_t a, int64_t b) { return a < b ? a : b; }
 
 inline __m512i broadcast4(const int8_t* x) {
   int bits;
@@ -23,9 +21,7 @@ inline __m512i broadcast4(const int8_t* x) {
   return _mm512_set1_epi32(bits);
 }
 
-inline __m512i load(const uint8_t* p) {
-  return _mm512_loadu_si512(p);
-}
+inline __m512i load(const uint8_t* p) { return _mm512_loadu_si512(p); }
 
 // 16 bytes of metadata, one per lane, widened to 32 bits.
 inline __m512i lane_bytes(const uint8_t* p, bool is_signed) {
@@ -37,25 +33,28 @@ inline __m512 lane_halves(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// Super-block b of R rows of x against one group: each row's S (and, for
-// Q4_K, M) as the chain in quant_kernels.hpp defines them.
-template <int R>
-void sums_q4_k(const quant_rows_view& x, int64_t b, const uint8_t* ints, const uint8_t* meta,
-               __m512i (&total)[R], __m512i (&mins)[R]) {
+// Sub-block s of NB groups' super-block b (at `ints` and `meta`, groups
+// `group_bytes` apart) against R rows of x: each lane's sum scaled into its
+// S (and, for Q4_K, its min times the rows' sum into M), as the chain in
+// quant_kernels.hpp defines them. The rows' broadcasts serve every group.
+template <int R, int NB>
+inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* ints,
+                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
+                     __m512i (&mins)[R][NB]) {
   const __m512i low = _mm512_set1_epi8(15);
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-    total[i] = mins[i] = _mm512_setzero_si512();
-  for (int s = 0; s < 8; ++s) {
+  for (int j = 0; j < NB; ++j) {
+    const uint8_t* q = ints + j * group_bytes + 256 * s;
+    const uint8_t* m = meta + j * group_bytes;
     __m512i v[8];
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m512i packed = load(ints + 256 * s + 64 * j);
-      v[2 * j] = _mm512_and_si512(packed, low);
-      v[2 * j + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
+    for (int c = 0; c < 4; ++c) {
+      const __m512i packed = load(q + 64 * c);
+      v[2 * c] = _mm512_and_si512(packed, low);
+      v[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
     }
-    const __m512i scale = lane_bytes(meta + 64 + 16 * s, false);
-    const __m512i min = lane_bytes(meta + 192 + 16 * s, false);
+    const __m512i scale = lane_bytes(m + 64 + 16 * s, false);
+    const __m512i min = lane_bytes(m + 192 + 16 * s, false);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
@@ -66,22 +65,21 @@ void sums_q4_k(const quant_rows_view& x, int64_t b, const uint8_t* ints, const u
         s0 = _mm512_dpbusd_epi32(s0, v[2 * c], broadcast4(xq + 8 * c));
         s1 = _mm512_dpbusd_epi32(s1, v[2 * c + 1], broadcast4(xq + 8 * c + 4));
       }
-      total[i] = _mm512_add_epi32(total[i], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
-      mins[i] =
-        _mm512_add_epi32(mins[i], _mm512_mullo_epi32(min, _mm512_set1_epi32(xsum[0] + xsum[1])));
+      total[i][j] =
+        _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
+      mins[i][j] =
+        _mm512_add_epi32(mins[i][j], _mm512_mullo_epi32(min, _mm512_set1_epi32(xsum[0] + xsum[1])));
     }
   }
 }
 
-template <int R>
-void sums_q6_k(const quant_rows_view& x, int64_t b, const uint8_t* ints, const uint8_t* meta,
-               __m512i (&total)[R]) {
+template <int R, int NB>
+inline void sub_q6_k(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
+                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB]) {
   const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-    total[i] = _mm512_setzero_si512();
-  for (int k = 0; k < 16; ++k) {
-    const uint8_t* sub = ints + 192 * k;
+  for (int j = 0; j < NB; ++j) {
+    const uint8_t* sub = ints + j * group_bytes + 192 * k;
     const __m512i p0 = load(sub), p1 = load(sub + 64), h = load(sub + 128);
     // NOTE: columns 4c .. 4c + 3 take their top bits from bits 2c, 2c + 1
     // of h, moved to bits 4, 5 (16-bit shifts: the mask drops what crosses
@@ -93,7 +91,7 @@ void sums_q6_k(const quant_rows_view& x, int64_t b, const uint8_t* ints, const u
       _mm512_or_si512(_mm512_and_si512(p1, low), _mm512_and_si512(h, top)),
       _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p1, 4), low),
                       _mm512_and_si512(_mm512_srli_epi16(h, 2), top))};
-    const __m512i scale = lane_bytes(meta + 32 + 16 * k, true);
+    const __m512i scale = lane_bytes(meta + j * group_bytes + 32 + 16 * k, true);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 16 * k;
@@ -105,7 +103,7 @@ void sums_q6_k(const quant_rows_view& x, int64_t b, const uint8_t* ints, const u
         _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[2], broadcast4(xq + 8)),
                             u[3], broadcast4(xq + 12));
       const __m512i t = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(32 * xsum));
-      total[i] = _mm512_add_epi32(total[i], _mm512_mullo_epi32(t, scale));
+      total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
     }
   }
 }
@@ -120,33 +118,32 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < NB; ++j)
-      acc[i][j] = _mm512_setzero_ps();
+    for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
+    const uint8_t* ints = w + b * k_ints_bytes(Q6);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
+    __m512i total[R][NB], mins[R][NB];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NB; ++j) total[i][j] = mins[i][j] = _mm512_setzero_si512();
+    if constexpr (Q6)
+      for (int k = 0; k < 16; ++k) sub_q6_k<R, NB>(x, b, k, ints, meta, group_bytes, total);
+    else
+      for (int s = 0; s < 8; ++s) sub_q4_k<R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
-      const uint8_t* g = w + j * group_bytes;
-      const uint8_t* ints = g + b * k_ints_bytes(Q6);
-      const uint8_t* meta = g + metadata + b * k_meta_bytes(Q6);
-      const __m512 d = lane_halves(meta);
-      __m512i total[R];
-      if constexpr (Q6) {
-        sums_q6_k<R>(x, b, ints, meta, total);
+      const __m512 d = lane_halves(meta + j * group_bytes);
 #pragma GCC unroll 8
-        for (int i = 0; i < R; ++i) {
-          const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
-          acc[i][j] = _mm512_add_ps(
-            acc[i][j], _mm512_mul_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(total[i])));
-        }
-      } else {
-        __m512i mins[R];
-        sums_q4_k<R>(x, b, ints, meta, total, mins);
-        const __m512 dmin = lane_halves(meta + 32);
-#pragma GCC unroll 8
-        for (int i = 0; i < R; ++i) {
-          const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
-          const __m512 scaled = _mm512_mul_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(total[i]));
-          const __m512 offset = _mm512_mul_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(mins[i]));
+      for (int i = 0; i < R; ++i) {
+        const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
+        const __m512 scaled = _mm512_mul_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(total[i][j]));
+        if constexpr (Q6) {
+          acc[i][j] = _mm512_add_ps(acc[i][j], scaled);
+        } else {
+          const __m512 dmin = lane_halves(meta + j * group_bytes + 32);
+          const __m512 offset =
+            _mm512_mul_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(mins[i][j]));
           acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_sub_ps(scaled, offset));
         }
       }
@@ -156,15 +153,13 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
-      if (n <= lanes * j)
-        break;
+      if (n <= lanes * j) break;
       const int64_t left = n - lanes * j;
       const __mmask16 mask =
         left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
       float* out = y + i * ldy + lanes * j;
       __m512 s = acc[i][j];
-      if (accumulate)
-        s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, out));
+      if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, out));
       _mm512_mask_storeu_ps(out, mask, s);
     }
 }
@@ -190,8 +185,7 @@ template <bool Q6, int R, int NB>
 void group(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y, int64_t ldy,
            bool accumulate) {
   int64_t i = 0;
-  for (; i + R <= m; i += R)
-    tile<Q6, R, NB>(rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
+  for (; i + R <= m; i += R) tile<Q6, R, NB>(rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
   tail_rows<Q6, R - 1, NB>(m - i, rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
 }
 
@@ -215,8 +209,7 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
              int64_t ldy, bool accumulate) {
   // NOTE: 8 unpacked vectors, the rows' sums and the accumulators in 32
   // registers: 1 row x 4 groups, 4 x 2.
-  if (m == 1)
-    return sweep<Q6, 1, 4>(x, m, w, n, y, ldy, accumulate);
+  if (m == 1) return sweep<Q6, 1, 4>(x, m, w, n, y, ldy, accumulate);
   sweep<Q6, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 

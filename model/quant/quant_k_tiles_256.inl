@@ -81,8 +81,7 @@ void k_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int
   const int64_t metadata = x.blocks * k_ints_bytes(Q6);
   __m256 acc[R][2];
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-    acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
     const uint8_t* ints = w + b * k_ints_bytes(Q6);
     const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
@@ -116,8 +115,7 @@ void k_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int
     _mm256_storeu_ps(out, acc[i][0]);
     _mm256_storeu_ps(out + 8, acc[i][1]);
     float* dst = y + i * ldy;
-    for (int64_t l = 0; l < n; ++l)
-      dst[l] = accumulate ? out[l] + dst[l] : out[l];
+    for (int64_t l = 0; l < n; ++l) dst[l] = accumulate ? out[l] + dst[l] : out[l];
   }
 }
 

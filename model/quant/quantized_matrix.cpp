@@ -25,9 +25,7 @@ struct position {
 position nibble_at(int64_t lane, int64_t c) {
   return {(c / 8 * lanes + lane) * 4 + c % 4, c % 8 < 4 ? 0 : 4};
 }
-position byte_at(int64_t lane, int64_t c) {
-  return {(c / 4 * lanes + lane) * 4 + c % 4, 0};
-}
+position byte_at(int64_t lane, int64_t c) { return {(c / 4 * lanes + lane) * 4 + c % 4, 0}; }
 // Q6_K's top two bits of column c (of 16) after the sub-block's 2 nibble vectors.
 position top_bits_at(int64_t lane, int64_t c) {
   return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
@@ -41,38 +39,36 @@ uint16_t load_u16(const uint8_t* p) {
 
 } // namespace
 
-void quantized_matrix::aligned_free::operator()(std::byte* p) const {
-  std::free(p);
-}
+void quantized_matrix::aligned_free::operator()(std::byte* p) const { std::free(p); }
 
 quantized_matrix::quantized_matrix(int64_t rows, int64_t cols, quant_format format)
   : rows_(rows), cols_(cols), format_(format) {
   // NOTE: 64-byte aligned and zero-filled: padding rows keep scale 0.
   const std::size_t bytes = (num_bytes() + 63) / 64 * 64;
   data_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
-  if (!data_)
-    throw std::bad_alloc();
+  if (!data_) throw std::bad_alloc();
   std::memset(data_.get(), 0, bytes);
 }
 
-int64_t quantized_matrix::blocks_per_row() const {
-  return cols_ / quant_block_values(format_);
-}
+int64_t quantized_matrix::blocks_per_row() const { return cols_ / quant_block_values(format_); }
 
 std::size_t quantized_matrix::group_bytes() const {
-  const bool k = is_k_format(format_);
-  return static_cast<std::size_t>(
-    k ? layers::k_group_bytes(format_ == quant_format::q6_k, blocks_per_row())
-      : layers::quant_group_bytes(format_ == quant_format::q4_0, blocks_per_row()));
+  return packed_bytes(format_, group_rows, cols_);
+}
+
+std::size_t quantized_matrix::packed_bytes(quant_format format, int64_t rows, int64_t cols) {
+  const int64_t blocks = cols / quant_block_values(format);
+  const int64_t group = is_k_format(format)
+                          ? layers::k_group_bytes(format == quant_format::q6_k, blocks)
+                          : layers::quant_group_bytes(format == quant_format::q4_0, blocks);
+  return static_cast<std::size_t>((rows + group_rows - 1) / group_rows * group);
 }
 
 std::size_t quantized_matrix::num_bytes() const {
   return static_cast<std::size_t>(num_groups()) * group_bytes();
 }
 
-const uint8_t* quantized_matrix::groups(int64_t g) const {
-  return ints(g, 0);
-}
+const uint8_t* quantized_matrix::groups(int64_t g) const { return ints(g, 0); }
 
 uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
   const bool q6 = format_ == quant_format::q6_k;
@@ -92,8 +88,7 @@ uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
 
 void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   const int64_t lane = r % lanes;
-  if (is_k_format(format_))
-    return put_superblock(r, b, src);
+  if (is_k_format(format_)) return put_superblock(r, b, src);
   std::memcpy(scales(r / lanes, b) + lane * sizeof(uint16_t), src, sizeof(uint16_t)); // fp16 d
   uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);

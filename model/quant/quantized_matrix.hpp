@@ -44,6 +44,9 @@ public:
   // multiple of quant_block_values(format).
   static quantized_matrix pack(std::span<const weight_view> parts, quant_format format);
 
+  // num_bytes() of a matrix of `rows` x `cols` in `format`.
+  static std::size_t packed_bytes(quant_format format, int64_t rows, int64_t cols);
+
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   quant_format format() const { return format_; }
