@@ -39,15 +39,15 @@ namespace {
 
 struct options {
   std::string model = KVACTOR_TINY_MODEL_DIR;
-  int context = 128; // tokens already cached per sequence when decoding
-  int prefill = 512; // prompt tokens of the prefill step
-  int steps = 10;    // timed decode steps per run
+  int context = 128;  // tokens already cached per sequence when decoding
+  int prefill = 512;  // prompt tokens of the prefill step
+  int steps = 10;     // timed decode steps per run
   int reps = 5;
   int threads = 0;
-  model::dtype weights = model::dtype::f32;     // matrices in memory
-  std::optional<model::quant_format> quantize;  // ... or quantised at load
+  model::dtype weights = model::dtype::f32; // matrices in memory
+  std::optional<model::quant_format> quantize; // ... or quantised at load
   model::dtype activations = model::dtype::f32; // the products' input rows
-  kernels::dtype kv = kernels::dtype::f32;      // KV cache elements
+  kernels::dtype kv = kernels::dtype::f32;   // KV cache elements
 };
 
 struct figures {
@@ -102,8 +102,9 @@ figures measure(model::transformer& tf, const model::forward_batch& batch, int n
 std::vector<const model::weight_view*> step_matrices(const model::model_weights& w) {
   std::vector<const model::weight_view*> all{&w.lm_head()};
   for (const model::layer_weights& l : w.layers())
-    all.insert(all.end(), {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj,
-                           &l.down_proj});
+    for (const model::weight_view* v :
+         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+      all.push_back(v);
   return all;
 }
 
@@ -113,24 +114,27 @@ int64_t matrix_bytes(const model::model_weights& w, std::optional<model::quant_f
   int64_t total = 0;
   for (const model::weight_view* v : step_matrices(w)) {
     const std::optional<model::quant_format> q = v->quant ? v->quant : quantize;
-    total +=
-      q ? static_cast<int64_t>(model::quantized_matrix::packed_bytes(*q, v->rows(), v->cols()))
-        : v->num_elements() * (v->type == model::dtype::bf16 ? 2 : 4);
+    if (q) total += int64_t(model::quantized_matrix::packed_bytes(*q, v->rows(), v->cols()));
+    else total += v->num_elements() * (v->type == model::dtype::bf16 ? 2 : 4);
   }
   return total;
 }
 
-// The stored formats of a GGUF file's matrices ("q4_k + q6_k"), or "".
-std::string stored_formats(const model::model_weights& w) {
+// What the matrices are in memory: a GGUF file's stored formats
+// ("q4_k + q6_k"), the format they are quantised to at load, bf16 or fp32.
+std::string matrices_name(const model::model_weights& w, const options& o) {
   std::string names;
   for (auto f : {model::quant_format::q8_0, model::quant_format::q4_0, model::quant_format::q4_k,
                  model::quant_format::q6_k})
     for (const model::weight_view* v : step_matrices(w))
       if (v->quant == f) {
-        names += (names.empty() ? "" : " + ") + std::string(model::quant_name(f));
+        if (!names.empty()) names += " + ";
+        names += model::quant_name(f);
         break;
       }
-  return names;
+  if (!names.empty()) return names;
+  if (o.quantize) return std::string(model::quant_name(*o.quantize));
+  return o.weights == model::dtype::bf16 ? "bf16" : "fp32";
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -139,34 +143,20 @@ bool parse(int argc, char** argv, options& o) {
     auto value = [&](std::string_view key) -> const char* {
       return a.substr(0, key.size()) == key ? argv[i] + key.size() : nullptr;
     };
-    if (const char* v = value("--model="))
-      o.model = v;
-    else if (const char* v2 = value("--context="))
-      o.context = std::atoi(v2);
-    else if (const char* v3 = value("--prefill="))
-      o.prefill = std::atoi(v3);
-    else if (const char* v4 = value("--steps="))
-      o.steps = std::atoi(v4);
-    else if (const char* v5 = value("--reps="))
-      o.reps = std::atoi(v5);
-    else if (const char* v6 = value("--threads="))
-      o.threads = std::atoi(v6);
-    else if (a == "--weights=bf16")
-      o.weights = model::dtype::bf16;
-    else if (a == "--weights=f32")
-      o.weights = model::dtype::f32;
-    else if (a == "--weights=q8_0")
-      o.quantize = model::quant_format::q8_0;
-    else if (a == "--weights=q4_0")
-      o.quantize = model::quant_format::q4_0;
-    else if (a == "--activations=bf16")
-      o.activations = model::dtype::bf16;
-    else if (a == "--activations=f32")
-      o.activations = model::dtype::f32;
-    else if (a == "--kv-dtype=bf16")
-      o.kv = kernels::dtype::bf16;
-    else if (a == "--kv-dtype=f32")
-      o.kv = kernels::dtype::f32;
+    if (const char* v = value("--model=")) o.model = v;
+    else if (const char* v2 = value("--context=")) o.context = std::atoi(v2);
+    else if (const char* v3 = value("--prefill=")) o.prefill = std::atoi(v3);
+    else if (const char* v4 = value("--steps=")) o.steps = std::atoi(v4);
+    else if (const char* v5 = value("--reps=")) o.reps = std::atoi(v5);
+    else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
+    else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
+    else if (a == "--weights=f32") o.weights = model::dtype::f32;
+    else if (a == "--weights=q8_0") o.quantize = model::quant_format::q8_0;
+    else if (a == "--weights=q4_0") o.quantize = model::quant_format::q4_0;
+    else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
+    else if (a == "--activations=f32") o.activations = model::dtype::f32;
+    else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
+    else if (a == "--kv-dtype=f32") o.kv = kernels::dtype::f32;
     else {
       std::fprintf(
         stderr,
@@ -230,7 +220,6 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.prefill; ++i)
     tokens[size_t(i)] = (i * 37 + 5) % int32_t(m->config.vocab_size);
 
-  const std::string stored = stored_formats(m->weights);
   const std::optional<model::quant_format> quantized =
     o.quantize ? o.quantize : m->weights.quantized_format();
   std::printf(
@@ -240,15 +229,11 @@ int main(int argc, char** argv) {
     (long long)m->config.num_attention_heads, (long long)m->config.num_key_value_heads,
     (long long)m->config.head_dim, (long long)m->config.intermediate_size,
     (long long)m->config.vocab_size,
-    !stored.empty()                   ? stored.c_str()
-    : o.quantize                      ? std::string(model::quant_name(*o.quantize)).c_str()
-    : o.weights == model::dtype::bf16 ? "bf16"
-                                      : "fp32",
-    kernels::dtype_name(o.kv), o.threads,
+    matrices_name(m->weights, o).c_str(), kernels::dtype_name(o.kv), o.threads,
     (quantized ? model::layers::products_name(*quantized)
-               : model::layers::products_name(o.activations == model::dtype::bf16
-                                                ? model::packed_matrix::layout::pairs
-                                                : model::packed_matrix::layout::columns))
+                : model::layers::products_name(o.activations == model::dtype::bf16
+                                                 ? model::packed_matrix::layout::pairs
+                                                 : model::packed_matrix::layout::columns))
       .c_str());
   const int64_t weight_bytes = matrix_bytes(m->weights, o.quantize);
   std::printf("%.1f MB of matrices read per decode step; 'weights GB/s' = that x steps/s, 'of "
