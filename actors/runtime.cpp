@@ -21,6 +21,10 @@ std::optional<model::quant_format> quant_format_of(std::optional<number_format> 
     return model::quant_format::q8_0;
   if (f == number_format::q4_0)
     return model::quant_format::q4_0;
+  if (f == number_format::q4_k)
+    return model::quant_format::q4_k;
+  if (f == number_format::q6_k)
+    return model::quant_format::q6_k;
   return std::nullopt;
 }
 
@@ -37,7 +41,7 @@ std::optional<std::string> misplaced_quant_format(const engine_config& config) {
   for (const auto& [what, f] :
        {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
     if (quant_format_of(f))
-      return std::string(what) + " '" + to_string(*f) + "': q8_0 and q4_0 are formats of weights";
+      return std::string(what) + " '" + to_string(*f) + "': q8_0, q4_0, q4_k and q6_k are formats of weights";
   if (quant_format_of(config.weights) && config.activations == number_format::bf16)
     return std::string("weights '") + to_string(*config.weights) +
            "' with activations 'bf16': quantised weights multiply f32 activations";

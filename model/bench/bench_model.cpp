@@ -9,7 +9,7 @@
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
 //                       [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16|q8_0|q4_0] [--activations=f32|bf16]
+//                       [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] [--activations=f32|bf16]
 //                       [--kv-dtype=f32|bf16]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16. q8_0, q4_0: the
@@ -153,6 +153,8 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--weights=f32") o.weights = model::dtype::f32;
     else if (a == "--weights=q8_0") o.quantize = model::quant_format::q8_0;
     else if (a == "--weights=q4_0") o.quantize = model::quant_format::q4_0;
+    else if (a == "--weights=q4_k") o.quantize = model::quant_format::q4_k;
+    else if (a == "--weights=q6_k") o.quantize = model::quant_format::q6_k;
     else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
     else if (a == "--activations=f32") o.activations = model::dtype::f32;
     else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
@@ -161,7 +163,7 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0] [--activations=f32|bf16] "
+        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] [--activations=f32|bf16] "
         "[--kv-dtype=f32|bf16]\n");
       return false;
     }

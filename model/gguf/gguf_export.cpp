@@ -8,6 +8,16 @@
 namespace kvactor::model {
 namespace {
 
+ggml_type ggml_type_of(quant_format f) {
+  switch (f) {
+  case quant_format::q8_0: return ggml_type::q8_0;
+  case quant_format::q4_0: return ggml_type::q4_0;
+  case quant_format::q4_k: return ggml_type::q4_k;
+  case quant_format::q6_k: return ggml_type::q6_k;
+  }
+  return ggml_type::f32;
+}
+
 std::vector<float> values_of(const weight_view& v) {
   std::vector<float> out(static_cast<std::size_t>(v.num_elements()));
   for (int64_t r = 0; r < v.rows(); ++r) {
@@ -78,8 +88,26 @@ status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& c, ggu
   return {};
 }
 
+std::optional<gguf_matrices> gguf_matrices::parse(std::string_view name) {
+  if (name == "f32") return gguf_matrices{};
+  if (name == "q4_k_m") {
+    gguf_matrices m(quant_format::q4_k);
+    m.k_mix = true;
+    return m;
+  }
+  if (const std::optional<quant_format> f = parse_quant_format(name)) return gguf_matrices(f);
+  return std::nullopt;
+}
+
+std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t layer) const {
+  const bool wider = tensor == "output.weight" ||
+                     (layer % 2 == 0 && (tensor == "attn_v.weight" || tensor == "ffn_down.weight"));
+  if (k_mix && wider) return quant_format::q6_k;
+  return format;
+}
+
 status export_gguf(const model_config& c, const model_weights& weights,
-                   std::optional<quant_format> matrices, gguf_writer w,
+                   const gguf_matrices& matrices, gguf_writer w,
                    const std::filesystem::path& path) {
   const std::string arch(architecture_name(c.arch));
   const std::string p = arch + ".";
@@ -96,50 +124,52 @@ status export_gguf(const model_config& c, const model_weights& weights,
   w.add_u32(p + "context_length", static_cast<uint32_t>(c.max_position_embeddings));
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(c.vocab_size));
 
-  const auto add = [&](const std::string& name, const weight_view& v, bool matrix,
-                       int64_t head_rows = 0) {
+  // `format`: a matrix's (nullopt: fp32, as every vector).
+  const auto add = [&](const std::string& name, const weight_view& v,
+                       std::optional<quant_format> format, int64_t head_rows = 0) {
     std::vector<float> values = values_of(v);
     if (head_rows > 0) values = interleave_halves(values, v.rows(), v.cols(), head_rows);
     std::vector<uint64_t> dims{static_cast<uint64_t>(v.cols())};
     if (v.rank == 2) dims.push_back(static_cast<uint64_t>(v.rows()));
     else dims = {static_cast<uint64_t>(v.rows())};
-    if (matrix && matrices) {
-      const std::size_t row = quant_row_bytes(*matrices, v.cols());
+    if (format) {
+      const std::size_t row = quant_row_bytes(*format, v.cols());
       std::vector<std::byte> bytes(row * static_cast<std::size_t>(v.rows()));
       for (int64_t r = 0; r < v.rows(); ++r)
-        quantize_row(*matrices, values.data() + r * v.cols(), v.cols(), bytes.data() + r * row);
-      w.add_tensor(name, dims, *matrices == quant_format::q8_0 ? ggml_type::q8_0 : ggml_type::q4_0,
-                   bytes);
+        quantize_row(*format, values.data() + r * v.cols(), v.cols(), bytes.data() + r * row);
+      w.add_tensor(name, dims, ggml_type_of(*format), bytes);
     } else {
       w.add_tensor(name, dims, ggml_type::f32, std::as_bytes(std::span(values)));
     }
   };
-  add("token_embd.weight", weights.embed_tokens(), false);
+  add("token_embd.weight", weights.embed_tokens(), std::nullopt);
   const int64_t qk_head = c.arch == architecture::llama ? c.head_dim : 0;
   for (std::size_t l = 0; l < weights.layers().size(); ++l) {
     const layer_weights& lw = weights.layers()[l];
     const std::string b = "blk." + std::to_string(l) + ".";
-    add(b + "attn_norm.weight", lw.input_layernorm, false);
-    add(b + "attn_q.weight", lw.q_proj, true, qk_head);
-    add(b + "attn_k.weight", lw.k_proj, true, qk_head);
-    add(b + "attn_v.weight", lw.v_proj, true);
-    add(b + "attn_output.weight", lw.o_proj, true);
+    const auto layer = static_cast<int64_t>(l);
+    add(b + "attn_norm.weight", lw.input_layernorm, std::nullopt);
+    add(b + "attn_q.weight", lw.q_proj, matrices.of("attn_q.weight", layer), qk_head);
+    add(b + "attn_k.weight", lw.k_proj, matrices.of("attn_k.weight", layer), qk_head);
+    add(b + "attn_v.weight", lw.v_proj, matrices.of("attn_v.weight", layer));
+    add(b + "attn_output.weight", lw.o_proj, matrices.of("attn_output.weight", layer));
     if (lw.q_bias) {
-      add(b + "attn_q.bias", *lw.q_bias, false);
-      add(b + "attn_k.bias", *lw.k_bias, false);
-      add(b + "attn_v.bias", *lw.v_bias, false);
+      add(b + "attn_q.bias", *lw.q_bias, std::nullopt);
+      add(b + "attn_k.bias", *lw.k_bias, std::nullopt);
+      add(b + "attn_v.bias", *lw.v_bias, std::nullopt);
     }
     if (lw.q_norm) {
-      add(b + "attn_q_norm.weight", *lw.q_norm, false);
-      add(b + "attn_k_norm.weight", *lw.k_norm, false);
+      add(b + "attn_q_norm.weight", *lw.q_norm, std::nullopt);
+      add(b + "attn_k_norm.weight", *lw.k_norm, std::nullopt);
     }
-    add(b + "ffn_norm.weight", lw.post_attention_layernorm, false);
-    add(b + "ffn_gate.weight", lw.gate_proj, true);
-    add(b + "ffn_up.weight", lw.up_proj, true);
-    add(b + "ffn_down.weight", lw.down_proj, true);
+    add(b + "ffn_norm.weight", lw.post_attention_layernorm, std::nullopt);
+    add(b + "ffn_gate.weight", lw.gate_proj, matrices.of("ffn_gate.weight", layer));
+    add(b + "ffn_up.weight", lw.up_proj, matrices.of("ffn_up.weight", layer));
+    add(b + "ffn_down.weight", lw.down_proj, matrices.of("ffn_down.weight", layer));
   }
-  add("output_norm.weight", weights.norm(), false);
-  if (!c.tie_word_embeddings) add("output.weight", weights.lm_head(), true);
+  add("output_norm.weight", weights.norm(), std::nullopt);
+  if (!c.tie_word_embeddings)
+    add("output.weight", weights.lm_head(), matrices.of("output.weight", -1));
   return w.write(path);
 }
 

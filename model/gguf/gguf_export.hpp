@@ -2,7 +2,7 @@
 // export_gguf: a loaded model's config and weights as a GGUF file, the
 // way llama.cpp's converter lays them out (gguf_weights.cpp has the names;
 // Llama's q and k rows reordered head by head for llama.cpp's RoPE), its
-// matrices in fp32 or quantised to Q8_0 / Q4_0, and a byte-level BPE
+// matrices in fp32 or quantised (gguf_matrices), and a byte-level BPE
 // tokenizer's keys. What kvactor-make-tiny writes for `--gguf=...` and the
 // GGUF tests read back.
 
@@ -18,9 +18,25 @@
 
 namespace kvactor::model {
 
+// How an exported file stores its matrices: fp32 (no format), all in one
+// block format, or mixed as llama.cpp's Q4_K_M files mix them (`k_mix`):
+// Q4_K, with attn_v and ffn_down of every other layer (from the first) and
+// the output matrix in Q6_K.
+struct gguf_matrices {
+  std::optional<quant_format> format;
+  bool k_mix = false;
+
+  gguf_matrices(std::optional<quant_format> f = std::nullopt) : format(f) {}
+  // "f32", a quant_name() or "q4_k_m"; nullopt for any other.
+  static std::optional<gguf_matrices> parse(std::string_view name);
+  // The format of `tensor` (its GGUF name without the "blk.N." prefix) of
+  // layer `layer` (-1: outside the layers).
+  std::optional<quant_format> of(std::string_view tensor, int64_t layer) const;
+};
+
 // Writes `metadata` (which may hold the tokenizer's keys) plus the model's
-// keys and tensors to `path`. Matrices go out as `matrices` (nullopt:
-// fp32); norms and biases as fp32; the embedding as fp32 too.
+// keys and tensors to `path`. Matrices go out as `matrices` says; norms and
+// biases as fp32; the embedding as fp32 too.
 // The keys of a byte-level BPE tokenizer (GGUF's "gpt2" model): every
 // token with its type (added special tokens control, other added tokens
 // user-defined), the merges, the pre-tokenizer's name (llama-bpe, qwen2 or
@@ -31,7 +47,7 @@ status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& config
                           gguf_writer& w);
 
 status export_gguf(const model_config& config, const model_weights& weights,
-                   std::optional<quant_format> matrices, gguf_writer metadata,
+                   const gguf_matrices& matrices, gguf_writer metadata,
                    const std::filesystem::path& path);
 
 } // namespace kvactor::model

@@ -1,6 +1,6 @@
 #include "model/tiny/tiny_args.hpp"
 
-#include "model/quant/quant_format.hpp"
+#include "model/gguf/gguf_export.hpp"
 
 #include <charconv>
 
@@ -35,7 +35,8 @@ std::string usage() {
          "  --rope-theta=X          rotary base (10000)\n"
          "  --seed=N                weight seed (0)\n"
          "  --shards=N              split the weights into N files + index json (1)\n"
-         "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0 or q4_0 matrices\n";
+         "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0, q4_0, q4_k or\n"
+         "                          q6_k matrices, or q4_k_m (Q4_K with some Q6_K, as llama.cpp's)\n";
 }
 
 result<tiny_args> parse_args(std::span<const std::string_view> args) {
@@ -84,9 +85,9 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       for (std::size_t at = 0; at <= value.size();) {
         const std::size_t end = std::min(value.find(',', at), value.size());
         const std::string_view type = value.substr(at, end - at);
-        if (type != "f32" && !parse_quant_format(type))
-          return make_error("--gguf",
-                            "expected f32, q8_0 or q4_0, got '" + std::string(type) + "'");
+        if (!gguf_matrices::parse(type))
+          return make_error("--gguf", "expected f32, q8_0, q4_0, q4_k, q6_k or q4_k_m, got '" +
+                                        std::string(type) + "'");
         a.gguf.emplace_back(type);
         at = end + 1;
       }

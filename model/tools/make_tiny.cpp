@@ -31,7 +31,7 @@ kvactor::status write_gguf(const std::filesystem::path& dir, std::string_view ty
   std::string name = "model-";
   name += type;
   name += ".gguf";
-  return export_gguf(m->config, m->weights, parse_quant_format(type), std::move(w), dir / name);
+  return export_gguf(m->config, m->weights, *gguf_matrices::parse(type), std::move(w), dir / name);
 }
 
 } // namespace

@@ -26,7 +26,7 @@ TEST(engine_options, every_name_reads_back_to_its_value) {
   expect_round_trip({batching_mode::continuous, batching_mode::fixed, batching_mode::padded});
   expect_round_trip({kv_reservation::paged, kv_reservation::contiguous});
   expect_round_trip({number_format::f32, number_format::bf16, number_format::q8_0,
-                     number_format::q4_0});
+                     number_format::q4_0, number_format::q4_k, number_format::q6_k});
 }
 
 TEST(engine_options, names_are_the_options_spellings) {
@@ -65,7 +65,8 @@ TEST(engine_options, an_unknown_name_is_an_error_naming_the_choices) {
   std::optional<number_format> activations;
   err = parse_option("--activations", "f16", activations);
   EXPECT_THAT(err.context().get_as<std::string>(0),
-              HasSubstr("--activations 'f16' is not auto or f32 or bf16 or q8_0 or q4_0"));
+              HasSubstr("--activations 'f16' is not auto or f32 or bf16 or q8_0 or q4_0 or q4_k or "
+                        "q6_k"));
 }
 
 } // namespace

@@ -29,41 +29,53 @@
 
 namespace kvactor::model::test_support {
 
-inline std::filesystem::path& tiny_folder(architecture arch) {
-  static std::map<architecture, std::filesystem::path> folders;
-  return folders[arch];
+// The tiny models' shapes: `small` (hidden 128, intermediate 192) for most
+// tests, `wide` (hidden 256, intermediate 512) where rows must be whole
+// 256-value super-blocks (the K formats).
+enum class tiny_shape { small, wide };
+
+inline tiny_shape shape_for(std::optional<quant_format> f) {
+  return f && is_k_format(*f) ? tiny_shape::wide : tiny_shape::small;
+}
+
+inline std::filesystem::path& tiny_folder(architecture arch, tiny_shape shape = tiny_shape::small) {
+  static std::map<std::pair<architecture, tiny_shape>, std::filesystem::path> folders;
+  return folders[{arch, shape}];
 }
 
 inline constexpr int32_t block_size = 16;
 
-// One small model per style, written once per test binary; matrices in
-// fp32 (the default) or kept in bf16 as on disk.
-inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype::f32) {
-  static std::map<architecture, std::unique_ptr<loaded_model>> bf16_models;
+// One small model per style and shape, written once per test binary;
+// matrices in fp32 (the default) or kept in bf16 as on disk.
+inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype::f32,
+                                      tiny_shape shape = tiny_shape::small) {
+  const std::pair key{arch, shape};
+  static std::map<std::pair<architecture, tiny_shape>, std::unique_ptr<loaded_model>> bf16_models;
   if (matrices == dtype::bf16) {
-    auto& m = bf16_models[arch];
+    auto& m = bf16_models[key];
     if (!m) {
-      tiny_model(arch);
-      auto loaded = load_model_folder(tiny_folder(arch), dtype::bf16);
+      tiny_model(arch, dtype::f32, shape);
+      auto loaded = load_model_folder(tiny_folder(arch, shape), dtype::bf16);
       KVACTOR_ASSERT(loaded.has_value(), "loading the tiny model in bf16 failed");
       m = std::make_unique<loaded_model>(std::move(loaded).value());
     }
     return *m;
   }
-  static std::map<architecture,
+  static std::map<std::pair<architecture, tiny_shape>,
                   std::pair<std::unique_ptr<test_support::temp_dir>, std::unique_ptr<loaded_model>>>
     cache;
-  auto& slot = cache[arch];
+  auto& slot = cache[key];
   if (!slot.second) {
     slot.first = std::make_unique<test_support::temp_dir>();
+    const bool wide = shape == tiny_shape::wide;
     tiny::tiny_options o;
     o.arch = arch;
-    o.hidden_size = 128;
+    o.hidden_size = wide ? 256 : 128;
     o.num_layers = 2;
     o.num_heads = 4;
     o.num_kv_heads = 2;
     o.head_dim = 64; // q_size 256 != hidden: head_dim is its own key
-    o.intermediate_size = 192;
+    o.intermediate_size = wide ? 512 : 192;
     o.vocab_size = 512;
     o.max_context = 512;
     o.seed = 7;
@@ -73,7 +85,7 @@ inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype:
     auto m = load_model_folder(slot.first->path(), dtype::f32);
     KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");
     slot.second = std::make_unique<loaded_model>(std::move(m).value());
-    tiny_folder(arch) = slot.first->path();
+    tiny_folder(arch, shape) = slot.first->path();
   }
   return *slot.second;
 }

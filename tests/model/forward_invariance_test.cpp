@@ -61,7 +61,8 @@ class forward_invariance_test
       std::tuple<architecture, dtype, dtype, dtype, std::optional<quant_format>>> {
 protected:
   const loaded_model& m() const {
-    return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam()));
+    return tiny_model(std::get<0>(GetParam()), std::get<1>(GetParam()),
+                      shape_for(std::get<4>(GetParam())));
   }
   harness fresh(int64_t num_blocks = 64) const {
     return harness(m(), num_blocks, "cpu", std::get<2>(GetParam()), std::get<3>(GetParam()),
@@ -192,7 +193,8 @@ INSTANTIATE_TEST_SUITE_P(models, forward_invariance_test,
                                             ::testing::Values(std::optional<quant_format>())),
                          case_name);
 
-// A bf16 checkpoint quantised at load, as `--weights=q8_0|q4_0` serves it.
+// A bf16 checkpoint quantised at load, as `--weights=q8_0|q4_0` serves it,
+// and to the K formats a Q4_K_M file holds (on the wide tiny models).
 INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                          ::testing::Combine(::testing::Values(architecture::llama,
                                                               architecture::qwen3),
@@ -200,7 +202,9 @@ INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                                             ::testing::Values(dtype::f32, dtype::bf16),
                                             ::testing::Values(dtype::f32),
                                             ::testing::Values(std::optional(quant_format::q8_0),
-                                                              std::optional(quant_format::q4_0))),
+                                                              std::optional(quant_format::q4_0),
+                                                              std::optional(quant_format::q4_k),
+                                                              std::optional(quant_format::q6_k))),
                          case_name);
 
 } // namespace

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # GGUF files served through both front doors. kvactor-make-tiny writes a
-# small model folder and the same model as GGUF files (fp32, Q8_0 and Q4_0
-# matrices, the tokenizer in the file's metadata); kvactor-serve serves each
-# file, and its answers equal the folder's: the same prompt ids (the
-# tokenizer read back from GGUF), and the same generated ids, over HTTP and
-# over the line protocol (fp32: the folder's weights; q8_0 and q4_0: the
-# folder served with --weights=q8_0|q4_0, which quantises to the same blocks).
+# small model folder and the same model as GGUF files (fp32, Q8_0, Q4_0,
+# and on a wider model Q4_K, Q6_K and Q4_K_M's mix; the tokenizer in the
+# file's metadata); kvactor-serve serves each file, and its answers equal the
+# folder's: the same prompt ids (the tokenizer read back from GGUF), and the
+# same generated ids, over HTTP and over the line protocol (fp32: the
+# folder's weights; the others: the folder served with --weights=FORMAT,
+# which quantises to the same blocks). Q4_K_M mixes formats no folder
+# quantises to: its prompt ids equal the folder's, its two front doors agree.
 #   serve_gguf.sh SERVE MAKE_TINY CLIENT SCRATCH_DIR
 set -euo pipefail
 serve=$1 make_tiny=$2 client=$3 scratch=$4
@@ -14,6 +16,9 @@ source "$(dirname "$0")/http_server.sh"
 rm -rf "$scratch"
 "$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
   --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0
+# The K formats' rows are whole super-blocks of 256 values.
+"$make_tiny" --out="$scratch/wide" --vocab=512 --hidden=256 --layers=2 --heads=4 --kv-heads=2 \
+  --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q4_k,q6_k,q4_k_m
 
 body() { sed '1,/^\r$/d'; } # an HTTP response without its head
 json_at() { # PATH... (stdin: JSON)
@@ -51,16 +56,22 @@ answers() { # MODEL [kvactor-serve options]
   wait $pid
 }
 
-for type in f32 q8_0 q4_0; do
-  weights=$([ $type = f32 ] && echo f32 || echo $type)
-  answers "$scratch/llama" --weights="$weights" >"$scratch/want"
-  answers "$scratch/llama/model-$type.gguf" >"$scratch/got"
+for type in f32 q8_0 q4_0 q4_k q6_k; do
+  folder=$scratch/$(case $type in q4_k | q6_k) echo wide ;; *) echo llama ;; esac)
+  answers "$folder" --weights="$type" >"$scratch/want"
+  answers "$folder/model-$type.gguf" >"$scratch/got"
   want=$(cat "$scratch/want") got=$(cat "$scratch/got")
   echo "$type folder: $want"
   echo "$type gguf:   $got"
   [ "$got" = "$want" ] || { echo "the GGUF file's answers differ from the folder's"; exit 1; }
   [ "$(sed -n 's/^http //p' <<<"$got")" = "$(sed -n 's/^line //p' <<<"$got")" ]
 done
+
+answers "$scratch/wide" >"$scratch/want"
+answers "$scratch/wide/model-q4_k_m.gguf" >"$scratch/got"
+echo "q4_k_m gguf: $(cat "$scratch/got")"
+[ "$(sed -n 's/^prompt //p' "$scratch/got")" = "$(sed -n 's/^prompt //p' "$scratch/want")" ]
+[ "$(sed -n 's/^http //p' "$scratch/got")" = "$(sed -n 's/^line //p' "$scratch/got")" ]
 
 # A GGUF file kvactor cannot serve: an error naming the file, exit code 1.
 printf 'GGUF\x01\x00\x00\x00' >"$scratch/old.gguf"

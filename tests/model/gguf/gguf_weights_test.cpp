@@ -26,7 +26,7 @@ struct gguf_model {
   std::unique_ptr<loaded_model> loaded; // config and weights (the tokenizer unused)
 };
 
-gguf_model export_and_load(const loaded_model& m, std::optional<quant_format> q,
+gguf_model export_and_load(const loaded_model& m, const gguf_matrices& q,
                            const std::filesystem::path& path) {
   const status s = export_gguf(m.config, m.weights, q, gguf_writer{}, path);
   KVACTOR_ASSERT(s, "exporting the GGUF file failed");
@@ -67,7 +67,7 @@ class gguf_weights_test : public ::testing::TestWithParam<architecture> {};
 TEST_P(gguf_weights_test, an_fp32_file_gives_the_checkpoints_logits) {
   const loaded_model& m = tiny_model(GetParam());
   temp_dir dir;
-  const gguf_model g = export_and_load(m, std::nullopt, dir.path() / "m.gguf");
+  const gguf_model g = export_and_load(m, gguf_matrices(), dir.path() / "m.gguf");
   EXPECT_EQ(g.config.hidden_size, m.config.hidden_size);
   EXPECT_EQ(g.config.tie_word_embeddings, m.config.tie_word_embeddings);
   EXPECT_EQ(g.config.has_qkv_bias(), m.config.has_qkv_bias());
@@ -89,7 +89,7 @@ TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama);
   for (quant_format q : {quant_format::q8_0, quant_format::q4_0}) {
     temp_dir dir;
-    const gguf_model g = export_and_load(m, q, dir.path() / "m.gguf");
+    const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     const layer_weights& l0 = g.loaded->weights.layers()[0];
     EXPECT_EQ(l0.q_proj.quant, q);
     EXPECT_EQ(l0.down_proj.quant, q);
@@ -101,11 +101,64 @@ TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
   }
 }
 
+// The K formats likewise, on the wide Llama model (rows of whole 256-value
+// super-blocks).
+TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
+  const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
+  for (quant_format q : {quant_format::q4_k, quant_format::q6_k}) {
+    temp_dir dir;
+    const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
+    EXPECT_EQ(g.loaded->weights.layers()[1].v_proj.quant, q);
+    EXPECT_EQ(g.loaded->weights.lm_head().quant, q);
+    harness at_load(m, 64, "cpu", kernels::dtype::f32, dtype::f32, {256, 16}, q);
+    harness from_gguf(*g.loaded);
+    expect_same_logits(at_load, from_gguf);
+  }
+}
+
+// Q4_K_M's mix: Q6_K beside Q4_K in one stack (layer 0's q | k | v), alone
+// (ffn_down) and as the head. Against the fp32 pass over the file's own
+// values (the file exported again in fp32): only the activations' 8-bit
+// rounding differs, so the logits stay close; a part multiplied in the
+// wrong format, or its rows in the wrong place, would not.
+TEST(gguf_weights, a_q4_k_m_file_mixes_formats_within_a_stack) {
+  const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
+  temp_dir dir;
+  const gguf_model mixed = export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
+  const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
+  EXPECT_EQ(layers[0].q_proj.quant, quant_format::q4_k);
+  EXPECT_EQ(layers[0].v_proj.quant, quant_format::q6_k);
+  EXPECT_EQ(layers[0].down_proj.quant, quant_format::q6_k);
+  EXPECT_EQ(layers[1].v_proj.quant, quant_format::q4_k);
+  EXPECT_EQ(layers[1].down_proj.quant, quant_format::q4_k);
+  EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q6_k);
+  const gguf_model values = export_and_load(*mixed.loaded, gguf_matrices(), dir.path() / "f32.gguf");
+  harness quantised(*mixed.loaded), exact(*values.loaded);
+  paged_seq a{prompt(21, 3), {}, 0}, b = a;
+  double worst = 0;
+  std::vector<float> got = quantised.step({{&a, 21}}), want = exact.step({{&b, 21}});
+  for (int step = 0; step < 6; ++step) {
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+      norm += double(want[i]) * want[i];
+    }
+    worst = std::max(worst, std::sqrt(err / norm));
+    const token_id t = greedy(row(want, 0, exact.vocab()));
+    a.tokens.push_back(t);
+    b.tokens.push_back(t);
+    got = quantised.step({{&a, 1}});
+    want = exact.step({{&b, 1}});
+  }
+  EXPECT_GT(worst, 0.0);
+  EXPECT_LT(worst, 0.02);
+}
+
 // A file that disagrees with the config it is loaded under.
 TEST(gguf_weights, refusals_name_the_tensor) {
   const loaded_model& m = tiny_model(architecture::llama);
   temp_dir dir;
-  const gguf_model g = export_and_load(m, quant_format::q8_0, dir.path() / "m.gguf");
+  const gguf_model g = export_and_load(m, gguf_matrices(quant_format::q8_0), dir.path() / "m.gguf");
   // Another model's config: the tensors' dims disagree.
   model_config wider = g.config;
   wider.intermediate_size *= 2;
@@ -122,14 +175,14 @@ TEST(gguf_weights, refusals_name_the_tensor) {
   EXPECT_THAT(w.error().message, HasSubstr("missing"));
 }
 
-// A Q4_K matrix (a type kvactor does not compute with yet): the fp32
-// export with one tensor's type id changed in its table entry. Its 256-value
-// rows then take 144 bytes each, less than the fp32 data it points at.
+// A Q5_K matrix (a type kvactor does not compute with): the fp32 export
+// with one tensor's type id changed in its table entry. Its 256-value rows
+// then take 176 bytes each, less than the fp32 data it points at.
 TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   const loaded_model& m = tiny_model(architecture::llama);
   temp_dir dir;
   const std::filesystem::path path = dir.path() / "m.gguf";
-  ASSERT_TRUE(export_gguf(m.config, m.weights, std::nullopt, gguf_writer{}, path));
+  ASSERT_TRUE(export_gguf(m.config, m.weights, gguf_matrices(), gguf_writer{}, path));
   std::string bytes;
   {
     std::ifstream in(path, std::ios::binary);
@@ -139,8 +192,8 @@ TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   const std::size_t at = bytes.find(name);
   ASSERT_NE(at, std::string::npos);
   const std::size_t type_at = at + name.size() + 4 + 2 * 8; // u32 n_dims, u64 dims[2]
-  const uint32_t q4_k = 12;
-  std::memcpy(bytes.data() + type_at, &q4_k, sizeof q4_k);
+  const uint32_t q5_k = 13;
+  std::memcpy(bytes.data() + type_at, &q5_k, sizeof q5_k);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   auto f = gguf_file::open(path);
   ASSERT_TRUE(f.has_value()) << f.error().message;
@@ -150,7 +203,7 @@ TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   auto w = model_weights::load_gguf(*config, file);
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message, HasSubstr(name));
-  EXPECT_THAT(w.error().message, HasSubstr("type Q4_K is not one kvactor computes with"));
+  EXPECT_THAT(w.error().message, HasSubstr("type Q5_K is not one kvactor computes with"));
 }
 
 } // namespace

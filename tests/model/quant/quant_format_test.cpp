@@ -14,8 +14,7 @@ namespace {
 
 std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
   std::vector<std::byte> out;
-  for (int b : v)
-    out.push_back(static_cast<std::byte>(b));
+  for (int b : v) out.push_back(static_cast<std::byte>(b));
   return out;
 }
 
@@ -88,18 +87,15 @@ TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
   dequantize_row(quant_format::q4_0, block.data(), 32, v.data());
   EXPECT_EQ(v[0], 3.5f);
   EXPECT_EQ(v[16], -3.0f);
-  for (int i : {1, 15, 17, 31})
-    EXPECT_EQ(v[static_cast<std::size_t>(i)], 0.0f);
+  for (int i : {1, 15, 17, 31}) EXPECT_EQ(v[static_cast<std::size_t>(i)], 0.0f);
 }
 
 TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
   std::vector<std::byte> block = bytes_of({0x00, 0x3c}); // d = 1
-  for (int i = 0; i < 32; ++i)
-    block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
+  for (int i = 0; i < 32; ++i) block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
   std::vector<float> v(32);
   dequantize_row(quant_format::q8_0, block.data(), 32, v.data());
-  for (std::size_t i = 0; i < 32; ++i)
-    EXPECT_EQ(v[i], static_cast<float>(i) - 16.0f);
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(v[i], static_cast<float>(i) - 16.0f);
 }
 
 // Every value lands on the nearest level of its block: within half a step
@@ -112,8 +108,7 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
   for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
     const int64_t n = 256;
     std::vector<float> x(n), back(n);
-    for (float& v : x)
-      v = dist(rng);
+    for (float& v : x) v = dist(rng);
     x[5] = 0.3f; // an extreme in block 0
     std::vector<std::byte> blocks(quant_row_bytes(f, n));
     quantize_row(f, x.data(), n, blocks.data());
@@ -121,8 +116,7 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
     for (int64_t b = 0; b < n / 32; ++b) {
       const quant_block q = read_block(f, blocks.data(), b);
       float amax = 0;
-      for (int64_t i = 0; i < 32; ++i)
-        amax = std::max(amax, std::fabs(x[b * 32 + i]));
+      for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
       const float levels = f == quant_format::q8_0 ? 127.0f : 8.0f;
       EXPECT_NEAR(std::fabs(q.d), amax / levels, amax / levels * 1e-3f) << quant_name(f) << b;
       const float step = f == quant_format::q8_0 ? 0.502f : 1.002f;
@@ -143,8 +137,7 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
   for (quant_format f : {quant_format::q4_k, quant_format::q6_k}) {
     const int64_t n = 512;
     std::vector<float> x(n), back(n);
-    for (float& v : x)
-      v = dist(rng);
+    for (float& v : x) v = dist(rng);
     x[40] = 0.25f;
     x[300] = -0.3f;
     std::vector<std::byte> blocks(quant_row_bytes(f, n));

@@ -28,8 +28,7 @@ TEST(quant_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
 
 TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
   std::vector<float> x(64);
-  for (std::size_t i = 0; i < 64; ++i)
-    x[i] = static_cast<float>(i) - 20.0f;
+  for (std::size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(i) - 20.0f;
   quantized_rows q;
   quantize_rows(x.data(), 64, 1, 64, q);
   ASSERT_EQ(q.blocks, 2);
@@ -50,8 +49,7 @@ TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
 
 TEST(quant_kernels, activations_for_the_k_formats_have_one_scale_per_256_and_sums_per_16) {
   std::vector<float> x(512);
-  for (std::size_t i = 0; i < 512; ++i)
-    x[i] = static_cast<float>(i % 300) - 100.0f;
+  for (std::size_t i = 0; i < 512; ++i) x[i] = static_cast<float>(i % 300) - 100.0f;
   quantized_rows q;
   quantize_rows(x.data(), 512, 1, 512, q, 256);
   ASSERT_EQ(q.blocks, 2);
@@ -90,8 +88,7 @@ struct quant_case {
     std::normal_distribution<float> dist(0.0f, 0.05f);
     std::vector<float> row(static_cast<std::size_t>(k));
     for (int64_t r = 0; r < n; ++r) {
-      for (float& v : row)
-        v = dist(rng);
+      for (float& v : row) v = dist(rng);
       quantize_row(f, row.data(), k, blocks.data() + r * quant_row_bytes(f, k));
     }
   }
@@ -100,15 +97,13 @@ struct quant_case {
   // or the K formats' chain over super-blocks
   float chain(const quantized_rows& x, int64_t i, int64_t j) const {
     const std::byte* row = blocks.data() + j * quant_row_bytes(format, k);
-    if (is_k_format(format))
-      return k_chain(x, i, row);
+    if (is_k_format(format)) return k_chain(x, i, row);
     float s = 0;
     for (int64_t b = 0; b < k / 32; ++b) {
       const quant_block w = read_block(format, row, b);
       const auto at = static_cast<std::size_t>(i * x.blocks + b);
       int32_t isum = 0;
-      for (int64_t c = 0; c < 32; ++c)
-        isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
+      for (int64_t c = 0; c < 32; ++c) isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
       const float scale = w.d * x.d[at];
       const float term = scale * static_cast<float>(isum);
       s = s + term;
@@ -130,8 +125,7 @@ struct quant_case {
           xsum += q;
         }
         total += w.scale[j] * isum;
-        if (format == quant_format::q4_k)
-          mins += w.min[j] * xsum;
+        if (format == quant_format::q4_k) mins += w.min[j] * xsum;
       }
       const float scaled = (w.d * x.d[at]) * static_cast<float>(total);
       if (format == quant_format::q4_k)
@@ -159,8 +153,7 @@ const std::vector<format_widths>& formats() {
 std::vector<float> random_rows(int64_t m, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(m * k));
-  for (float& v : x)
-    v = dist(rng);
+  for (float& v : x) v = dist(rng);
   return x;
 }
 
@@ -179,10 +172,8 @@ TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
   // and prefill sizes; n: one output, partial and several groups (every
   // group count of a tile and its remainders).
   std::vector<int64_t> ms;
-  for (int64_t m = 1; m <= 12; ++m)
-    ms.push_back(m);
-  for (int64_t m : {31, 64})
-    ms.push_back(m);
+  for (int64_t m = 1; m <= 12; ++m) ms.push_back(m);
+  for (int64_t m : {31, 64}) ms.push_back(m);
   for (const auto& [f, widths] : formats())
     for (int64_t k : widths)
       for (int64_t n : {1, 15, 17, 48, 150}) {
