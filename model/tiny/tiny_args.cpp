@@ -36,7 +36,8 @@ std::string usage() {
          "  --seed=N                weight seed (0)\n"
          "  --shards=N              split the weights into N files + index json (1)\n"
          "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0, q4_0, q4_k or\n"
-         "                          q6_k matrices, or q4_k_m (Q4_K with some Q6_K, as llama.cpp's)\n";
+         "                          q6_k matrices, or q4_k_m (Q4_K with some Q6_K, as\n"
+         "                          llama.cpp's Q4_K_M)\n";
 }
 
 result<tiny_args> parse_args(std::span<const std::string_view> args) {

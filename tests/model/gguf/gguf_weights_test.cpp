@@ -124,7 +124,8 @@ TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
 TEST(gguf_weights, a_q4_k_m_file_mixes_formats_within_a_stack) {
   const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
   temp_dir dir;
-  const gguf_model mixed = export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
+  const gguf_model mixed =
+    export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
   const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
   EXPECT_EQ(layers[0].q_proj.quant, quant_format::q4_k);
   EXPECT_EQ(layers[0].v_proj.quant, quant_format::q6_k);
@@ -132,7 +133,8 @@ TEST(gguf_weights, a_q4_k_m_file_mixes_formats_within_a_stack) {
   EXPECT_EQ(layers[1].v_proj.quant, quant_format::q4_k);
   EXPECT_EQ(layers[1].down_proj.quant, quant_format::q4_k);
   EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q6_k);
-  const gguf_model values = export_and_load(*mixed.loaded, gguf_matrices(), dir.path() / "f32.gguf");
+  const gguf_model values =
+    export_and_load(*mixed.loaded, gguf_matrices(), dir.path() / "f32.gguf");
   harness quantised(*mixed.loaded), exact(*values.loaded);
   paged_seq a{prompt(21, 3), {}, 0}, b = a;
   double worst = 0;
