@@ -5,6 +5,7 @@
 #include "model/config.hpp"
 #include "model/model_folder.hpp"
 #include "model/sampling_defaults.hpp"
+#include "base/resident_memory.hpp"
 #include "model/tiny/tiny_model.hpp"
 #include "net/http_session.hpp"
 #include "net/session.hpp"
@@ -35,6 +36,29 @@ std::string default_model() {
     }
   }
   return dir.string();
+}
+
+// The bytes of a model's weight files: a GGUF file, or a folder's
+// safetensors files.
+int64_t weight_file_bytes(const std::filesystem::path& model) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(model, ec))
+    return static_cast<int64_t>(std::filesystem::file_size(model, ec));
+  int64_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(model, ec))
+    if (entry.path().extension() == ".safetensors")
+      total += static_cast<int64_t>(entry.file_size(ec));
+  return total;
+}
+
+// "kvactor memory after load: 902 MiB resident, 70 MiB of it file pages;
+// weight files 644 MiB" (nothing where /proc is not there).
+void report_memory(const std::filesystem::path& model) {
+  const std::optional<resident_memory> m = current_resident_memory();
+  if (!m) return;
+  const auto mb = [](int64_t bytes) { return std::to_string(bytes / (1 << 20)) + " MiB"; };
+  std::cout << "kvactor memory after load: " << mb(m->bytes) << " resident, " << mb(m->file_bytes)
+            << " of it file pages; weight files " << mb(weight_file_bytes(model)) << std::endl;
 }
 
 std::string model_dir_of(const serve_config& cfg) {
@@ -159,6 +183,7 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
       return 1;
     }
   std::cout << "kvactor listening on " << cfg.host << ":" << std::get<uint16_t>(bound) << std::endl;
+  report_memory(model_dir);
   if (!sampling->empty())
     std::cout << "kvactor sampling defaults from generation_config.json: "
               << model::to_string(*sampling) << std::endl;
