@@ -144,10 +144,10 @@ int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 :
 
 std::string_view quant_name(quant_format f) {
   switch (f) {
-    case quant_format::q8_0: return "q8_0";
-    case quant_format::q4_0: return "q4_0";
-    case quant_format::q4_k: return "q4_k";
-    case quant_format::q6_k: return "q6_k";
+  case quant_format::q8_0: return "q8_0";
+  case quant_format::q4_0: return "q4_0";
+  case quant_format::q4_k: return "q4_k";
+  case quant_format::q6_k: return "q6_k";
   }
   return "?";
 }
@@ -161,10 +161,10 @@ std::optional<quant_format> parse_quant_format(std::string_view name) {
 
 std::size_t quant_block_bytes(quant_format f) {
   switch (f) {
-    case quant_format::q8_0: return 2 + block;
-    case quant_format::q4_0: return 2 + block / 2;
-    case quant_format::q4_k: return 4 + 12 + super / 2;
-    case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
+  case quant_format::q8_0: return 2 + block;
+  case quant_format::q4_0: return 2 + block / 2;
+  case quant_format::q4_k: return 4 + 12 + super / 2;
+  case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
   }
   return 0;
 }
@@ -177,10 +177,10 @@ std::size_t quant_row_bytes(quant_format f, int64_t n) {
 
 int32_t quant_offset(quant_format f) {
   switch (f) {
-    case quant_format::q8_0: return 128;
-    case quant_format::q4_0: return 8;
-    case quant_format::q4_k: return 0;
-    case quant_format::q6_k: return 32;
+  case quant_format::q8_0: return 128;
+  case quant_format::q4_0: return 8;
+  case quant_format::q4_k: return 0;
+  case quant_format::q6_k: return 32;
   }
   return 0;
 }
@@ -192,10 +192,10 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
   for (int64_t b = 0; b < n / values; ++b, out += bytes) {
     const float* v = x + b * values;
     switch (f) {
-      case quant_format::q8_0: quantize_q8_0(v, out); break;
-      case quant_format::q4_0: quantize_q4_0(v, out); break;
-      case quant_format::q4_k: quantize_q4_k(v, out); break;
-      case quant_format::q6_k: quantize_q6_k(v, out); break;
+    case quant_format::q8_0: quantize_q8_0(v, out); break;
+    case quant_format::q4_0: quantize_q4_0(v, out); break;
+    case quant_format::q4_k: quantize_q4_k(v, out); break;
+    case quant_format::q6_k: quantize_q6_k(v, out); break;
     }
   }
 }
