@@ -155,7 +155,8 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
           std::tuple{&lw.q_proj, &lw.v_proj, "attn_q, attn_v"},
           std::tuple{&lw.gate_proj, &lw.up_proj, "ffn_gate, ffn_up"}})
       if (a->quant.has_value() != b->quant.has_value() || (!a->quant && a->type != b->type))
-        return fail(p + names, "these matrices are multiplied together and need one type");
+        return fail(p + names, "these matrices are multiplied together: all quantised or all of "
+                               "one dense type");
     w.layers_.push_back(lw);
   }
   auto norm = tensor("output_norm.weight", {hidden});

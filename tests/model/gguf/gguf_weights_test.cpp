@@ -177,35 +177,50 @@ TEST(gguf_weights, refusals_name_the_tensor) {
   EXPECT_THAT(w.error().message, HasSubstr("missing"));
 }
 
-// A Q5_K matrix (a type kvactor does not compute with): the fp32 export
-// with one tensor's type id changed in its table entry. Its 256-value rows
-// then take 176 bytes each, less than the fp32 data it points at.
-TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
+// The tiny Llama model's fp32 export with tensor `name`'s type id changed
+// in its table entry to `type`, loaded: a block type's rows take fewer
+// bytes than the fp32 data the entry points at, so the file stays valid.
+result<model_weights> load_retyped(const std::string& name, ggml_type type,
+                                   const std::filesystem::path& path) {
   const loaded_model& m = tiny_model(architecture::llama);
-  temp_dir dir;
-  const std::filesystem::path path = dir.path() / "m.gguf";
-  ASSERT_TRUE(export_gguf(m.config, m.weights, gguf_matrices(), gguf_writer{}, path));
+  KVACTOR_ASSERT(export_gguf(m.config, m.weights, gguf_matrices(), gguf_writer{}, path),
+                 "exporting the GGUF file failed");
   std::string bytes;
   {
     std::ifstream in(path, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  const std::string name = "blk.0.attn_output.weight";
   const std::size_t at = bytes.find(name);
-  ASSERT_NE(at, std::string::npos);
+  KVACTOR_ASSERT(at != std::string::npos, "the tensor is in the file");
   const std::size_t type_at = at + name.size() + 4 + 2 * 8; // u32 n_dims, u64 dims[2]
-  const uint32_t q5_k = 13;
-  std::memcpy(bytes.data() + type_at, &q5_k, sizeof q5_k);
+  const auto id = static_cast<uint32_t>(type);
+  std::memcpy(bytes.data() + type_at, &id, sizeof id);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   auto f = gguf_file::open(path);
-  ASSERT_TRUE(f.has_value()) << f.error().message;
+  KVACTOR_ASSERT(f.has_value(), "the retyped file opens");
   auto file = std::make_shared<const gguf_file>(std::move(*f));
   auto config = gguf_model_config(*file);
-  ASSERT_TRUE(config.has_value());
-  auto w = model_weights::load_gguf(*config, file);
+  KVACTOR_ASSERT(config.has_value(), "the retyped file's config");
+  return model_weights::load_gguf(*config, file);
+}
+
+// Q5_K: a type kvactor does not compute with.
+TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
+  temp_dir dir;
+  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::q5_k, dir.path() / "m.gguf");
   ASSERT_FALSE(w.has_value());
-  EXPECT_THAT(w.error().message, HasSubstr(name));
+  EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_output.weight"));
   EXPECT_THAT(w.error().message, HasSubstr("type Q5_K is not one kvactor computes with"));
+}
+
+// A stack multiplied as one may mix quantised formats, not quantised and
+// dense matrices.
+TEST(gguf_weights, a_stack_of_quantised_and_dense_matrices_is_refused) {
+  temp_dir dir;
+  auto w = load_retyped("blk.0.attn_v.weight", ggml_type::q8_0, dir.path() / "m.gguf");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_q, attn_v"));
+  EXPECT_THAT(w.error().message, HasSubstr("all quantised or all of one dense type"));
 }
 
 } // namespace
