@@ -323,7 +323,9 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
   const std::string model_dir = model_dir_of(cfg);
   if (model_dir.empty())
     return 1;
-  auto tok = model::tokenizer::load(std::filesystem::path(model_dir) / "tokenizer.json");
+  // NOTE: the front tokenizes; the workers hold the weights (a folder's
+  // tokenizer.json, or the tokenizer in a GGUF file's metadata).
+  auto tok = model::load_model_tokenizer(model_dir);
   if (!tok) {
     std::cerr << "kvactor-serve: " << tok.error().message << "\n";
     return 1;

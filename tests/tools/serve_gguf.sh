@@ -7,11 +7,14 @@
 # same generated ids, over HTTP and over the line protocol (fp32: the
 # folder's weights; the others: the folder served with --weights=FORMAT,
 # which quantises to the same blocks). Q4_K_M mixes formats no folder
-# quantises to: its prompt ids equal the folder's, its two front doors agree.
+# quantises to: its prompt ids equal the folder's, its two front doors agree,
+# and the multi-node front (tokenizing from the file, a worker serving it)
+# answers as the single node does.
 #   serve_gguf.sh SERVE MAKE_TINY CLIENT SCRATCH_DIR
 set -euo pipefail
 serve=$1 make_tiny=$2 client=$3 scratch=$4
 source "$(dirname "$0")/http_server.sh"
+trap 'kill -9 ${pid:-0} ${worker:-0} 2>/dev/null || true; rm -f "$log"' EXIT
 
 rm -rf "$scratch"
 "$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
@@ -35,13 +38,23 @@ request='{"prompt":"Once upon a time","max_tokens":8,"ignore_eos":true,"temperat
 # $(...): http_server.sh's exit trap kills $pid, which must be set here.
 answers() { # MODEL [kvactor-serve options]
   start_http_server "$serve" "$@" --kv-cache-mib=16 >/dev/null
-  local out prompt line_port
+  local out prompt line_port l
   out=$(http POST /v1/completions "$request")
   grep -q '^HTTP/1.1 200 OK' <<<"$out" || { echo "$out"; exit 1; }
   prompt=$(body <<<"$out" | json_at choices 0 prompt_token_ids)
   echo "prompt $prompt"
   echo "http $(body <<<"$out" | json_at choices 0 token_ids)"
   line_port=$(sed -n 's/.*kvactor listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log")
+  if [[ " $* " == *" --workers="* ]]; then # a front: until its worker is live (30 s)
+    for _ in $(seq 1 300); do
+      exec 3<>"/dev/tcp/127.0.0.1/$line_port"
+      printf '{"op":"stats"}\n' >&3
+      read -r -t 30 l <&3
+      exec 3>&-
+      [[ $l == *'"state":"live"'* ]] && break
+      sleep 0.1
+    done
+  fi
   exec 3<>"/dev/tcp/127.0.0.1/$line_port"
   printf '{"op":"generate","id":"g","prompt_tokens":%s,"max_tokens":8,"ignore_eos":true,"temperature":0}\n' \
     "$prompt" >&3
@@ -72,6 +85,22 @@ answers "$scratch/wide/model-q4_k_m.gguf" >"$scratch/got"
 echo "q4_k_m gguf: $(cat "$scratch/got")"
 [ "$(sed -n 's/^prompt //p' "$scratch/got")" = "$(sed -n 's/^prompt //p' "$scratch/want")" ]
 [ "$(sed -n 's/^http //p' "$scratch/got")" = "$(sed -n 's/^line //p' "$scratch/got")" ]
+
+# The multi-node front: a worker serving the Q4_K_M file behind a front
+# answers as the single node did.
+gguf=$scratch/wide/model-q4_k_m.gguf
+"$serve" --model="$gguf" --worker-port=0 --kv-cache-mib=16 >"$scratch/worker.log" 2>&1 &
+worker=$!
+for _ in $(seq 1 300); do
+  grep -q 'kvactor worker on' "$scratch/worker.log" && break
+  sleep 0.1
+done
+worker_port=$(sed -n 's/.*kvactor worker on 127.0.0.1:\([0-9]*\).*/\1/p' "$scratch/worker.log")
+answers "$gguf" --workers="127.0.0.1:$worker_port" >"$scratch/front"
+echo "q4_k_m front: $(cat "$scratch/front")"
+[ "$(cat "$scratch/front")" = "$(cat "$scratch/got")" ]
+kill -INT $worker
+wait $worker
 
 # A GGUF file kvactor cannot serve: an error naming the file, exit code 1.
 printf 'GGUF\x01\x00\x00\x00' >"$scratch/old.gguf"
