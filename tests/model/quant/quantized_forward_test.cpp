@@ -22,7 +22,7 @@ using namespace test_support;
 // replaced by the values `format` keeps of them, in fp32.
 std::filesystem::path write_dequantized(const loaded_model& m, quant_format format,
                                         const std::filesystem::path& dir) {
-  const tiny_shape shape = shape_for(format);
+  const tiny_shape model_shape = shape_for(format);
   safetensors_writer w;
   const auto add = [&](const std::string& name, const weight_view& v, bool quantise) {
     std::vector<float> values(v.f32(), v.f32() + v.num_elements());
@@ -53,7 +53,7 @@ std::filesystem::path write_dequantized(const loaded_model& m, quant_format form
   }
   std::filesystem::create_directories(dir);
   for (const char* file : {"config.json", "tokenizer.json"})
-    std::filesystem::copy_file(tiny_folder(architecture::llama, shape) / file, dir / file);
+    std::filesystem::copy_file(tiny_folder(architecture::llama, model_shape) / file, dir / file);
   KVACTOR_ASSERT(w.write(dir / "model.safetensors"), "writing the dequantised model failed");
   return dir;
 }
