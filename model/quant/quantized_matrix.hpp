@@ -22,7 +22,8 @@
 // what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
 // last are zeros with scale 0. Packing stacks several matrices of one width
 // (q | k | v, gate | up) so that one product computes them all; the bytes
-// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0).
+// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 37/64
+// (Q4_K: its 6-bit scales and mins a byte each), 105/128 (Q6_K, as stored).
 
 #include <cstddef>
 #include <cstdint>
