@@ -1,6 +1,8 @@
 // The integer block products (quant_kernels.hpp), AVX-512 VNNI: a group's 16
 // rows are the 16 lanes of a vector, and one vpdpbusd adds 4 columns' u8 x
-// s8 products to each lane's block sum.
+// s8 products to each lane's sum: a block's (Q8_0, Q4_0), or a K-format
+// sub-block's, which the lane's integer scale (vpmulld) then scales into the
+// super-block's S.
 // NOTE: intrinsics only, no std:: or other inline library code (see
 // linear_avx512.cpp); built with -ffp-contract=off, so the chain's
 // multiplies and adds stay two roundings, as in every kernel.
@@ -11,9 +13,11 @@
 namespace kvactor::model::layers::avx512_vnni {
 namespace {
 
-constexpr int64_t lanes = 16, block = 32;
+constexpr int64_t lanes = 16, block = 32, super = 256;
 
 inline int64_t at_most(int64_t a, int64_t b) { return a < b ? a : b; }
+
+inline __m512i load(const uint8_t* p) { return _mm512_loadu_si512(p); }
 
 // Q8_0 and Q4_0 alike: 8 vectors of u8, each 4 columns of all 16 rows.
 template <bool Q4>
@@ -41,10 +45,52 @@ inline __m512i broadcast4(const int8_t* x) {
   return _mm512_set1_epi32(bits);
 }
 
+// Each lane's sum of 32 columns' products: 8 vectors of u8 (4 columns of
+// the 16 rows each) against x's 32 integers at `xq`.
+inline __m512i block_sum(const __m512i (&v)[8], const int8_t* xq) {
+  // NOTE: two partial sums halve the chain of dependent vpdpbusd.
+  __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+    s0 = _mm512_dpbusd_epi32(s0, v[2 * c], broadcast4(xq + 8 * c));
+    s1 = _mm512_dpbusd_epi32(s1, v[2 * c + 1], broadcast4(xq + 8 * c + 4));
+  }
+  return _mm512_add_epi32(s0, s1);
+}
+
+// 16 bytes of metadata, one per lane, widened to 32 bits.
+inline __m512i lane_bytes(const uint8_t* p, bool is_signed) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+inline __m512 lane_halves(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// A tile's R x NB accumulators to y (n <= 16 NB outputs a row; + y when
+// accumulate).
+template <int R, int NB>
+void store(const __m512 (&acc)[R][NB], int64_t n, float* y, int64_t ldy, bool accumulate) {
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) {
+      if (n <= lanes * j) break;
+      const int64_t left = n - lanes * j;
+      const __mmask16 mask =
+        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+      float* out = y + i * ldy + lanes * j;
+      __m512 s = acc[i][j];
+      if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, out));
+      _mm512_mask_storeu_ps(out, mask, s);
+    }
+}
+
 // R rows of x against NB consecutive groups (n <= 16 NB outputs of them).
 template <bool Q4, int R, int NB>
-void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
-          bool accumulate) {
+void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                bool accumulate) {
   using f = format<Q4>;
   const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
   const int64_t scales = x.blocks * quant_ints_bytes(Q4);
@@ -64,92 +110,218 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
-        // NOTE: two partial sums halve the chain of dependent vpdpbusd.
-        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) {
-          s0 = _mm512_dpbusd_epi32(s0, v[2 * c], broadcast4(xq + 8 * c));
-          s1 = _mm512_dpbusd_epi32(s1, v[2 * c + 1], broadcast4(xq + 8 * c + 4));
-        }
         const __m512i isum = _mm512_sub_epi32(
-          _mm512_add_epi32(s0, s1), _mm512_set1_epi32(f::offset * x.sum[i * x.blocks + b]));
+          block_sum(v, xq), _mm512_set1_epi32(f::offset * x.sum[i * x.blocks + b]));
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[i * x.blocks + b]));
         acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_mul_ps(scale, _mm512_cvtepi32_ps(isum)));
       }
     }
   }
+  store<R, NB>(acc, n, y, ldy, accumulate);
+}
+
+// Sub-block s of NB groups' super-block b (at `ints` and `meta`, groups
+// `group_bytes` apart) against R rows of x: each lane's sum scaled into its
+// S (and, for Q4_K, its min times the rows' sum into M), as the chain in
+// quant_kernels.hpp defines them. The rows' broadcasts serve every group.
+template <int R, int NB>
+inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* ints,
+                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
+                     __m512i (&mins)[R][NB]) {
+#pragma GCC unroll 8
+  for (int j = 0; j < NB; ++j) {
+    const uint8_t* m = meta + j * group_bytes;
+    __m512i v[8];
+    format<true>::load(ints + j * group_bytes + 256 * s, v); // Q4_0's nibble vectors
+    const __m512i scale = lane_bytes(m + 64 + 16 * s, false);
+    const __m512i min = lane_bytes(m + 192 + 16 * s, false);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
+      const int32_t* xsum = x.sum + (i * x.blocks + b) * 16 + 2 * s;
+      total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(block_sum(v, xq), scale));
+      mins[i][j] =
+        _mm512_add_epi32(mins[i][j], _mm512_mullo_epi32(min, _mm512_set1_epi32(xsum[0] + xsum[1])));
+    }
+  }
+}
+
+template <int R, int NB>
+inline void sub_q6_k(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
+                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB]) {
+  const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
+#pragma GCC unroll 8
+  for (int j = 0; j < NB; ++j) {
+    const uint8_t* sub = ints + j * group_bytes + 192 * k;
+    const __m512i p0 = load(sub), p1 = load(sub + 64), h = load(sub + 128);
+    // NOTE: columns 4c .. 4c + 3 take their top bits from bits 2c, 2c + 1
+    // of h, moved to bits 4, 5 (16-bit shifts: the mask drops what crosses
+    // a byte).
+    const __m512i u[4] = {
+      _mm512_or_si512(_mm512_and_si512(p0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top)),
+      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p0, 4), low),
+                      _mm512_and_si512(_mm512_slli_epi16(h, 2), top)),
+      _mm512_or_si512(_mm512_and_si512(p1, low), _mm512_and_si512(h, top)),
+      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p1, 4), low),
+                      _mm512_and_si512(_mm512_srli_epi16(h, 2), top))};
+    const __m512i scale = lane_bytes(meta + j * group_bytes + 32 + 16 * k, true);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const int8_t* xq = x.q + (i * x.blocks + b) * super + 16 * k;
+      const int32_t xsum = x.sum[(i * x.blocks + b) * 16 + k];
+      const __m512i s0 =
+        _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[0], broadcast4(xq)), u[1],
+                            broadcast4(xq + 4));
+      const __m512i s1 =
+        _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[2], broadcast4(xq + 8)),
+                            u[3], broadcast4(xq + 12));
+      const __m512i t = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(32 * xsum));
+      total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
+    }
+  }
+}
+
+// The same for the K formats: super-block by super-block, sub-block by
+// sub-block across the NB groups.
+template <bool Q6, int R, int NB>
+void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                bool accumulate) {
+  const int64_t group_bytes = k_group_bytes(Q6, x.blocks);
+  const int64_t metadata = x.blocks * k_ints_bytes(Q6);
+  __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < x.blocks; ++b) {
+    const uint8_t* ints = w + b * k_ints_bytes(Q6);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
+    __m512i total[R][NB], mins[R][NB];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NB; ++j) total[i][j] = mins[i][j] = _mm512_setzero_si512();
+    if constexpr (Q6)
+      for (int k = 0; k < 16; ++k) sub_q6_k<R, NB>(x, b, k, ints, meta, group_bytes, total);
+    else
+      for (int s = 0; s < 8; ++s) sub_q4_k<R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
+#pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
-      if (n <= lanes * j) break;
-      const int64_t left = n - lanes * j;
-      const __mmask16 mask =
-        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
-      float* out = y + i * ldy + lanes * j;
-      __m512 s = acc[i][j];
-      if (accumulate) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, out));
-      _mm512_mask_storeu_ps(out, mask, s);
+      const __m512 d = lane_halves(meta + j * group_bytes);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
+        const __m512 scaled = _mm512_mul_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(total[i][j]));
+        if constexpr (Q6) {
+          acc[i][j] = _mm512_add_ps(acc[i][j], scaled);
+        } else {
+          const __m512 dmin = lane_halves(meta + j * group_bytes + 32);
+          const __m512 offset =
+            _mm512_mul_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(mins[i][j]));
+          acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_sub_ps(scaled, offset));
+        }
+      }
     }
+  }
+  store<R, NB>(acc, n, y, ldy, accumulate);
 }
 
-inline quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
-  return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
-}
+// What the drivers below need of a format: a group's bytes, x from row i
+// on, and the tile. Q8_0 and Q4_0: blocks of 32 with one sum each.
+template <bool Q4>
+struct blocks_of_32 {
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Q4, blocks); }
+  static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
+    return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
+  }
+  template <int R, int NB>
+  static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                   bool accumulate) {
+    block_tile<Q4, R, NB>(x, w, n, y, ldy, accumulate);
+  }
+};
 
-template <bool Q4, int R, int NB>
+// Q4_K and Q6_K: super-blocks of 256 with 16 sums each.
+template <bool Q6>
+struct super_blocks {
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Q6, blocks); }
+  static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
+    return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
+  }
+  template <int R, int NB>
+  static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                   bool accumulate) {
+    super_tile<Q6, R, NB>(x, w, n, y, ldy, accumulate);
+  }
+};
+
+template <class F, int R, int NB>
 void tail_rows(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
                int64_t ldy, bool accumulate) {
   if constexpr (R > 0) {
-    if (rows == R) tile<Q4, R, NB>(x, w, n, y, ldy, accumulate);
-    else tail_rows<Q4, R - 1, NB>(rows, x, w, n, y, ldy, accumulate);
+    if (rows == R) F::template tile<R, NB>(x, w, n, y, ldy, accumulate);
+    else tail_rows<F, R - 1, NB>(rows, x, w, n, y, ldy, accumulate);
   }
 }
 
 // All m rows against NB groups: tiles of R rows, then the rest, while the
 // groups stay in cache.
-template <bool Q4, int R, int NB>
+template <class F, int R, int NB>
 void group(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
            int64_t ldy, bool accumulate) {
   int64_t i = 0;
-  for (; i + R <= m; i += R) tile<Q4, R, NB>(rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
-  tail_rows<Q4, R - 1, NB>(m - i, rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
+  for (; i + R <= m; i += R)
+    F::template tile<R, NB>(F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
+  tail_rows<F, R - 1, NB>(m - i, F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
 }
 
 // Every group, NB at a time, then the rest one by one.
-template <bool Q4, int R, int NB>
+template <class F, int R, int NB>
 void sweep(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
            int64_t ldy, bool accumulate) {
-  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
+  const int64_t group_bytes = F::group_bytes(x.blocks);
   const int64_t num_groups = (n + lanes - 1) / lanes;
   int64_t g = 0;
   for (; g + NB <= num_groups; g += NB)
-    group<Q4, R, NB>(x, m, w + g * group_bytes, at_most(lanes * NB, n - lanes * g),
-                     y + lanes * g, ldy, accumulate);
+    group<F, R, NB>(x, m, w + g * group_bytes, at_most(lanes * NB, n - lanes * g), y + lanes * g,
+                    ldy, accumulate);
   for (; g < num_groups; ++g)
-    group<Q4, R, 1>(x, m, w + g * group_bytes, at_most(lanes, n - lanes * g), y + lanes * g, ldy,
-                    accumulate);
+    group<F, R, 1>(x, m, w + g * group_bytes, at_most(lanes, n - lanes * g), y + lanes * g, ldy,
+                   accumulate);
 }
 
-template <bool Q4>
+// NOTE: the loaded or unpacked vectors, the rows' sums and the
+// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; many rows of Q4_K
+// (prefill), 5 x 1, measured a quarter faster than 4 x 2 at 64 rows (Q6_K:
+// slower).
+template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-             int64_t ldy, bool accumulate) {
-  // NOTE: 8 loaded vectors + accumulators + partial sums in 32 registers:
-  // 1 row x 4 groups, 4 x 2 (8 accumulators).
-  if (m == 1) return sweep<Q4, 1, 4>(x, m, w, n, y, ldy, accumulate);
-  sweep<Q4, 4, 2>(x, m, w, n, y, ldy, accumulate);
+             int64_t ldy, bool accumulate, bool five_row_tiles = false) {
+  if (m == 1) return sweep<F, 1, 4>(x, m, w, n, y, ldy, accumulate);
+  if (five_row_tiles && m >= 16) return sweep<F, 5, 1>(x, m, w, n, y, ldy, accumulate);
+  sweep<F, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace
 
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<false>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<false>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<true>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<true>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<false>>(x, m, w, n, y, ldy, accumulate, true);
+}
+
+void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<true>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace kvactor::model::layers::avx512_vnni

@@ -48,7 +48,7 @@ inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints
 }
 
 // S of half h of a Q6_K super-block (columns' top bits moved from bits 2c,
-// 2c + 1 to 4, 5 as in quant_k_avx512_vnni.cpp).
+// 2c + 1 to 4, 5 as in quant_avx512_vnni.cpp).
 inline __m256i sums_q6_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
                          const uint8_t* meta, int h) {
   const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
