@@ -21,34 +21,51 @@ int32_t stored(const uint8_t* q, int64_t lane, int64_t c) {
   }
 }
 
-template <bool Q4>
-void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-             int64_t ldy, bool accumulate) {
-  constexpr int32_t offset = Q4 ? 8 : 128;
+float half_at(const uint8_t* p, int64_t i) {
+  uint16_t d16;
+  std::memcpy(&d16, p + 2 * i, sizeof d16);
+  return f16_to_f32(d16);
+}
+
+// Every output: for each group of W (`group_bytes` apart) and row i of x,
+// chain(wg, i, live, acc) sums the row against the group's `live` lanes
+// into acc, which then goes to y (+ y when accumulate).
+template <class Chain>
+void each_output(int64_t group_bytes, int64_t m, const uint8_t* w, int64_t n, float* y,
+                 int64_t ldy, bool accumulate, Chain chain) {
   for (int64_t g = 0; g * lanes < n; ++g) {
-    const uint8_t* wg = w + g * quant_group_bytes(Q4, x.blocks);
-    const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Q4);
+    const uint8_t* wg = w + g * group_bytes;
     const int64_t live = n - g * lanes < lanes ? n - g * lanes : lanes;
     for (int64_t i = 0; i < m; ++i) {
       float acc[lanes] = {};
-      for (int64_t b = 0; b < x.blocks; ++b) {
-        const uint8_t* ints = wg + b * quant_ints_bytes(Q4);
-        const int8_t* xq = x.q + (i * x.blocks + b) * block;
-        const float dx = x.d[i * x.blocks + b];
-        const int32_t xsum = x.sum[i * x.blocks + b];
-        for (int64_t l = 0; l < live; ++l) {
-          int32_t isum = 0;
-          for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(ints, l, c) * xq[c];
-          isum -= offset * xsum;
-          uint16_t d16;
-          std::memcpy(&d16, scales + b * quant_scales_bytes + 2 * l, sizeof d16);
-          acc[l] = acc[l] + (f16_to_f32(d16) * dx) * static_cast<float>(isum);
-        }
-      }
+      chain(wg, i, live, acc);
       float* out = y + i * ldy + g * lanes;
       for (int64_t l = 0; l < live; ++l) out[l] = accumulate ? acc[l] + out[l] : acc[l];
     }
   }
+}
+
+template <bool Q4>
+void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+             int64_t ldy, bool accumulate) {
+  constexpr int32_t offset = Q4 ? 8 : 128;
+  each_output(quant_group_bytes(Q4, x.blocks), m, w, n, y, ldy, accumulate,
+              [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
+    const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Q4);
+    for (int64_t b = 0; b < x.blocks; ++b) {
+      const uint8_t* ints = wg + b * quant_ints_bytes(Q4);
+      const int8_t* xq = x.q + (i * x.blocks + b) * block;
+      const float dx = x.d[i * x.blocks + b];
+      const int32_t xsum = x.sum[i * x.blocks + b];
+      for (int64_t l = 0; l < live; ++l) {
+        int32_t isum = 0;
+        for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(ints, l, c) * xq[c];
+        isum -= offset * xsum;
+        const float dw = half_at(scales + b * quant_scales_bytes, l);
+        acc[l] = acc[l] + (dw * dx) * static_cast<float>(isum);
+      }
+    }
+  });
 }
 
 // Lane `lane`'s stored integer of column c of a K-format super-block's
@@ -66,53 +83,41 @@ int32_t k_stored(const uint8_t* ints, int64_t lane, int64_t c) {
   }
 }
 
-float half_at(const uint8_t* p, int64_t i) {
-  uint16_t d16;
-  std::memcpy(&d16, p + 2 * i, sizeof d16);
-  return f16_to_f32(d16);
-}
-
 template <bool Q6>
 void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                int64_t ldy, bool accumulate) {
   constexpr int64_t super = 256;
-  for (int64_t g = 0; g * lanes < n; ++g) {
-    const uint8_t* wg = w + g * k_group_bytes(Q6, x.blocks);
-    const int64_t live = n - g * lanes < lanes ? n - g * lanes : lanes;
-    for (int64_t i = 0; i < m; ++i) {
-      float acc[lanes] = {};
-      for (int64_t b = 0; b < x.blocks; ++b) {
-        const uint8_t* ints = wg + b * k_ints_bytes(Q6);
-        const uint8_t* meta = wg + x.blocks * k_ints_bytes(Q6) + b * k_meta_bytes(Q6);
-        const int8_t* xq = x.q + (i * x.blocks + b) * super;
-        const int32_t* xsum = x.sum + (i * x.blocks + b) * 16;
-        const float dx = x.d[i * x.blocks + b];
-        for (int64_t l = 0; l < live; ++l) {
-          int32_t total = 0, mins = 0;
-          for (int64_t s = 0; s < (Q6 ? 16 : 8); ++s) {
-            const int64_t width = Q6 ? 16 : 32;
-            int32_t t = 0;
-            for (int64_t c = s * width; c < (s + 1) * width; ++c)
-              t += k_stored<Q6>(ints, l, c) * xq[c];
-            if constexpr (Q6) {
-              t -= 32 * xsum[s];
-              total += static_cast<int8_t>(meta[32 + 16 * s + l]) * t;
-            } else {
-              total += meta[64 + 16 * s + l] * t;
-              mins += meta[192 + 16 * s + l] * (xsum[2 * s] + xsum[2 * s + 1]);
-            }
+  each_output(k_group_bytes(Q6, x.blocks), m, w, n, y, ldy, accumulate,
+              [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
+    for (int64_t b = 0; b < x.blocks; ++b) {
+      const uint8_t* ints = wg + b * k_ints_bytes(Q6);
+      const uint8_t* meta = wg + x.blocks * k_ints_bytes(Q6) + b * k_meta_bytes(Q6);
+      const int8_t* xq = x.q + (i * x.blocks + b) * super;
+      const int32_t* xsum = x.sum + (i * x.blocks + b) * 16;
+      const float dx = x.d[i * x.blocks + b];
+      for (int64_t l = 0; l < live; ++l) {
+        int32_t total = 0, mins = 0;
+        for (int64_t s = 0; s < (Q6 ? 16 : 8); ++s) {
+          const int64_t width = Q6 ? 16 : 32;
+          int32_t t = 0;
+          for (int64_t c = s * width; c < (s + 1) * width; ++c)
+            t += k_stored<Q6>(ints, l, c) * xq[c];
+          if constexpr (Q6) {
+            t -= 32 * xsum[s];
+            total += static_cast<int8_t>(meta[32 + 16 * s + l]) * t;
+          } else {
+            total += meta[64 + 16 * s + l] * t;
+            mins += meta[192 + 16 * s + l] * (xsum[2 * s] + xsum[2 * s + 1]);
           }
-          const float scaled = (half_at(meta, l) * dx) * static_cast<float>(total);
-          if constexpr (Q6)
-            acc[l] = acc[l] + scaled;
-          else
-            acc[l] = acc[l] + (scaled - (half_at(meta + 32, l) * dx) * static_cast<float>(mins));
         }
+        const float scaled = (half_at(meta, l) * dx) * static_cast<float>(total);
+        if constexpr (Q6)
+          acc[l] = acc[l] + scaled;
+        else
+          acc[l] = acc[l] + (scaled - (half_at(meta + 32, l) * dx) * static_cast<float>(mins));
       }
-      float* out = y + i * ldy + g * lanes;
-      for (int64_t l = 0; l < live; ++l) out[l] = accumulate ? acc[l] + out[l] : acc[l];
     }
-  }
+  });
 }
 
 } // namespace
