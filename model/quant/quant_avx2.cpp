@@ -11,7 +11,6 @@
 namespace kvactor::model::layers::avx2 {
 
 #include "model/quant/quant_tiles_256.inl"
-#include "model/quant/quant_k_tiles_256.inl"
 
 namespace {
 

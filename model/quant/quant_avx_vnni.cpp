@@ -12,7 +12,6 @@
 namespace kvactor::model::layers::avx_vnni {
 
 #include "model/quant/quant_tiles_256.inl"
-#include "model/quant/quant_k_tiles_256.inl"
 
 namespace {
 

@@ -1,14 +1,14 @@
 // The integer block products (quant_kernels.hpp) on 256-bit vectors: a
 // group's 16 rows are two vectors of 8 lanes; tiles of 1 or 2 rows of x
 // against one group. Included by quant_avx2.cpp and quant_avx_vnni.cpp
-// inside their namespace; each then defines block_sum, the one step their
-// instructions do differently.
+// inside their namespace; each then defines block_sum and dot4, the steps
+// their instructions do differently.
 // NOTE: intrinsics only (see linear_avx512.cpp); built with
 // -ffp-contract=off, as every kernel.
 
 namespace {
 
-constexpr int64_t lanes = 16, block = 32;
+constexpr int64_t lanes = 16, block = 32, super = 256;
 
 inline int64_t at_most(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -29,10 +29,38 @@ inline __m256i load_half(const uint8_t* q, int j, int h) {
 template <bool Q4>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum);
 
+// acc + per 32-bit lane the sum of its 4 products u8 u x s8 x (u < 64).
+inline __m256i dot4(__m256i acc, __m256i u, __m256i x);
+
+// Half h of 16 bytes of metadata (one per lane), widened to 32 bits.
+inline __m256i half_bytes(const uint8_t* p, int h, bool is_signed) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8 * h));
+  return is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+}
+
+// Half h of 16 fp16 values (one per lane).
+inline __m256 half_floats(const uint8_t* p, int h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * h)));
+}
+
+// A tile's R rows of accumulators (both halves) to y (n <= 16 outputs a
+// row; + y when accumulate).
+template <int R>
+void store(const __m256 (&acc)[R][2], int64_t n, float* y, int64_t ldy, bool accumulate) {
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    float out[lanes];
+    _mm256_storeu_ps(out, acc[i][0]);
+    _mm256_storeu_ps(out + 8, acc[i][1]);
+    float* dst = y + i * ldy;
+    for (int64_t l = 0; l < n; ++l) dst[l] = accumulate ? out[l] + dst[l] : out[l];
+  }
+}
+
 // R rows of x against one group (n <= 16 outputs of it).
 template <bool Q4, int R>
-void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
-          bool accumulate) {
+void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                bool accumulate) {
   const int64_t scales = x.blocks * quant_ints_bytes(Q4);
   __m256 acc[R][2];
 #pragma GCC unroll 8
@@ -53,34 +81,132 @@ void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64
       }
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < R; ++i) {
-    float out[lanes];
-    _mm256_storeu_ps(out, acc[i][0]);
-    _mm256_storeu_ps(out + 8, acc[i][1]);
-    float* dst = y + i * ldy;
-    for (int64_t l = 0; l < n; ++l) dst[l] = accumulate ? out[l] + dst[l] : out[l];
+  store<R>(acc, n, y, ldy, accumulate);
+}
+
+// S and M (quant_kernels.hpp) of half h of a Q4_K super-block against a
+// row's block of 256 activations `xq` and its sums per 16.
+inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
+                      const uint8_t* meta, int h, __m256i& total, __m256i& mins) {
+  total = mins = _mm256_setzero_si256();
+  for (int s = 0; s < 8; ++s) {
+    // NOTE: a sub-block's nibbles are laid out as a Q4_0 block's; offset 0.
+    const __m256i sum = block_sum<true>(ints + 256 * s, h, xq + 32 * s, 0);
+    total =
+      _mm256_add_epi32(total, _mm256_mullo_epi32(sum, half_bytes(meta + 64 + 16 * s, h, false)));
+    mins =
+      _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + 192 + 16 * s, h, false),
+                                                _mm256_set1_epi32(xsum[2 * s] + xsum[2 * s + 1])));
   }
 }
 
+// S of half h of a Q6_K super-block (columns' top bits moved from bits 2c,
+// 2c + 1 to 4, 5 as in quant_avx512_vnni.cpp).
+inline __m256i sums_q6_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
+                         const uint8_t* meta, int h) {
+  const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
+  __m256i total = _mm256_setzero_si256();
+  for (int k = 0; k < 16; ++k) {
+    const uint8_t* sub = ints + 192 * k;
+    const __m256i p0 = load_half(sub, 0, h), p1 = load_half(sub, 1, h), hb = load_half(sub, 2, h);
+    const __m256i u0 =
+      _mm256_or_si256(_mm256_and_si256(p0, low), _mm256_and_si256(_mm256_slli_epi16(hb, 4), top));
+    const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p0, 4), low),
+                                       _mm256_and_si256(_mm256_slli_epi16(hb, 2), top));
+    const __m256i u2 = _mm256_or_si256(_mm256_and_si256(p1, low), _mm256_and_si256(hb, top));
+    const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p1, 4), low),
+                                       _mm256_and_si256(_mm256_srli_epi16(hb, 2), top));
+    const int8_t* xk = xq + 16 * k;
+    const __m256i s0 =
+      dot4(dot4(_mm256_setzero_si256(), u0, broadcast4(xk)), u1, broadcast4(xk + 4));
+    const __m256i s1 =
+      dot4(dot4(_mm256_setzero_si256(), u2, broadcast4(xk + 8)), u3, broadcast4(xk + 12));
+    const __m256i t = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(32 * xsum[k]));
+    total = _mm256_add_epi32(total, _mm256_mullo_epi32(t, half_bytes(meta + 32 + 16 * k, h, true)));
+  }
+  return total;
+}
+
+// The same for the K formats, super-block by super-block.
+template <bool Q6, int R>
+void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                bool accumulate) {
+  const int64_t metadata = x.blocks * k_ints_bytes(Q6);
+  __m256 acc[R][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < x.blocks; ++b) {
+    const uint8_t* ints = w + b * k_ints_bytes(Q6);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256 d = half_floats(meta, h);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const int64_t at = i * x.blocks + b;
+        const int8_t* xq = x.q + at * super;
+        const int32_t* xsum = x.sum + at * 16;
+        const __m256 dx = _mm256_set1_ps(x.d[at]);
+        if constexpr (Q6) {
+          const __m256i total = sums_q6_k(xq, xsum, ints, meta, h);
+          acc[i][h] = _mm256_add_ps(acc[i][h],
+                                    _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total)));
+        } else {
+          __m256i total, mins;
+          sums_q4_k(xq, xsum, ints, meta, h, total, mins);
+          const __m256 dmin = half_floats(meta + 32, h);
+          const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total));
+          const __m256 offset = _mm256_mul_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(mins));
+          acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_sub_ps(scaled, offset));
+        }
+      }
+    }
+  }
+  store<R>(acc, n, y, ldy, accumulate);
+}
+
+// What product() needs of a format: a group's bytes, x from row i on, and
+// the tile. Q8_0 and Q4_0: blocks of 32 with one sum each.
 template <bool Q4>
+struct blocks_of_32 {
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Q4, blocks); }
+  static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
+    return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
+  }
+  template <int R>
+  static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                   bool accumulate) {
+    block_tile<Q4, R>(x, w, n, y, ldy, accumulate);
+  }
+};
+
+// Q4_K and Q6_K: super-blocks of 256 with 16 sums each.
+template <bool Q6>
+struct super_blocks {
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Q6, blocks); }
+  static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
+    return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
+  }
+  template <int R>
+  static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
+                   bool accumulate) {
+    super_tile<Q6, R>(x, w, n, y, ldy, accumulate);
+  }
+};
+
+// Group by group, rows two at a time, then the last alone.
+template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
-  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
+  const int64_t group_bytes = F::group_bytes(x.blocks);
   for (int64_t g = 0; g * lanes < n; ++g) {
     const uint8_t* wg = w + g * group_bytes;
     const int64_t live = at_most(lanes, n - g * lanes);
     int64_t i = 0;
-    for (; i + 2 <= m; i += 2) {
-      const quant_rows_view xi{x.q + i * x.blocks * block, x.d + i * x.blocks,
-                               x.sum + i * x.blocks, x.blocks};
-      tile<Q4, 2>(xi, wg, live, y + i * ldy + g * lanes, ldy, accumulate);
-    }
-    if (i < m) {
-      const quant_rows_view xi{x.q + i * x.blocks * block, x.d + i * x.blocks,
-                               x.sum + i * x.blocks, x.blocks};
-      tile<Q4, 1>(xi, wg, live, y + i * ldy + g * lanes, ldy, accumulate);
-    }
+    for (; i + 2 <= m; i += 2)
+      F::template tile<2>(F::rows_from(x, i), wg, live, y + i * ldy + g * lanes, ldy, accumulate);
+    if (i < m)
+      F::template tile<1>(F::rows_from(x, i), wg, live, y + i * ldy + g * lanes, ldy, accumulate);
   }
 }
 
@@ -88,10 +214,20 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<false>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<false>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<true>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<true>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<false>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<true>>(x, m, w, n, y, ldy, accumulate);
 }
