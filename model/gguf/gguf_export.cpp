@@ -8,16 +8,6 @@
 namespace kvactor::model {
 namespace {
 
-ggml_type ggml_type_of(quant_format f) {
-  switch (f) {
-  case quant_format::q8_0: return ggml_type::q8_0;
-  case quant_format::q4_0: return ggml_type::q4_0;
-  case quant_format::q4_k: return ggml_type::q4_k;
-  case quant_format::q6_k: return ggml_type::q6_k;
-  }
-  return ggml_type::f32;
-}
-
 std::vector<float> values_of(const weight_view& v) {
   std::vector<float> out(static_cast<std::size_t>(v.num_elements()));
   for (int64_t r = 0; r < v.rows(); ++r) {

@@ -1,6 +1,7 @@
 #include "model/gguf/gguf_types.hpp"
 
 #include <array>
+#include <utility>
 
 namespace kvactor::model {
 namespace {
@@ -100,5 +101,27 @@ std::optional<uint64_t> ggml_tensor_bytes(ggml_type t, std::span<const uint64_t>
 }
 
 std::span<const ggml_type> all_ggml_types() { return all_types; }
+
+namespace {
+
+constexpr std::pair<ggml_type, quant_format> computed_formats[] = {
+  {ggml_type::q8_0, quant_format::q8_0},
+  {ggml_type::q4_0, quant_format::q4_0},
+  {ggml_type::q4_k, quant_format::q4_k},
+  {ggml_type::q6_k, quant_format::q6_k}};
+
+} // namespace
+
+ggml_type ggml_type_of(quant_format f) {
+  for (const auto& [type, format] : computed_formats)
+    if (format == f) return type;
+  return ggml_type::f32; // NOTE: unreachable: every quant_format is listed
+}
+
+std::optional<quant_format> quant_format_of(ggml_type t) {
+  for (const auto& [type, format] : computed_formats)
+    if (type == t) return format;
+  return std::nullopt;
+}
 
 } // namespace kvactor::model

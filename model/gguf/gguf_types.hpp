@@ -15,6 +15,8 @@
 #include <span>
 #include <string_view>
 
+#include "model/quant/quant_format.hpp"
+
 namespace kvactor::model {
 
 enum class ggml_type : uint32_t {
@@ -68,6 +70,11 @@ uint32_t ggml_block_bytes(ggml_type t);
 // dims: one element); nullopt when dims[0] is not a multiple of the block
 // size or the count does not fit in 64 bits.
 std::optional<uint64_t> ggml_tensor_bytes(ggml_type t, std::span<const uint64_t> dims);
+
+// The block formats kvactor computes with, as GGUF types (Q8_0, Q4_0,
+// Q4_K, Q6_K) and back; nullopt for a type that is not one of them.
+ggml_type ggml_type_of(quant_format f);
+std::optional<quant_format> quant_format_of(ggml_type t);
 
 // Every type, in id order (for tests and tools).
 std::span<const ggml_type> all_ggml_types();

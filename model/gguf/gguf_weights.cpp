@@ -29,14 +29,6 @@ std::optional<dtype> dense_type(ggml_type t) {
   }
 }
 
-std::optional<quant_format> block_type(ggml_type t) {
-  if (t == ggml_type::q8_0) return quant_format::q8_0;
-  if (t == ggml_type::q4_0) return quant_format::q4_0;
-  if (t == ggml_type::q4_k) return quant_format::q4_k;
-  if (t == ggml_type::q6_k) return quant_format::q6_k;
-  return std::nullopt;
-}
-
 std::string dims_string(std::span<const int64_t> shape) {
   std::string s = "{";
   for (std::size_t i = shape.size(); i-- > 0;) {
@@ -82,7 +74,8 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
     weight_view v;
     if (const std::optional<dtype> stored = dense_type(t->type)) {
       v = w.adopt(src, *stored, shape, shape.size() == 2 ? matrix_dtype : dtype::f32);
-    } else if (const std::optional<quant_format> q = block_type(t->type); q && shape.size() == 2) {
+    } else if (const std::optional<quant_format> q = quant_format_of(t->type);
+               q && shape.size() == 2) {
       v = weight_view{src, matrix_dtype, 2, {shape[0], shape[1]}, q};
     } else {
       std::string what = "type ";
