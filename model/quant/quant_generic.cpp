@@ -11,16 +11,6 @@ namespace {
 
 constexpr int64_t lanes = 16, block = 32;
 
-template <bool Q4>
-int32_t stored(const uint8_t* q, int64_t lane, int64_t c) {
-  if constexpr (Q4) {
-    const uint8_t byte = q[(c / 8 * lanes + lane) * 4 + c % 4];
-    return c % 8 < 4 ? byte & 15 : byte >> 4;
-  } else {
-    return q[(c / 4 * lanes + lane) * 4 + c % 4];
-  }
-}
-
 float half_at(const uint8_t* p, int64_t i) {
   uint16_t d16;
   std::memcpy(&d16, p + 2 * i, sizeof d16);
@@ -59,7 +49,7 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
       const int32_t xsum = x.sum[i * x.blocks + b];
       for (int64_t l = 0; l < live; ++l) {
         int32_t isum = 0;
-        for (int64_t c = 0; c < block; ++c) isum += stored<Q4>(ints, l, c) * xq[c];
+        for (int64_t c = 0; c < block; ++c) isum += stored_int(Q4, ints, l, c) * xq[c];
         isum -= offset * xsum;
         const float dw = half_at(scales + b * quant_scales_bytes, l);
         acc[l] = acc[l] + (dw * dx) * static_cast<float>(isum);
@@ -68,19 +58,11 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   });
 }
 
-// Lane `lane`'s stored integer of column c of a K-format super-block's
-// integers (quantized_matrix layout).
+// Lane `lane`'s stored integer of column c of a K-format super-block.
 template <bool Q6>
 int32_t k_stored(const uint8_t* ints, int64_t lane, int64_t c) {
-  if constexpr (Q6) {
-    const uint8_t* sub = ints + c / 16 * 192;
-    const int64_t col = c % 16;
-    const uint8_t low = sub[(col / 8 * lanes + lane) * 4 + col % 4];
-    const uint8_t top = sub[128 + lane * 4 + col % 4];
-    return (col % 8 < 4 ? low & 15 : low >> 4) | (top >> (2 * (col / 4)) & 3) << 4;
-  } else {
-    return stored<true>(ints + c / 32 * 256, lane, c % 32);
-  }
+  if constexpr (Q6) return stored_q6(ints + c / 16 * 192, lane, c % 16);
+  else return stored_int(true, ints + c / 32 * 256, lane, c % 32);
 }
 
 template <bool Q6>

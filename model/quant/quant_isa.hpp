@@ -20,6 +20,39 @@ static constexpr int64_t quant_group_bytes(bool q4, int64_t blocks) {
   return (blocks * (quant_ints_bytes(q4) + quant_scales_bytes) + 63) / 64 * 64;
 }
 
+// Where lane `lane`'s integer of column c sits in a block's vectors: the
+// byte from the block's start and the shift of its bits. Q8_0 (byte_at): 4
+// columns a lane's dword, a byte each; Q4_0, and the K formats' nibbles
+// (nibble_at): vector v holds columns 8v .. 8v + 3 in the low nibbles, 8v + 4
+// .. 8v + 7 in the high ones; Q6_K's top two bits of column c of 16
+// (top_bits_at): after its sub-block's 2 nibble vectors, bits 2 (c / 4) of
+// byte c % 4 of the lane's dword.
+struct quant_position {
+  int64_t byte;
+  int shift;
+};
+static constexpr quant_position byte_at(int64_t lane, int64_t c) {
+  return {(c / 4 * 16 + lane) * 4 + c % 4, 0};
+}
+static constexpr quant_position nibble_at(int64_t lane, int64_t c) {
+  return {(c / 8 * 16 + lane) * 4 + c % 4, c % 8 < 4 ? 0 : 4};
+}
+static constexpr quant_position top_bits_at(int64_t lane, int64_t c) {
+  return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
+}
+
+// The stored (unsigned) integer of lane `lane`, column c: of a Q8_0 or Q4_0
+// block (`q4`; a Q4_K sub-block is laid out as a Q4_0 block), or of a Q6_K
+// sub-block of 16 columns.
+static constexpr int32_t stored_int(bool q4, const uint8_t* q, int64_t lane, int64_t c) {
+  const quant_position at = q4 ? nibble_at(lane, c) : byte_at(lane, c);
+  return q[at.byte] >> at.shift & (q4 ? 15 : 255);
+}
+static constexpr int32_t stored_q6(const uint8_t* sub, int64_t lane, int64_t c) {
+  const quant_position low = nibble_at(lane, c), top = top_bits_at(lane, c);
+  return (sub[low.byte] >> low.shift & 15) | (sub[top.byte] >> top.shift & 3) << 4;
+}
+
 // The K formats (quantized_matrix.hpp), per super-block of a group: the
 // integers (Q4_K: 8 sub-blocks of 4 vectors, as Q4_0's; Q6_K: 16 sub-blocks
 // of 2 nibble vectors and 1 vector of top bits), and after every

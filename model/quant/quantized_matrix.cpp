@@ -13,23 +13,8 @@ namespace kvactor::model {
 namespace {
 
 constexpr int64_t lanes = quantized_matrix::group_rows;
-
-// Where a block's integer for column c of lane `lane` sits among its
-// vectors: the byte, and the nibble's shift (Q4_0, Q4_K and Q6_K's low
-// bits: columns 8v .. 8v + 3 low, 8v + 4 .. 8v + 7 high; Q8_0: 4 columns a
-// lane's dword).
-struct position {
-  int64_t byte;
-  int shift;
-};
-position nibble_at(int64_t lane, int64_t c) {
-  return {(c / 8 * lanes + lane) * 4 + c % 4, c % 8 < 4 ? 0 : 4};
-}
-position byte_at(int64_t lane, int64_t c) { return {(c / 4 * lanes + lane) * 4 + c % 4, 0}; }
-// Q6_K's top two bits of column c (of 16) after the sub-block's 2 nibble vectors.
-position top_bits_at(int64_t lane, int64_t c) {
-  return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
-}
+using layers::byte_at, layers::nibble_at, layers::top_bits_at, layers::quant_position;
+using layers::stored_int, layers::stored_q6;
 
 uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
@@ -95,7 +80,7 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   const int32_t offset = quant_offset(format_);
   for (int64_t c = 0; c < 32; ++c) {
     const auto u = static_cast<uint8_t>(values.q[c] + offset);
-    const position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
+    const quant_position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
     q[at.byte] = static_cast<uint8_t>(q[at.byte] | u << at.shift);
   }
 }
@@ -113,7 +98,7 @@ void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src
       meta[64 + 16 * j + lane] = static_cast<uint8_t>(sb.scale[j]);
       meta[192 + 16 * j + lane] = static_cast<uint8_t>(sb.min[j]);
       for (int64_t c = 0; c < 32; ++c) {
-        const position at = nibble_at(lane, c);
+        const quant_position at = nibble_at(lane, c);
         q[256 * j + at.byte] |= static_cast<uint8_t>(sb.n[32 * j + c] << at.shift);
       }
     }
@@ -124,7 +109,7 @@ void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src
     meta[32 + 16 * k + lane] = static_cast<uint8_t>(sb.scale[k]);
     for (int64_t c = 0; c < 16; ++c) {
       const uint8_t n = sb.n[16 * k + c];
-      const position low = nibble_at(lane, c), top = top_bits_at(lane, c);
+      const quant_position low = nibble_at(lane, c), top = top_bits_at(lane, c);
       q[192 * k + low.byte] |= static_cast<uint8_t>((n & 15) << low.shift);
       q[192 * k + top.byte] |= static_cast<uint8_t>((n >> 4) << top.shift);
     }
@@ -177,21 +162,17 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
       float& v = out[b * values + c];
       if (format_ == quant_format::q4_k) {
         const int64_t j = c / 32;
-        const position at = nibble_at(lane, c % 32);
-        const int32_t n = q[256 * j + at.byte] >> at.shift & 15;
+        const int32_t n = stored_int(true, q + 256 * j, lane, c % 32);
         const float dmin = f16_to_f32(load_u16(meta + 32 + 2 * lane));
         v = (d * static_cast<float>(meta[64 + 16 * j + lane])) * static_cast<float>(n) -
             dmin * static_cast<float>(meta[192 + 16 * j + lane]);
       } else if (format_ == quant_format::q6_k) {
         const int64_t k = c / 16;
-        const position low = nibble_at(lane, c % 16), top = top_bits_at(lane, c % 16);
-        const int32_t n =
-          (q[192 * k + low.byte] >> low.shift & 15) | (q[192 * k + top.byte] >> top.shift & 3) << 4;
+        const int32_t n = stored_q6(q + 192 * k, lane, c % 16);
         const auto s = static_cast<int8_t>(meta[32 + 16 * k + lane]);
         v = (d * static_cast<float>(s)) * static_cast<float>(n - offset);
       } else {
-        const position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
-        const int32_t u = q[at.byte] >> at.shift & (format_ == quant_format::q8_0 ? 255 : 15);
+        const int32_t u = stored_int(format_ == quant_format::q4_0, q, lane, c);
         v = d * static_cast<float>(u - offset);
       }
     }
