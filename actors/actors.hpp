@@ -25,6 +25,10 @@ swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_man
 struct request_context {
   std::shared_ptr<const model::tokenizer> tokenizer;
   request_limits limits;
+  // Output constraints' grammars (constraint_compiler.hpp); none: refused,
+  // for the reason `no_constraints`.
+  std::shared_ptr<constraint_compiler> constraints{};
+  std::string no_constraints{"this runtime compiles no output constraints"};
 };
 
 struct scheduler_parts {

@@ -54,7 +54,7 @@ typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generation_params& x) {
   return f(caf::meta::type_name("kvactor.generation_params"), x.max_tokens, x.ignore_eos,
-           x.sampling, x.num_logprobs, x.stop_token_ids);
+           x.sampling, x.num_logprobs, x.stop_token_ids, x.constraint);
 }
 
 template <class Inspector>
@@ -65,7 +65,8 @@ typename Inspector::result_type inspect(Inspector& f, table_delta& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("kvactor.scheduled_sequence"), x.id, x.start, x.tokens,
-           x.blocks, x.sample, x.sampling, x.num_output_tokens, x.num_logprobs, x.history_prompt);
+           x.blocks, x.sample, x.sampling, x.num_output_tokens, x.num_logprobs, x.history_prompt,
+           x.constraint);
 }
 
 template <class Inspector>
@@ -75,7 +76,8 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
-  return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token, x.logprobs);
+  return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token, x.logprobs,
+           x.must_end);
 }
 
 template <class Inspector>

@@ -228,8 +228,10 @@ void model_runner::run(step_plan plan, std::function<void(step_output)> done) {
 }
 
 void model_runner::forget_histories(const step_plan& plan) {
-  for (seq_id id : plan.released)
+  for (seq_id id : plan.released) {
     histories_.erase(id);
+    matchers_.erase(id);
+  }
 }
 
 std::vector<model_runner::sample_row> model_runner::rows_to_sample(const step_plan& plan) {
@@ -245,11 +247,21 @@ std::vector<model_runner::sample_row> model_runner::rows_to_sample(const step_pl
                      "a sequence's prompt for its penalties missing or sent twice");
       history = &at->second;
     }
+    model::token_matcher* matcher = nullptr;
+    if (!s.constraint.empty()) {
+      KVACTOR_ASSERT(constraints_ != nullptr, "a constrained sequence where none are compiled");
+      auto compiled = constraints_->compile(s.constraint);
+      KVACTOR_ASSERT(compiled.has_value(), "a constraint admitted that does not compile");
+      KVACTOR_ASSERT(!matchers_.contains(s.id), "a sequence's constraint sent twice");
+      matcher = &matchers_.emplace(s.id, model::token_matcher(*compiled)).first->second;
+    } else if (auto at = matchers_.find(s.id); at != matchers_.end()) {
+      matcher = &at->second;
+    }
     if (!s.sample)
       continue;
     KVACTOR_ASSERT(!history || history->num_outputs() == s.num_output_tokens,
                    "the runner's sampling history lost step with the scheduler's tokens");
-    rows.push_back({&s, history});
+    rows.push_back({&s, history, matcher});
   }
   return rows;
 }
@@ -258,7 +270,11 @@ status model_runner::enqueue_step(std::shared_ptr<step_job> job,
                                   std::shared_ptr<const model::forward_batch> batch) {
   const clock::time_point packing_started = clock::now();
   std::vector<sample_row> rows = rows_to_sample(job->plan);
-  if (forward_->samples_on_device()) {
+  // NOTE: a constrained row's mask is the host's: a step with one samples
+  // on the host.
+  const bool constrained =
+    std::ranges::any_of(rows, [](const sample_row& r) { return r.matcher != nullptr; });
+  if (forward_->samples_on_device() && !constrained) {
     device_sampling_.clear();
     for (const sample_row& r : rows)
       device_sampling_.add(r.seq->sampling, static_cast<uint64_t>(r.seq->num_output_tokens),
@@ -310,15 +326,36 @@ std::vector<sampled_token> model_runner::sample(const std::vector<sample_row>& r
   // NOTE: each row reads its own logits and writes its own history and
   // result, so the rows run in parallel on the device's threads.
   dev_->host_parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t i) {
-    const scheduled_sequence& s = *rows[size_t(i)].seq;
+    const sample_row& row = rows[size_t(i)];
+    const scheduled_sequence& s = *row.seq;
     const auto r = logits.subspan(size_t(i) * vocab, vocab);
     const auto step = static_cast<uint64_t>(s.num_output_tokens);
-    const token_id t = model::sample(r, s.sampling, step, rows[size_t(i)].history);
-    if (rows[size_t(i)].history)
-      rows[size_t(i)].history->add_output(t);
+    token_id t;
+    bool must_end = false;
+    if (row.matcher) {
+      // NOTE: the logprobs stay the model's; only the draw is masked.
+      thread_local std::vector<float> masked;
+      masked.assign(r.begin(), r.end());
+      model::apply_mask(masked, *row.matcher->mask());
+      t = model::sample(masked, s.sampling, step, row.history);
+      // NOTE: a grammar whose next characters no token spells leaves every
+      // logit refused: the sequence ends there, on an end token where the
+      // model has one (its text stays inside the grammar).
+      if (!row.matcher->accept(t)) {
+        must_end = true;
+        if (!config_.eos_token_ids.empty())
+          t = static_cast<token_id>(config_.eos_token_ids.front());
+      }
+      must_end = must_end || row.matcher->must_end();
+    } else {
+      t = model::sample(r, s.sampling, step, row.history);
+    }
+    if (row.history)
+      row.history->add_output(t);
     sampled[size_t(i)] = {
       s.id, t,
-      s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{}};
+      s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{},
+      must_end};
   });
   return sampled;
 }

@@ -11,6 +11,7 @@
 // thread. No CAF in here.
 
 #include "actors/kvactor/defaults.hpp"
+#include "actors/constraint_compiler.hpp"
 #include "actors/step_runner.hpp"
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
@@ -79,6 +80,11 @@ public:
   int32_t block_size() const override { return device_cache_.view.shape.block_size; }
 
   const model::model_config& config() const { return config_; }
+  // Where constrained sequences' grammars come from (none: a constrained
+  // sequence is a broken invariant; the request actor refuses them first).
+  void use_constraints(std::shared_ptr<constraint_compiler> constraints) {
+    constraints_ = std::move(constraints);
+  }
   // Steps sampled on the host from their logits by a pass that samples on
   // the device: their rows' logit edits overflowed its buffer. Read between
   // steps.
@@ -106,11 +112,17 @@ private:
   // tokens to them — one step after another.
   std::unordered_map<seq_id, model::sampling_history> histories_;
   void forget_histories(const step_plan& plan); // of its released sequences
+  // Each live constrained sequence's place in its grammar, kept as the
+  // histories are.
+  std::shared_ptr<constraint_compiler> constraints_;
+  std::unordered_map<seq_id, model::token_matcher> matchers_;
   struct step_job;
-  // A sequence of the step that samples, and its history (penalised only).
+  // A sequence of the step that samples, its history (penalised only) and
+  // its grammar (constrained only).
   struct sample_row {
     const scheduled_sequence* seq;
     model::sampling_history* history;
+    model::token_matcher* matcher;
   };
   std::vector<sample_row> rows_to_sample(const step_plan& plan);
   // The forward pass and sampling, on the device when the pass samples

@@ -41,8 +41,10 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
   return {
     [=](start_atom) -> caf::typed_response_promise<admission> {
       auto rp = self->make_response_promise<admission>();
-      auto made = request_state::make(id, req, *context.tokenizer, context.limits,
-                                      request_state::clock::now());
+      auto made =
+        request_state::make(id, req, *context.tokenizer, context.limits,
+                            request_state::clock::now(), context.constraints.get(),
+                            context.no_constraints);
       if (auto* refused = std::get_if<admission>(&made)) {
         rp.deliver(std::move(*refused));
         self->quit();

@@ -19,9 +19,18 @@ admission refuse(request_id id, errc code, std::string message) {
 std::variant<request_state, admission> request_state::make(request_id id, generate_request req,
                                                            const model::tokenizer& tok,
                                                            const request_limits& limits,
-                                                           clock::time_point now) {
+                                                           clock::time_point now,
+                                                           constraint_compiler* constraints,
+                                                           std::string_view no_constraints) {
   if (auto wrong = check_fields(req))
     return refuse(id, errc::invalid_field, std::move(*wrong));
+  if (!req.constraint.empty()) {
+    if (!constraints)
+      return refuse(id, errc::invalid_field, "constraint: " + std::string(no_constraints));
+    if (auto compiled = constraints->compile(req.constraint); !compiled)
+      return refuse(id, errc::invalid_field,
+                    "constraint: " + compiled.error().message);
+  }
   const auto outside_vocabulary = [&](std::string_view field, int32_t t) {
     return refuse(id, errc::invalid_field,
                   std::string(field) + ": id " + std::to_string(t) +
@@ -76,7 +85,7 @@ generation_params request_state::params() const {
     s.logit_bias.push_back({b.token, b.bias});
   s.min_tokens = req_.min_tokens;
   return {req_.max_tokens, req_.ignore_eos, std::move(s), req_.logprobs,
-          {req_.stop_token_ids.begin(), req_.stop_token_ids.end()}};
+          {req_.stop_token_ids.begin(), req_.stop_token_ids.end()}, req_.constraint};
 }
 
 token_logprob request_state::logprob_of(token_id t, float logprob) const {

@@ -7,6 +7,7 @@
 // Text is streamed as it becomes final: the bytes that could still turn out
 // to start a stop sequence are held back until they cannot.
 
+#include "actors/constraint_compiler.hpp"
 #include "actors/sequence.hpp"
 #include "actors/step.hpp"
 #include "kvactor/kvactor.hpp"
@@ -32,11 +33,14 @@ public:
   using clock = std::chrono::steady_clock;
 
   // Validates `req` (request_fields' rules, then the prompt against the
-  // model) and tokenizes its prompt; a refusal names the field.
-  static std::variant<request_state, admission> make(request_id id, generate_request req,
-                                                     const model::tokenizer& tok,
-                                                     const request_limits& limits,
-                                                     clock::time_point now);
+  // model), tokenizes its prompt and compiles its constraint with
+  // `constraints` (none: a constraint is refused, `no_constraints` saying
+  // why); a refusal names the field.
+  static std::variant<request_state, admission>
+  make(request_id id, generate_request req, const model::tokenizer& tok,
+       const request_limits& limits, clock::time_point now,
+       constraint_compiler* constraints = nullptr,
+       std::string_view no_constraints = "this runtime compiles no output constraints");
 
   request_id id() const { return id_; }
   const std::vector<token_id>& prompt() const { return prompt_; }

@@ -115,6 +115,15 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
   request_context requests;
   requests.tokenizer = std::make_shared<const model::tokenizer>(std::move(loaded->tok));
   requests.limits.vocab_size = static_cast<int32_t>(mc.vocab_size);
+  if (config.batching == batching_mode::continuous) {
+    requests.constraints = std::make_shared<constraint_compiler>(model::vocabulary_of(
+      *requests.tokenizer, sched.eos_tokens, static_cast<size_t>(mc.vocab_size)));
+    runner.value()->use_constraints(requests.constraints);
+  } else {
+    requests.no_constraints = std::string("output constraints need continuous batching (this "
+                                          "engine batches '") +
+                              to_string(config.batching) + "')";
+  }
   const auto context = static_cast<int32_t>(
     std::min<int64_t>(mc.max_position_embeddings, std::numeric_limits<int32_t>::max()));
   if (config.max_model_len < 0 || config.max_model_len > context)

@@ -208,6 +208,8 @@ scheduler::planning scheduler::on_reservation(const reservation_result& r) {
       e.seq.num_output_tokens(), e.params.num_logprobs);
     if (e.params.sampling.penalises() && !std::exchange(e.history_sent, true))
       s.history_prompt = token_list(e.seq.prompt());
+    if (!e.params.constraint.empty() && !std::exchange(e.constraint_sent, true))
+      s.constraint = e.params.constraint;
     st.in_flight.emplace_back(&e, e.seq.id(), sample);
   }
   st.plan.copies.insert(st.plan.copies.end(), r.copies.begin(), r.copies.end());

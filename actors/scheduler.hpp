@@ -166,6 +166,7 @@ private:
     batching_policy::row row{};    // its standing in the comparison modes
     bool padding() const { return row.padding(); }
     bool history_sent = false;     // the runner has the prompt for its penalties (step.hpp)
+    bool constraint_sent = false;  // the runner has the constraint (step.hpp)
     int32_t num_unforked = 0;      // choices still to fork from this one (which computes
                                    // its prompt short of the last token until then)
     // Tokens the ledger may see: a sequence that forks later holds back its last.

@@ -45,7 +45,7 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
     sequence_update u{s.id, sampled->token};
     if (is_eos(e, sampled->token))
       u = end_in_batch(e, finish_reason::eos);
-    else if (is_stop_token(e, sampled->token))
+    else if (is_stop_token(e, sampled->token) || sampled->must_end)
       u = end_in_batch(e, finish_reason::stop);
     else if (e.seq.num_output_tokens() >= e.params.max_tokens)
       u = end_in_batch(e, finish_reason::max_tokens);

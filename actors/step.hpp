@@ -3,6 +3,7 @@
 // forward pass), and what the scheduler reports about each sequence. Plain
 // structs: the executor never sees the scheduler's queues.
 
+#include "actors/kvactor/constraint.hpp"
 #include "actors/sequence.hpp"
 #include "actors/table_delta.hpp"
 #include "actors/token_list.hpp"
@@ -22,6 +23,7 @@ struct generation_params {
   model::sampling_params sampling;
   int32_t num_logprobs = -1; // -1: none; else the token's and this many alternatives'
   std::vector<token_id> stop_token_ids{}; // a sampled one ends the sequence (finish_reason stop)
+  output_constraint constraint{};         // what the text must be (the runner masks the logits)
 };
 
 // One sequence's share of a step: a prefill chunk or a decode token.
@@ -48,6 +50,10 @@ struct scheduled_sequence {
   // (model/sampling_history.hpp), adding each token it samples, until the
   // sequence is released.
   token_list history_prompt{};
+  // The constraint, in the first plan of a constrained sequence: the runner
+  // keeps the sequence's place in its grammar from then on, moving it past
+  // each token it samples, until the sequence is released.
+  output_constraint constraint{};
 };
 
 struct step_plan {
@@ -62,6 +68,7 @@ struct sampled_token {
   seq_id id = 0;
   token_id token = 0;
   model::token_logprobs logprobs{}; // when its sequence asked (num_logprobs >= 0)
+  bool must_end = false; // the sequence's constraint allows nothing after this token
 };
 
 struct step_output {

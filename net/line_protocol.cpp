@@ -1,6 +1,7 @@
 #include "net/line_protocol.hpp"
 
 #include "actors/request_fields.hpp"
+#include "net/constraint_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/logprob_report.hpp"
 #include "net/numeric_fields.hpp"
@@ -58,6 +59,8 @@ std::optional<protocol_error> read_field(std::string_view key, od::value v, fiel
     return fault(read_logit_bias(v, f.req));
   if (key == "stop_token_ids")
     return fault(read_stop_token_ids(v, f.req));
+  if (is_constraint_field(key))
+    return fault(read_constraint_field(key, v, f.req));
   if (key == "op" || key == "id" || key == "prompt") {
     std::string_view s;
     if (auto err = v.get_string().get(s))

@@ -85,7 +85,7 @@ std::variant<std::vector<model::chat_message>, api_error> read_messages(od::valu
 
 bool is_chat_field(std::string_view key) {
   return key == "messages" || key == "logprobs" || key == "top_logprobs" || key == "tools" ||
-         key == "response_format" || key == "chat_template_kwargs";
+         key == "chat_template_kwargs";
 }
 
 std::optional<api_error> read_chat_field(std::string_view key, od::value v, fields& f) {
@@ -115,12 +115,6 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
       return must_be(key, "an array");
     if (n > 0)
       return unsupported(key, "tools");
-  } else if (key == "response_format") {
-    std::string_view type;
-    if (v["type"].get_string().get(type))
-      return must_be(key, "an object with a type");
-    if (type != "text")
-      return unsupported(key, "a response_format other than text");
   } else if (key == "chat_template_kwargs") { // as vLLM: {"enable_thinking": false}
     od::object o;
     std::string_view raw;

@@ -3,6 +3,7 @@
 #include "net/openai_fields.hpp"
 
 #include "actors/request_fields.hpp"
+#include "net/constraint_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/numeric_fields.hpp"
 #include "net/request_defaults.hpp"
@@ -176,6 +177,8 @@ std::optional<api_error> read_field(std::string_view key, od::value v, fields& f
   for (const number_field& field : number_fields)
     if (key == field.key)
       return fault(read_numeric(field, v, f.params));
+  if (is_constraint_field(key))
+    return fault(read_constraint_field(key, v, f.params));
   if (key == "model") {
     std::string_view s;
     if (v.get_string().get(s))

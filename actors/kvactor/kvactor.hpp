@@ -14,6 +14,7 @@
 // shutdown ends live requests as aborted and every kvactor actor, so the
 // host's actor system can terminate.
 
+#include "kvactor/constraint.hpp"
 #include "kvactor/defaults.hpp"
 #include "kvactor/engine_config.hpp"
 #include "kvactor/errors.hpp"
@@ -80,6 +81,7 @@ struct generate_request {
   int32_t n = 1;                      // [1, max_choices] choices of the same prompt, choice
                                       // c sampling with seed + c; the prompt is computed
                                       // once and its KV blocks shared
+  output_constraint constraint{};     // what the text must be (kvactor/constraint.hpp)
 };
 
 // The answer to a generate request: accepted (error_code none) or refused.
@@ -252,7 +254,12 @@ typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
            x.max_tokens, x.temperature, x.top_k, x.top_p, x.seed, x.priority, x.stop,
            x.ignore_eos, x.logprobs, x.n, x.min_p, x.presence_penalty, x.frequency_penalty,
            x.repetition_penalty, x.logit_bias, x.stop_token_ids, x.min_tokens,
-           x.add_special_tokens, x.return_prompt_tokens);
+           x.add_special_tokens, x.return_prompt_tokens, x.constraint);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, output_constraint& x) {
+  return f(caf::meta::type_name("kvactor.output_constraint"), x.kind, x.text, x.choices);
 }
 
 template <class Inspector>

@@ -305,7 +305,7 @@ TEST(openai_chat_request, names_the_message_or_field_at_fault) {
      bad{R"({"messages":[{"role":"tool","content":"x"}]})", "messages"},
      bad{R"({"messages":[{"role":"user","content":"x"}],"logprobs":1})", "logprobs"},
      bad{R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools"},
-     bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})",
+     bad{R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}})",
          "response_format"}}) {
     const api_error e = chat_refused(b.body);
     EXPECT_EQ(e.status, 400) << b.body;

@@ -9,6 +9,7 @@ execute_process(
           ${SOURCE_DIR}/actors/errors.cpp
           ${SOURCE_DIR}/net/json_writer.cpp ${SOURCE_DIR}/net/numeric_fields.cpp
           ${SOURCE_DIR}/net/token_fields.cpp ${SOURCE_DIR}/net/request_defaults.cpp
+          ${SOURCE_DIR}/net/constraint_fields.cpp
           ${SOURCE_DIR}/net/client.cpp ${SOURCE_DIR}/base/json.cpp ${SOURCE_DIR}/base/utf8.cpp
           ${SOURCE_DIR}/tests/net/line_protocol_fuzz.cpp
           -lsimdjson -lcaf_core -lpthread -o ${fuzzer}

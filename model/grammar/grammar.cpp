@@ -1,0 +1,184 @@
+#include "model/grammar/grammar.hpp"
+
+#include "model/grammar/utf8_ranges.hpp"
+
+#include <algorithm>
+
+namespace kvactor::model {
+
+uint32_t grammar_builder::rule(std::string_view name) {
+  if (auto at = by_name_.find(std::string(name)); at != by_name_.end()) return at->second;
+  const auto id = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  defined_.push_back(false);
+  rules_.emplace_back();
+  by_name_.emplace(std::string(name), id);
+  return id;
+}
+
+uint32_t grammar_builder::fresh_rule(std::string_view hint) {
+  // NOTE: each hint remembers where its suffixes stopped, so that making
+  // n rules of one hint (a{0,10000}) takes linear, not quadratic, time.
+  std::string name(hint);
+  int& n = next_fresh_[name];
+  for (; by_name_.contains(name); ++n) name = std::string(hint) + "-" + std::to_string(n + 1);
+  return rule(name);
+}
+
+void grammar_builder::define(uint32_t rule, std::vector<grammar_sequence> alternatives) {
+  rules_[rule] = std::move(alternatives);
+  defined_[rule] = true;
+}
+
+grammar_element grammar_builder::bytes(const byte_set& set) {
+  auto at = std::find(classes_.begin(), classes_.end(), set);
+  if (at == classes_.end()) at = classes_.insert(classes_.end(), set);
+  return {slot_kind::bytes, static_cast<uint32_t>(at - classes_.begin())};
+}
+
+grammar_element grammar_builder::byte(uint8_t b) {
+  byte_set set;
+  set.add(b);
+  return bytes(set);
+}
+
+grammar_sequence grammar_builder::literal(std::string_view text) {
+  grammar_sequence seq;
+  seq.reserve(text.size());
+  for (char c : text) seq.push_back(byte(static_cast<uint8_t>(c)));
+  return seq;
+}
+
+grammar_element grammar_builder::characters(std::vector<std::pair<uint32_t, uint32_t>> ranges,
+                                            bool negated) {
+  ranges = normalize_code_points(std::move(ranges));
+  if (negated) ranges = complement_code_points(ranges);
+  std::string key;
+  for (auto [lo, hi] : ranges) key += std::to_string(lo) + "-" + std::to_string(hi) + ",";
+  if (auto at = character_rules_.find(key); at != character_rules_.end()) return ref(at->second);
+  const uint32_t r = fresh_rule("char");
+  std::vector<grammar_sequence> alternatives;
+  for (const utf8_byte_ranges& seq : utf8_sequences(ranges)) {
+    grammar_sequence s;
+    for (auto [lo, hi] : seq) {
+      byte_set set;
+      set.add_range(lo, hi);
+      s.push_back(bytes(set));
+    }
+    alternatives.push_back(std::move(s));
+  }
+  define(r, std::move(alternatives)); // none: a class of nothing matches nothing
+  character_rules_.emplace(std::move(key), r);
+  return ref(r);
+}
+
+grammar_element grammar_builder::any_of(std::string_view hint,
+                                        std::vector<grammar_sequence> alternatives) {
+  const uint32_t r = fresh_rule(hint);
+  define(r, std::move(alternatives));
+  return ref(r);
+}
+
+result<grammar_element> grammar_builder::repeat(const grammar_sequence& body, int64_t min,
+                                                int64_t max) {
+  if (min > max_repeat || max > max_repeat)
+    return make_error("grammar", "a repetition count over " + std::to_string(max_repeat));
+  const grammar_element item = body.size() == 1 ? body[0] : any_of("item", {body});
+  grammar_sequence whole(static_cast<size_t>(min), item);
+  if (max < 0) {
+    const uint32_t star = fresh_rule("star");
+    define(star, {{item, ref(star)}, {}});
+    whole.push_back(ref(star));
+  } else if (max > min) {
+    // NOTE: optional_k ::= item optional_{k-1} | "" — the last reference is
+    // a tail call, so the matcher's stacks do not grow with the count.
+    uint32_t optional = fresh_rule("optional");
+    define(optional, {{item}, {}});
+    for (int64_t k = min + 1; k < max; ++k) {
+      const uint32_t next = fresh_rule("optional");
+      define(next, {{item, ref(optional)}, {}});
+      optional = next;
+    }
+    whole.push_back(ref(optional));
+  }
+  return any_of("repeat", {std::move(whole)});
+}
+
+namespace {
+
+// Whether each rule can match the empty string.
+std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>>& rules) {
+  std::vector<bool> nullable(rules.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (nullable[r]) continue;
+      for (const grammar_sequence& alt : rules[r])
+        if (std::ranges::all_of(alt, [&](const grammar_element& e) {
+              return e.kind == slot_kind::rule && nullable[e.arg];
+            })) {
+          nullable[r] = changed = true;
+          break;
+        }
+    }
+  }
+  return nullable;
+}
+
+} // namespace
+
+result<grammar> grammar_builder::build(uint32_t root) const {
+  for (size_t r = 0; r < rules_.size(); ++r)
+    if (!defined_[r])
+      return make_error("grammar", "rule '" + names_[r] + "' is used but not defined");
+  // Left recursion: a rule reaching itself through references that may
+  // each match nothing before them.
+  const std::vector<bool> nullable = nullable_rules(rules_);
+  std::vector<std::vector<uint32_t>> first(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r)
+    for (const grammar_sequence& alt : rules_[r])
+      for (const grammar_element& e : alt) {
+        if (e.kind != slot_kind::rule) break;
+        first[r].push_back(e.arg);
+        if (!nullable[e.arg]) break;
+      }
+  std::vector<uint8_t> mark(rules_.size(), 0); // 0 new, 1 on the path, 2 done
+  std::vector<std::pair<uint32_t, size_t>> path;
+  for (uint32_t start = 0; start < rules_.size(); ++start) {
+    if (mark[start]) continue;
+    path.push_back({start, 0});
+    mark[start] = 1;
+    while (!path.empty()) {
+      auto& [r, next] = path.back();
+      if (next == first[r].size()) {
+        mark[r] = 2;
+        path.pop_back();
+        continue;
+      }
+      const uint32_t s = first[r][next++];
+      if (mark[s] == 1)
+        return make_error("grammar", "rule '" + names_[s] +
+                                       "' can reach itself without matching a byte (left "
+                                       "recursion, or a repetition of something that may be "
+                                       "empty)");
+      if (mark[s] == 0) {
+        mark[s] = 1;
+        path.push_back({s, 0});
+      }
+    }
+  }
+  grammar g;
+  g.classes = classes_;
+  g.names = names_;
+  g.root = root;
+  g.alternatives.resize(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r)
+    for (const grammar_sequence& alt : rules_[r]) {
+      g.alternatives[r].push_back(static_cast<uint32_t>(g.slots.size()));
+      for (const grammar_element& e : alt) g.slots.push_back({e.kind, e.arg});
+      g.slots.push_back({slot_kind::end, 0});
+    }
+  return g;
+}
+
+} // namespace kvactor::model

@@ -1,0 +1,78 @@
+#pragma once
+// token_grammar: a grammar bound to a model's vocabulary — the masks of the
+// tokens each state allows, computed by walking the sorted vocabulary as a
+// trie (token_vocabulary.hpp) and cached by the state's content, so that
+// every sequence under the same constraint shares them: a mask is walked
+// once per distinct state, then looked up. token_matcher is one sequence's
+// place in it.
+//
+// Thread-safe: rows of a step ask for masks in parallel.
+
+#include "model/grammar/grammar_matcher.hpp"
+#include "model/grammar/token_vocabulary.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kvactor::model {
+
+// Which tokens may come next: bit `id` of `bits`.
+struct token_mask {
+  std::vector<uint64_t> bits;
+  bool allows(token_id id) const { return (bits[size_t(id) >> 6] >> (size_t(id) & 63)) & 1; }
+  size_t count() const;
+};
+
+// Sets the logit of every token `mask` refuses to -infinity.
+void apply_mask(std::span<float> logits, const token_mask& mask);
+
+class token_grammar {
+public:
+  // At most `max_cached_bytes` of masks are kept (then masks are walked).
+  token_grammar(std::shared_ptr<const grammar> g, std::shared_ptr<const token_vocabulary> v,
+                size_t max_cached_bytes = size_t{8} << 20);
+
+  const std::shared_ptr<const grammar>& rules() const { return grammar_; }
+  const token_vocabulary& vocabulary() const { return *vocab_; }
+  // The mask of `m`'s current state (m a matcher of this grammar; its node
+  // pool serves the walk and is left as it was).
+  std::shared_ptr<const token_mask> mask(grammar_matcher& m) const;
+  // The walk itself, uncached.
+  token_mask walk(grammar_matcher& m, const grammar_matcher::state& s) const;
+
+  int64_t num_walks() const { return num_walks_; }
+  int64_t num_hits() const { return num_hits_; }
+
+private:
+  std::shared_ptr<const grammar> grammar_;
+  std::shared_ptr<const token_vocabulary> vocab_;
+  size_t max_cached_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const token_mask>> cache_;
+  mutable std::atomic<int64_t> num_walks_{0}, num_hits_{0};
+};
+
+// One sequence's place in a token_grammar.
+class token_matcher {
+public:
+  explicit token_matcher(std::shared_ptr<const token_grammar> g);
+
+  std::shared_ptr<const token_mask> mask() { return grammar_->mask(matcher_); }
+  // Moves past token `t`: false (and no move) when the grammar refuses it.
+  // An end token is accepted where the grammar can end.
+  bool accept(token_id t);
+  // Nothing may follow the tokens so far but the end.
+  bool must_end() const { return matcher_.must_end(); }
+  bool can_end() const { return matcher_.can_end(); }
+
+private:
+  std::shared_ptr<const token_grammar> grammar_;
+  grammar_matcher matcher_;
+};
+
+} // namespace kvactor::model

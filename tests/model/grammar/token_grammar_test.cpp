@@ -1,0 +1,128 @@
+#include "model/grammar/token_grammar.hpp"
+
+#include "model/grammar/gbnf.hpp"
+#include "grammar_walk.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+namespace kvactor::model {
+namespace {
+
+std::shared_ptr<const grammar> parse(std::string_view text) {
+  auto g = parse_gbnf(text);
+  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().message);
+  return std::make_shared<const grammar>(std::move(*g));
+}
+
+// A vocabulary of every 1- and 2-byte string over `alphabet`, random longer
+// ones, pieces of multi-byte characters, an empty (special) token and an end.
+std::shared_ptr<const token_vocabulary> make_vocabulary(std::string_view alphabet,
+                                                        std::mt19937_64& rng, token_id* end) {
+  std::set<std::string> pieces;
+  for (char a : alphabet) {
+    pieces.insert(std::string(1, a));
+    for (char b : alphabet) pieces.insert(std::string{a, b});
+  }
+  for (int i = 0; i < 400; ++i) {
+    std::string s;
+    const size_t n = 3 + rng() % 6;
+    for (size_t k = 0; k < n; ++k) s += alphabet[rng() % alphabet.size()];
+    pieces.insert(s);
+  }
+  for (std::string_view multi : {"é", "\xC3", "\xA9", "日本", "\xE6\x97", "a\xC3"})
+    pieces.insert(std::string(multi));
+  std::vector<std::string> bytes(pieces.begin(), pieces.end());
+  std::shuffle(bytes.begin(), bytes.end(), rng);
+  bytes.insert(bytes.begin() + 3, std::string()); // a special token
+  *end = static_cast<token_id>(bytes.size());
+  bytes.emplace_back(); // the end token: no bytes of its own
+  return std::make_shared<const token_vocabulary>(std::move(bytes), std::vector<token_id>{*end},
+                                                  bytes.size() + 5); // padded logits rows
+}
+
+// Token by token: whether `m`, moved past the token's bytes, is still alive.
+std::vector<bool> brute_force(const grammar_matcher& m, const token_vocabulary& v, token_id end) {
+  std::vector<bool> allowed(v.vocab_size(), false);
+  for (size_t id = 0; id < v.num_ids(); ++id) {
+    if (static_cast<token_id>(id) == end) {
+      allowed[id] = m.can_end();
+      continue;
+    }
+    const std::string& b = v.bytes(static_cast<token_id>(id));
+    if (b.empty()) continue;
+    grammar_matcher copy = m;
+    allowed[id] = copy.advance(b);
+  }
+  return allowed;
+}
+
+constexpr std::string_view small_grammars[] = {
+  R"(root ::= "{" ( "\"" [a-c]* "\":" [0-9]+ ("," "\"" [a-c]* "\":" [0-9]+)* )? "}")",
+  R"(root ::= v  v ::= "[" (v ("," v)*)? "]" | [0-9] | "\"" ([^"\\] | "\\" ["\\])* "\"")",
+  R"(root ::= ("ab" | "a" "b"+ | "é" | "日本"){1,5} "!"?)",
+  R"(root ::= [a-c]{2,3} ("1" | "12" | "123") [^0-9]* )",
+};
+
+TEST(token_grammar, masks_equal_a_token_by_token_check_in_random_states) {
+  std::mt19937_64 rng(11);
+  token_id end = 0;
+  auto vocab = make_vocabulary("{}[]\",:\\0129abc!", rng, &end);
+  for (std::string_view text : small_grammars) {
+    auto g = parse(text);
+    token_grammar tg(g, vocab);
+    for (int walk = 0; walk < 30; ++walk) {
+      grammar_matcher m(g);
+      for (int step = 0; step < 25 && !m.must_end(); ++step) {
+        const std::vector<bool> expected = brute_force(m, *vocab, end);
+        const token_mask mask = tg.walk(m, m.current());
+        std::vector<token_id> choices;
+        for (size_t id = 0; id < vocab->vocab_size(); ++id) {
+          ASSERT_EQ(mask.allows(static_cast<token_id>(id)), expected[id])
+            << text << "\ntoken " << id << " '"
+            << (id < vocab->num_ids() ? vocab->bytes(static_cast<token_id>(id)) : "") << "'";
+          if (expected[id] && static_cast<token_id>(id) != end)
+            choices.push_back(static_cast<token_id>(id));
+        }
+        if (choices.empty()) break;
+        ASSERT_TRUE(m.advance(vocab->bytes(choices[rng() % choices.size()])));
+      }
+    }
+  }
+}
+
+TEST(token_grammar, masks_are_cached_by_state_across_matchers) {
+  std::mt19937_64 rng(3);
+  token_id end = 0;
+  auto vocab = make_vocabulary("ab01", rng, &end);
+  auto tg = std::make_shared<const token_grammar>(parse(R"(root ::= ("a" | "b")+ "0"?)"), vocab);
+  token_matcher x(tg), y(tg);
+  auto first = x.mask();
+  EXPECT_EQ(tg->num_walks(), 1);
+  EXPECT_EQ(y.mask(), first); // the same mask object: a hit
+  EXPECT_EQ(tg->num_hits(), 1);
+  EXPECT_FALSE(first->allows(end));
+  token_id a = 0;
+  while (vocab->bytes(a) != "a") ++a;
+  ASSERT_TRUE(x.accept(a));
+  EXPECT_TRUE(x.mask()->allows(end));
+  EXPECT_TRUE(x.accept(end)); // the end is accepted where the grammar can end
+  EXPECT_FALSE(y.accept(end));
+}
+
+TEST(token_grammar, apply_mask_refuses_exactly_the_masked_tokens) {
+  token_mask mask;
+  mask.bits.assign(3, 0);
+  std::vector<float> logits(150, 1.0f);
+  for (size_t id : {0, 63, 64, 100, 149}) mask.bits[id / 64] |= uint64_t{1} << (id % 64);
+  apply_mask(logits, mask);
+  for (size_t id = 0; id < logits.size(); ++id)
+    EXPECT_EQ(std::isinf(logits[id]), !mask.allows(static_cast<token_id>(id))) << id;
+  EXPECT_EQ(mask.count(), 5u);
+}
+
+} // namespace
+} // namespace kvactor::model
