@@ -4,6 +4,7 @@
 #include "model/grammar/gbnf.hpp"
 #include "model/grammar/json_schema_grammar.hpp"
 #include "model/grammar/regex_grammar.hpp"
+#include "model/grammar/tool_call_grammar.hpp"
 
 namespace kvactor {
 
@@ -41,6 +42,7 @@ result<model::grammar> grammar_of(const output_constraint& c) {
   case constraint_kind::regex: return model::regex_grammar(c.text);
   case constraint_kind::choice: return choice_grammar(c.choices);
   case constraint_kind::grammar: return model::parse_gbnf(c.text);
+  case constraint_kind::tool_calls: return model::tool_call_grammar_of_spec(c.text);
   case constraint_kind::none: break;
   }
   KVACTOR_ASSERT(false, "an empty constraint compiled");

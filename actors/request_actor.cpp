@@ -70,7 +70,8 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
       const int32_t choice = choice_of(u.id);
       const auto now = request_state::clock::now();
       if (u.token != no_token) {
-        if (auto ev = r.on_token(choice, u.token, now, u.logprobs))
+        if (auto ev = r.on_token(choice, u.token, now, u.logprobs,
+                                 u.finished == finish_reason::eos))
           self->send(sink, std::move(*ev));
         if (r.stop_seen(choice))
           stop(self, sched, id, choice, finish_reason::stop);

@@ -94,7 +94,8 @@ token_logprob request_state::logprob_of(token_id t, float logprob) const {
 
 std::optional<token_event> request_state::on_token(int32_t choice, token_id t,
                                                    clock::time_point now,
-                                                   const model::token_logprobs& logprobs) {
+                                                   const model::token_logprobs& logprobs,
+                                                   bool is_eos) {
   output& o = choices_.at(size_t(choice));
   if (o.stop_seen)
     return std::nullopt;
@@ -102,7 +103,8 @@ std::optional<token_event> request_state::on_token(int32_t choice, token_id t,
     o.first_token = now;
   o.tokens.push_back(t);
   const size_t searched_from = o.text.size();
-  o.text += o.decoder.push(t);
+  if (!is_eos)
+    o.text += o.decoder.push(t);
   // A stop sequence may straddle the previous text's end.
   size_t longest = 0;
   for (const auto& s : req_.stop)

@@ -50,9 +50,11 @@ public:
   generation_params params() const;
 
   // A generated token of a choice (with its logprobs, when the request asked
-  // for them); nullopt once the choice has stopped (late tokens).
+  // for them); nullopt once the choice has stopped (late tokens). The EOS
+  // that ends a choice adds no text (as OpenAI's API and vLLM answer).
   std::optional<token_event> on_token(int32_t choice, token_id t, clock::time_point now,
-                                      const model::token_logprobs& logprobs = {});
+                                      const model::token_logprobs& logprobs = {},
+                                      bool is_eos = false);
   // A stop sequence was seen: the scheduler should end the choice.
   bool stop_seen(int32_t choice) const { return choices_.at(size_t(choice)).stop_seen; }
   // The choice's one done event, from the scheduler's final update.

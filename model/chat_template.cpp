@@ -1,6 +1,7 @@
 #include "model/chat_template.hpp"
 
 #include "base/json.hpp"
+#include "model/chat/tool_calls.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -32,6 +33,14 @@ std::string messages_json(const std::vector<chat_message>& messages) {
     out += json::quote(m.role);
     out += R"(,"content":)";
     out += json::quote(m.content);
+    if (!m.tool_calls_json.empty()) {
+      out += R"(,"tool_calls":)";
+      out += m.tool_calls_json;
+    }
+    if (!m.tool_call_id.empty()) {
+      out += R"(,"tool_call_id":)";
+      out += json::quote(m.tool_call_id);
+    }
     out += '}';
   }
   out += ']';
@@ -103,6 +112,7 @@ result<chat_template> chat_template::from_text(std::string_view text,
     return make_error("chat template", compiled.error().message);
   chat_template t;
   t.template_ = std::move(*compiled);
+  t.tool_format_ = tool_call_format_of(text);
   for (const auto& [key, token] : special_tokens) {
     t.special_tokens_json_ += ',';
     t.special_tokens_json_ += json::quote(key);
@@ -159,6 +169,10 @@ result<std::string> chat_template::render(const std::vector<chat_message>& messa
   }
   std::string context = R"({"messages":)";
   context += messages_json(messages);
+  if (!options.tools_json.empty()) {
+    context += R"(,"tools":)";
+    context += options.tools_json;
+  }
   context += R"(,"add_generation_prompt":)";
   context += options.add_generation_prompt ? "true" : "false";
   context += special_tokens_json_;

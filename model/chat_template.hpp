@@ -20,6 +20,7 @@
 
 #include "base/result.hpp"
 #include "model/chat/jinja_template.hpp"
+#include "model/grammar/tool_call_grammar.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -32,8 +33,13 @@
 namespace kvactor::model {
 
 struct chat_message {
-  std::string role; // system, user, assistant, or any role the template knows
+  std::string role; // system, user, assistant, tool, or any role the template knows
   std::string content;
+  // An assistant's calls, a JSON array as templates read them:
+  // [{"id": ..., "type": "function", "function": {"name": ..., "arguments": {...}}}]
+  // ("" none); a tool message's answer to call `tool_call_id`.
+  std::string tool_calls_json{};
+  std::string tool_call_id{};
 };
 
 struct chat_options {
@@ -41,6 +47,8 @@ struct chat_options {
   // A JSON object of more variables for the template (a request's
   // chat_template_kwargs); the ones above and the messages win over it.
   std::string template_kwargs = "{}";
+  // The request's tools, a JSON array ("" none): the template's `tools`.
+  std::string tools_json{};
   std::optional<int64_t> now; // Unix seconds for strftime_now (none: the clock)
 };
 
@@ -65,6 +73,8 @@ public:
   // ("<|eot_id|>", "<|im_end|>", "</s>"); "" when it writes none, and for
   // the plain rendering.
   std::string_view end_of_turn() const { return end_of_turn_; }
+  // How the template teaches the model to call tools (tool_calls.hpp).
+  tool_call_format tool_format() const { return tool_format_; }
 
 private:
   chat_template() = default;
@@ -72,6 +82,7 @@ private:
   std::optional<jinja_template> template_;
   std::string special_tokens_json_; // "bos_token":"…",… (JSON object members)
   std::string end_of_turn_;
+  tool_call_format tool_format_ = tool_call_format::json;
 };
 
 } // namespace kvactor::model

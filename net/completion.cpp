@@ -5,6 +5,7 @@
 #include "net/openai_request.hpp"
 
 #include <cassert>
+#include <cstdio>
 #include <utility>
 
 namespace kvactor::net {
@@ -107,6 +108,52 @@ std::string completion::piece(choice& c, size_t index, std::string_view text,
   return out;
 }
 
+std::optional<std::vector<model::tool_call>> completion::calls_in(std::string_view text) const {
+  if (!meta_.tool_calls)
+    return std::nullopt;
+  return model::parse_tool_calls(text, *meta_.tool_calls);
+}
+
+std::vector<json_writer> completion::tool_calls_json(size_t index,
+                                                     const std::vector<model::tool_call>& calls,
+                                                     bool streamed) const {
+  std::vector<json_writer> out;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    // NOTE: ids unique within the answer, the same each time it is read.
+    char id[32];
+    std::snprintf(id, sizeof id, "call_%016llx",
+                  static_cast<unsigned long long>(
+                    std::hash<std::string>{}(meta_.id + "/" + std::to_string(index) + "/" +
+                                             std::to_string(k))));
+    json_writer& call = out.emplace_back();
+    if (streamed)
+      call.field("index", static_cast<int64_t>(k));
+    call.field("id", id).field("type", "function").object(
+      "function", json_writer().field("name", calls[k].name).field("arguments", calls[k].arguments));
+  }
+  return out;
+}
+
+std::string completion::calls_chunk(choice& c, size_t index,
+                                    const std::vector<model::tool_call>& calls) {
+  std::string out;
+  if (!c.opened) {
+    c.opened = true;
+    out = chunk(index, {}, nullptr, {}, {}, 0, true);
+  }
+  json_writer delta;
+  delta.field("tool_calls", tool_calls_json(index, calls, true));
+  json_writer ch;
+  ch.field("index", static_cast<int64_t>(index)).object("delta", delta).null_field("logprobs");
+  ch.null_field("finish_reason");
+  json_writer w = envelope();
+  w.field("choices", std::vector<json_writer>{ch});
+  if (meta_.include_usage)
+    w.null_field("usage");
+  out += sse_event(w.str());
+  return out + chunk(index, {}, "tool_calls", {});
+}
+
 std::string completion::on_token(const token_event& ev) {
   const auto index = choice_of(ev.id, ev.choice);
   if (!index)
@@ -117,6 +164,16 @@ std::string completion::on_token(const token_event& ev) {
     if (logprobs)
       c.logprobs.push_back(ev);
     return {};
+  }
+  if (meta_.tool_calls && c.holding) {
+    // NOTE: held text goes out as content once it cannot be calls (its
+    // tokens' ids and logprobs with it are not sent).
+    c.held += ev.text;
+    if (model::may_be_tool_calls(c.held, *meta_.tool_calls))
+      return {};
+    c.holding = false;
+    c.num_streamed += c.held.size();
+    return piece(c, *index, std::exchange(c.held, {}), nullptr, {});
   }
   // NOTE: a token whose text is held back sends nothing, unless its id or
   // its logprobs are asked for.
@@ -137,8 +194,11 @@ std::string completion::on_done(const done_event& d) {
   ++num_done_;
   if (!meta_.stream)
     return {};
-  // NOTE: text held back while it could have begun a stop sequence is only
-  // in the done event; the last chunk carries it.
+  if (meta_.tool_calls && c.holding)
+    if (auto calls = calls_in(d.text))
+      return calls_chunk(c, *index, *calls);
+  // NOTE: text held back while it could have begun a stop sequence (or a
+  // call) is only in the done event; the last chunk carries it.
   const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
   const std::string reason(openai_finish_reason(d.finish_reason));
   return piece(c, *index, rest, reason.c_str(), {});
@@ -180,7 +240,13 @@ std::string completion::finish() const {
     const auto& end = choices_[i].end;
     json_writer& c = choices.emplace_back();
     c.field("index", static_cast<int64_t>(i));
-    if (meta_.chat)
+    const auto calls = calls_in(end.text);
+    if (calls)
+      c.object("message", json_writer()
+                            .field("role", "assistant")
+                            .null_field("content")
+                            .field("tool_calls", tool_calls_json(i, *calls, false)));
+    else if (meta_.chat)
       c.object("message", json_writer().field("role", "assistant").field("content", end.text));
     else
       c.field("text", end.text);
@@ -193,7 +259,7 @@ std::string completion::finish() const {
                                       : completion_logprobs(choices_[i].logprobs, 0));
     else
       c.null_field("logprobs");
-    c.field("finish_reason", openai_finish_reason(end.finish_reason));
+    c.field("finish_reason", calls ? "tool_calls" : openai_finish_reason(end.finish_reason));
   }
   json_writer w = envelope();
   if (meta_.return_token_ids && meta_.chat) // one prompt

@@ -6,6 +6,7 @@
 // finish reason, the usage when asked for, and [DONE]. Pure.
 
 #include "kvactor/kvactor.hpp"
+#include "model/chat/tool_calls.hpp"
 #include "net/json_writer.hpp"
 
 #include <optional>
@@ -25,6 +26,10 @@ struct completion_meta {
   bool chat = false; // chat.completion objects: messages and deltas rather than text
   bool return_token_ids = false; // choices and chunks carry token_ids (vLLM's extension)
   bool logprobs = false; // choices and chunks carry their tokens' logprobs (openai_logprobs.hpp)
+  // A chat with tools: an answer that is nothing but calls in this format
+  // comes as tool_calls (finish_reason "tool_calls"); streaming, its text
+  // is held back while it may still become calls.
+  std::optional<model::tool_call_format> tool_calls{};
 };
 
 class completion {
@@ -53,6 +58,8 @@ private:
     std::vector<token_event> logprobs; // not streaming: every token's, for the body
     int64_t num_token_bytes = 0;       // streaming: text_offset of the next token
     bool prompt_sent = false;          // streaming: prompt_token_ids went out
+    bool holding = true;               // streaming with tools: text held (may be calls)
+    std::string held;
   };
   // The answer's choice an event belongs to; nullopt for unknown requests.
   std::optional<size_t> choice_of(request_id id, int32_t choice) const;
@@ -71,6 +78,14 @@ private:
   std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {});
   std::string_view object() const;
+  // The answer's calls, when meta_.tool_calls and `text` is nothing but calls.
+  std::optional<std::vector<model::tool_call>> calls_in(std::string_view text) const;
+  // OpenAI's tool_calls array of choice `index` (ids call_…).
+  std::vector<json_writer> tool_calls_json(size_t index,
+                                           const std::vector<model::tool_call>& calls,
+                                           bool streamed) const;
+  // A stream's chunk of choice `index` carrying its calls, then its end.
+  std::string calls_chunk(choice& c, size_t index, const std::vector<model::tool_call>& calls);
   // id, object, created, model: what every answer and event starts with.
   json_writer envelope() const;
   std::string usage() const;

@@ -62,7 +62,8 @@ std::optional<field_fault> read_kind(std::string_view field, constraint_kind kin
     break;
   }
   case constraint_kind::regex:
-  case constraint_kind::grammar: {
+  case constraint_kind::grammar:
+  case constraint_kind::tool_calls: {
     auto text = string_of(v);
     if (!text) return must_be("a string");
     c.text = std::move(*text);

@@ -258,7 +258,8 @@ void http_session::complete(const request& req, bool chat) {
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
                        front_->model_name, c.stream, c.include_usage, chat,
-                       c.return_token_ids, !c.prompts.empty() && c.prompts.front().logprobs >= 0};
+                       c.return_token_ids, !c.prompts.empty() && c.prompts.front().logprobs >= 0,
+                       c.tool_calls};
   live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
                            on_strand(&http_session::reply));
 }

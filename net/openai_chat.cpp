@@ -1,6 +1,7 @@
 #include "net/openai_fields.hpp"
 
 #include "actors/request_fields.hpp"
+#include "net/openai_tools.hpp"
 
 namespace kvactor::net {
 
@@ -69,7 +70,18 @@ std::variant<std::vector<model::chat_message>, api_error> read_messages(od::valu
           return *e;
         msg.content = std::move(std::get<std::string>(content));
       } else if (key == "tool_calls") {
-        return unsupported(where + ".tool_calls", "tool calls");
+        bool null = false;
+        if (!value.is_null().get(null) && null)
+          continue;
+        auto calls = read_tool_calls(value, where + ".tool_calls");
+        if (auto* e = std::get_if<api_error>(&calls))
+          return *e;
+        msg.tool_calls_json = std::move(std::get<std::string>(calls));
+      } else if (key == "tool_call_id") {
+        std::string_view id;
+        if (value.get_string().get(id))
+          return must_be(where + ".tool_call_id", "a string");
+        msg.tool_call_id = std::string(id);
       }
     }
     if (!has_role)
@@ -85,7 +97,7 @@ std::variant<std::vector<model::chat_message>, api_error> read_messages(od::valu
 
 bool is_chat_field(std::string_view key) {
   return key == "messages" || key == "logprobs" || key == "top_logprobs" || key == "tools" ||
-         key == "chat_template_kwargs";
+         key == "tool_choice" || key == "parallel_tool_calls" || key == "chat_template_kwargs";
 }
 
 std::optional<api_error> read_chat_field(std::string_view key, od::value v, fields& f) {
@@ -109,12 +121,12 @@ std::optional<api_error> read_chat_field(std::string_view key, od::value v, fiel
       return invalid(key, *wrong);
     f.chat_top_logprobs = static_cast<int32_t>(n);
   } else if (key == "tools") {
-    od::array a;
-    size_t n = 0;
-    if (v.get_array().get(a) || a.count_elements().get(n))
-      return must_be(key, "an array");
-    if (n > 0)
-      return unsupported(key, "tools");
+    return read_tools(v, f);
+  } else if (key == "tool_choice") {
+    return read_tool_choice(v, f);
+  } else if (key == "parallel_tool_calls") {
+    if (v.get_bool().get(f.parallel_tool_calls))
+      return must_be(key, "true or false");
   } else if (key == "chat_template_kwargs") { // as vLLM: {"enable_thinking": false}
     od::object o;
     std::string_view raw;
@@ -134,6 +146,9 @@ parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_
   if (auto* e = std::get_if<api_error>(&read))
     return *e;
   auto& f = std::get<openai::fields>(read);
+  auto tools = openai::apply_tool_choice(f, chat.tool_format());
+  if (auto* e = std::get_if<api_error>(&tools))
+    return *e;
   auto prompt = chat.render(*f.messages, f.chat);
   if (!prompt)
     return openai::invalid("messages", prompt.error().message);
@@ -142,7 +157,9 @@ parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_
   // config names only the base model's EOS would otherwise talk on.
   if (const auto eot = chat.end_of_turn(); !eot.empty())
     f.params.stop.emplace_back(eot);
-  return openai::request_of(f);
+  completion_request out = openai::request_of(f);
+  out.tool_calls = std::get<std::optional<model::tool_call_format>>(tools);
+  return out;
 }
 
 } // namespace kvactor::net

@@ -30,6 +30,13 @@ struct fields {
   // alternatives), which read_body turns into params.logprobs.
   bool chat_logprobs = false;
   int32_t chat_top_logprobs = 0;
+  // A chat's tools (as the template renders them, and as a constraint may
+  // call them), tool_choice (none, auto, required, or a function's name)
+  // and parallel_tool_calls.
+  std::vector<model::tool_function> tools;
+  std::optional<std::string> tool_choice;
+  bool named_tool = false;
+  bool parallel_tool_calls = true;
 };
 
 // Reads `body` as one JSON object, handing each field to on_field in order;

@@ -46,6 +46,8 @@ struct completion_request {
   bool stream = false;
   bool include_usage = false; // stream_options.include_usage
   bool return_token_ids = false; // as vLLM: each choice (and chunk) carries its token ids
+  // A chat with tools: its answers are read for calls in this format.
+  std::optional<model::tool_call_format> tool_calls;
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request

@@ -19,6 +19,9 @@ enum class constraint_kind : uint8_t {
   regex,       // text: a regular expression the whole text matches
   choice,      // choices: the text is one of them
   grammar,     // text: a GBNF grammar (llama.cpp's notation), from `root`
+  tool_calls,  // text: {"format": "json" | "hermes", "parallel": bool, "functions":
+               // [{"name": ..., "parameters": JSON Schema}]}: calls as the chat
+               // template's format writes them (model/grammar/tool_call_grammar.hpp)
 };
 
 struct output_constraint {
