@@ -128,8 +128,9 @@ std::vector<json_writer> completion::tool_calls_json(size_t index,
     json_writer& call = out.emplace_back();
     if (streamed)
       call.field("index", static_cast<int64_t>(k));
-    call.field("id", id).field("type", "function").object(
-      "function", json_writer().field("name", calls[k].name).field("arguments", calls[k].arguments));
+    json_writer function;
+    function.field("name", calls[k].name).field("arguments", calls[k].arguments);
+    call.field("id", id).field("type", "function").object("function", function);
   }
   return out;
 }

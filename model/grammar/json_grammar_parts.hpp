@@ -36,12 +36,13 @@ public:
   grammar_element colon();
   grammar_element quote() { return b_.byte('"'); }
 
-  // NOTE: digit runs are bounded (15 integer digits, 15 fraction digits, 3
-  // exponent digits) so that a model cannot write a number forever; every
-  // double and every integer a client would mean still fits.
+  // NOTE: digit runs are bounded (15 integer digits, 15 fraction digits, 2
+  // exponent digits) so that a model cannot write a number forever, and
+  // every number it writes is a finite double (parsers such as simdjson
+  // refuse 1e400): below 1e15 x 1e99.
   static constexpr int max_integer_digits = 15;
   static constexpr int max_fraction_digits = 15;
-  static constexpr int max_exponent_digits = 3;
+  static constexpr int max_exponent_digits = 2;
 
 private:
   grammar_element digits(int min, int max);

@@ -29,8 +29,9 @@ result<grammar> tool_call_grammar(const std::vector<tool_function>& functions,
       if (parser.parse(f.parameters).get(root))
         return make_error("tool_calls", "function '" + f.name + "': parameters are not JSON");
       json_schema_compiler compiler(b, root);
-      auto schema = compiler.reference("#", "tools[" + f.name + "].parameters");
-      if (!schema) return schema.error();
+      auto schema = compiler.reference("#", "schema");
+      if (!schema)
+        return make_error("tools", "function '" + f.name + "': " + schema.error().message);
       arguments = *schema;
     }
     const std::string head = format == tool_call_format::hermes ? "<tool_call>\n" : "";

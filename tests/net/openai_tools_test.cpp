@@ -1,0 +1,198 @@
+// A chat request's tools (openai_tools.hpp) and the answers that carry
+// calls (completion.hpp): what tools, tool_choice and parallel_tool_calls
+// make of a request, the history's calls as the template reads them, each
+// refusal naming its field, and calls answered whole and streamed as
+// OpenAI's API sends them.
+
+#include "net/completion.hpp"
+#include "net/openai_request.hpp"
+#include "tests/model/chatml_template.hpp"
+
+#include "sse.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+namespace kvactor::net {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A template that shows the tools and the history's calls and answers.
+const model::chat_template& tools_template() {
+  static const model::chat_template t = *model::chat_template::from_text(
+    "{% for t in tools %}[tool {{ t.function.name }}]{% endfor %}"
+    "{% for m in messages %}<{{ m.role }}>{{ m.content }}"
+    "{% for c in m.tool_calls or [] %}<tool_call>{{ c.function.name }} {{ "
+    "c.function.arguments.city }}"
+    "</tool_call>{% endfor %}{% if m.tool_call_id %}({{ m.tool_call_id }}){% endif %}{% endfor %}");
+  return t;
+}
+
+constexpr std::string_view tools =
+  R"("tools":[{"type":"function","function":{"name":"get_weather","parameters":)"
+  R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},)"
+  R"({"type":"function","function":{"name":"ping"}}])";
+
+std::variant<completion_request, api_error> chat(std::string_view fields) {
+  return parse_chat_request(R"({"messages":[{"role":"user","content":"hi"}],)" +
+                              std::string(fields) + "}",
+                            1, tools_template(), {});
+}
+
+completion_request parsed(std::string_view fields) {
+  auto r = chat(fields);
+  EXPECT_TRUE(std::holds_alternative<completion_request>(r))
+    << fields << " -> "
+    << (std::holds_alternative<api_error>(r) ? std::get<api_error>(r).message : "");
+  return std::holds_alternative<completion_request>(r) ? std::get<completion_request>(r)
+                                                       : completion_request{};
+}
+
+TEST(openai_tools, tool_choice_decides_the_constraint_and_whether_answers_are_read) {
+  const completion_request required = parsed(std::string(tools) + R"(,"tool_choice":"required")");
+  const generate_request& r = required.prompts.at(0);
+  EXPECT_EQ(r.constraint.kind, constraint_kind::tool_calls);
+  EXPECT_THAT(r.constraint.text, HasSubstr(R"("parallel":true)"));
+  EXPECT_THAT(r.constraint.text, HasSubstr(R"("name":"get_weather")"));
+  EXPECT_THAT(r.constraint.text, HasSubstr(R"("name":"ping","parameters":null)"));
+  EXPECT_THAT(r.prompt, HasSubstr("[tool get_weather][tool ping]"));
+  EXPECT_EQ(required.tool_calls, tools_template().tool_format());
+
+  const completion_request named =
+    parsed(std::string(tools) + R"(,"tool_choice":{"type":"function","function":{"name":"ping"}})");
+  EXPECT_THAT(named.prompts.at(0).constraint.text, HasSubstr(R"("parallel":false)"));
+  EXPECT_THAT(named.prompts.at(0).constraint.text, Not(HasSubstr("get_weather")));
+
+  const completion_request serial =
+    parsed(std::string(tools) + R"(,"tool_choice":"required","parallel_tool_calls":false)");
+  EXPECT_THAT(serial.prompts.at(0).constraint.text, HasSubstr(R"("parallel":false)"));
+
+  const completion_request automatic = parsed(tools);
+  EXPECT_TRUE(automatic.prompts.at(0).constraint.empty());
+  EXPECT_TRUE(automatic.tool_calls.has_value());
+  const completion_request none = parsed(std::string(tools) + R"(,"tool_choice":"none")");
+  EXPECT_FALSE(none.tool_calls.has_value());
+  EXPECT_FALSE(parsed(R"("max_tokens":3)").tool_calls.has_value());
+}
+
+TEST(openai_tools, the_history_calls_and_answers_reach_the_template) {
+  auto r = parse_chat_request(
+    R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,)"
+    R"("tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_weather",)"
+    R"("arguments":"{\"city\": \"Oslo\"}"}}]},{"role":"tool","tool_call_id":"call_9",)"
+    R"("content":"-3C"}],)" +
+      std::string(tools) + "}",
+    1, tools_template(), {});
+  ASSERT_TRUE(std::holds_alternative<completion_request>(r));
+  EXPECT_THAT(std::get<completion_request>(r).prompts.at(0).prompt,
+              HasSubstr("<assistant><tool_call>get_weather Oslo</tool_call><tool>-3C(call_9)"));
+}
+
+TEST(openai_tools, refusals_name_their_field) {
+  struct bad {
+    std::string fields, param, says;
+  };
+  for (const bad& b : {
+         bad{R"("tools":[{"type":"retrieval"}])", "tools", "tools[0] must be"},
+         bad{R"("tools":[{"type":"function","function":{"name":""}}])", "tools", "name"},
+         bad{R"("tools":[{"type":"function","function":{"name":"f","parameters":3}}])", "tools",
+             "parameters must be a JSON Schema object"},
+         bad{R"("tools":[{"type":"function","function":{"name":"f"}},)"
+             R"({"type":"function","function":{"name":"f"}}])",
+             "tools", "a second function"},
+         bad{std::string(tools) + R"(,"tool_choice":"always")", "tool_choice", "none, auto"},
+         bad{std::string(tools) + R"(,"tool_choice":{"type":"function","function":{"name":"x"}})",
+             "tool_choice", "'x', which is not in tools"},
+         bad{R"("tool_choice":"required")", "tool_choice", "needs tools"},
+         bad{std::string(tools) +
+               R"(,"tool_choice":"required","response_format":{"type":"json_object"})",
+             "tool_choice", "cannot take another constraint"},
+       }) {
+    auto r = chat(b.fields);
+    ASSERT_TRUE(std::holds_alternative<api_error>(r)) << b.fields;
+    const api_error& e = std::get<api_error>(r);
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, std::optional<std::string>(b.param)) << b.fields << " -> " << e.message;
+    EXPECT_THAT(e.message, HasSubstr(b.says)) << b.fields;
+  }
+  auto r = parse_chat_request(
+    R"({"messages":[{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f",)"
+    R"("arguments":"[1]"}}]}]})",
+    1, tools_template(), {});
+  ASSERT_TRUE(std::holds_alternative<api_error>(r));
+  EXPECT_THAT(std::get<api_error>(r).message, HasSubstr("arguments must be a JSON object"));
+}
+
+completion_meta chat_meta(bool stream) {
+  completion_meta m{"chatcmpl-1", 1700000000, "tiny", stream};
+  m.chat = true;
+  m.tool_calls = model::tool_call_format::hermes;
+  return m;
+}
+
+done_event done(request_id id, std::string reason, std::string text) {
+  done_event d;
+  d.id = id;
+  d.finish_reason = std::move(reason);
+  d.text = std::move(text);
+  return d;
+}
+
+constexpr std::string_view two_calls =
+  "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>\n"
+  "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+
+TEST(openai_tools, an_answer_of_calls_comes_as_tool_calls) {
+  completion c(chat_meta(false), 2);
+  c.accepted(0, 1);
+  c.accepted(1, 2);
+  c.on_done(done(1, "stop", std::string(two_calls)));
+  c.on_done(done(2, "eos", "Just text."));
+  simdjson::dom::parser p;
+  simdjson::dom::element body = p.parse(c.finish());
+  simdjson::dom::element first = body["choices"].at(0);
+  EXPECT_EQ(std::string_view(first["finish_reason"]), "tool_calls");
+  EXPECT_TRUE(first["message"]["content"].is_null());
+  simdjson::dom::array calls = first["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(std::string_view(calls.at(0)["type"]), "function");
+  EXPECT_EQ(std::string_view(calls.at(0)["function"]["name"]), "get_weather");
+  EXPECT_EQ(std::string_view(calls.at(0)["function"]["arguments"]), R"({"city":"Oslo"})");
+  EXPECT_THAT(std::string(std::string_view(calls.at(0)["id"])), HasSubstr("call_"));
+  EXPECT_NE(std::string_view(calls.at(0)["id"]), std::string_view(calls.at(1)["id"]));
+  simdjson::dom::element second = body["choices"].at(1);
+  EXPECT_EQ(std::string_view(second["finish_reason"]), "stop");
+  EXPECT_EQ(std::string_view(second["message"]["content"]), "Just text.");
+}
+
+TEST(openai_tools, a_stream_holds_text_that_may_be_calls_and_sends_them_as_deltas) {
+  completion c(chat_meta(true), 1);
+  c.accepted(0, 1);
+  std::string out;
+  size_t at = 0;
+  for (size_t cut : {5ul, 20ul, two_calls.size()}) {
+    out += c.on_token({1, 0, 7, std::string(two_calls.substr(at, cut - at))});
+    at = cut;
+  }
+  EXPECT_EQ(out, ""); // held: it may be calls
+  out += c.on_done(done(1, "stop", std::string(two_calls)));
+  EXPECT_THAT(out, HasSubstr(R"("delta":{"role":"assistant","content":""})"));
+  EXPECT_THAT(out, HasSubstr(R"("delta":{"tool_calls":[{"index":0,"id":"call_)"));
+  EXPECT_THAT(out, HasSubstr(R"("function":{"name":"ping","arguments":"{}"}}]})"));
+  EXPECT_THAT(out, HasSubstr(R"("finish_reason":"tool_calls")"));
+  EXPECT_THAT(out, Not(HasSubstr("<tool_call>")));
+
+  completion text(chat_meta(true), 1);
+  text.accepted(0, 1);
+  EXPECT_EQ(text.on_token({1, 0, 7, " <tool"}), "");
+  EXPECT_THAT(text.on_token({1, 0, 8, "bar> hi"}), HasSubstr(R"("content":" <toolbar> hi")"));
+  EXPECT_THAT(text.on_token({1, 0, 9, "!"}), HasSubstr(R"("content":"!")"));
+  EXPECT_THAT(text.on_done(done(1, "eos", " <toolbar> hi!")),
+              HasSubstr(R"("finish_reason":"stop")"));
+}
+
+} // namespace
+} // namespace kvactor::net
