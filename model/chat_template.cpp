@@ -157,6 +157,29 @@ result<chat_template> chat_template::load(const std::filesystem::path& dir) {
   return t;
 }
 
+namespace {
+
+// An assistant's calls as a model without a template writes them (the
+// json format of tool_calls.hpp), after its content.
+std::string plain_calls(const chat_message& m) {
+  std::string out = m.content;
+  simdjson::dom::parser parser;
+  simdjson::dom::array calls;
+  if (parser.parse(m.tool_calls_json).get(calls))
+    return out;
+  for (simdjson::dom::element call : calls) {
+    std::string_view name;
+    simdjson::dom::element arguments;
+    if (call["function"]["name"].get(name) || call["function"]["arguments"].get(arguments))
+      continue;
+    out += out.empty() ? "" : "; ";
+    out += "{\"name\": " + json::quote(name) + ", \"parameters\": " + simdjson::minify(arguments) + "}";
+  }
+  return out;
+}
+
+} // namespace
+
 result<std::string> chat_template::render(const std::vector<chat_message>& messages,
                                           const chat_options& options) const {
   if (messages.empty())
@@ -164,7 +187,7 @@ result<std::string> chat_template::render(const std::vector<chat_message>& messa
   if (!template_) {
     std::string out;
     for (const auto& m : messages)
-      out += m.role + ": " + m.content + "\n";
+      out += m.role + ": " + (m.tool_calls_json.empty() ? m.content : plain_calls(m)) + "\n";
     return out + "assistant:";
   }
   std::string context = R"({"messages":)";

@@ -116,7 +116,7 @@ std::optional<std::vector<model::tool_call>> completion::calls_in(std::string_vi
 
 std::vector<json_writer> completion::tool_calls_json(size_t index,
                                                      const std::vector<model::tool_call>& calls,
-                                                     bool streamed) const {
+                                                     bool streamed, bool with_arguments) const {
   std::vector<json_writer> out;
   for (size_t k = 0; k < calls.size(); ++k) {
     // NOTE: ids unique within the answer, the same each time it is read.
@@ -129,7 +129,8 @@ std::vector<json_writer> completion::tool_calls_json(size_t index,
     if (streamed)
       call.field("index", static_cast<int64_t>(k));
     json_writer function;
-    function.field("name", calls[k].name).field("arguments", calls[k].arguments);
+    function.field("name", calls[k].name)
+      .field("arguments", with_arguments ? calls[k].arguments : std::string());
     call.field("id", id).field("type", "function").object("function", function);
   }
   return out;
@@ -142,16 +143,27 @@ std::string completion::calls_chunk(choice& c, size_t index,
     c.opened = true;
     out = chunk(index, {}, nullptr, {}, {}, 0, true);
   }
-  json_writer delta;
-  delta.field("tool_calls", tool_calls_json(index, calls, true));
-  json_writer ch;
-  ch.field("index", static_cast<int64_t>(index)).object("delta", delta).null_field("logprobs");
-  ch.null_field("finish_reason");
-  json_writer w = envelope();
-  w.field("choices", std::vector<json_writer>{ch});
-  if (meta_.include_usage)
-    w.null_field("usage");
-  out += sse_event(w.str());
+  // NOTE: as OpenAI streams a call: its id, type and name with empty
+  // arguments, then the arguments, which clients append to what they hold.
+  auto event = [&](json_writer call) {
+    json_writer delta;
+    delta.field("tool_calls", std::vector<json_writer>{std::move(call)});
+    json_writer ch;
+    ch.field("index", static_cast<int64_t>(index)).object("delta", delta).null_field("logprobs");
+    ch.null_field("finish_reason");
+    json_writer w = envelope();
+    w.field("choices", std::vector<json_writer>{ch});
+    if (meta_.include_usage)
+      w.null_field("usage");
+    out += sse_event(w.str());
+  };
+  const std::vector<json_writer> heads = tool_calls_json(index, calls, true, false);
+  for (size_t k = 0; k < calls.size(); ++k) {
+    event(heads[k]);
+    json_writer arguments;
+    arguments.field("arguments", calls[k].arguments);
+    event(json_writer().field("index", static_cast<int64_t>(k)).object("function", arguments));
+  }
   return out + chunk(index, {}, "tool_calls", {});
 }
 

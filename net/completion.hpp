@@ -80,10 +80,11 @@ private:
   std::string_view object() const;
   // The answer's calls, when meta_.tool_calls and `text` is nothing but calls.
   std::optional<std::vector<model::tool_call>> calls_in(std::string_view text) const;
-  // OpenAI's tool_calls array of choice `index` (ids call_…).
+  // OpenAI's tool_calls array of choice `index` (ids call_…); streamed:
+  // with each call's index, and the arguments only `with_arguments`.
   std::vector<json_writer> tool_calls_json(size_t index,
                                            const std::vector<model::tool_call>& calls,
-                                           bool streamed) const;
+                                           bool streamed, bool with_arguments = true) const;
   // A stream's chunk of choice `index` carrying its calls, then its end.
   std::string calls_chunk(choice& c, size_t index, const std::vector<model::tool_call>& calls);
   // id, object, created, model: what every answer and event starts with.

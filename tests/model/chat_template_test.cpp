@@ -125,5 +125,17 @@ TEST(chat_template, loads_the_template_and_special_tokens_from_the_folder) {
   EXPECT_THAT(bad.error().message, HasSubstr("chat_template"));
 }
 
+TEST(chat_template, the_plain_rendering_writes_an_assistants_calls_as_json_calls) {
+  chat_message call{"assistant", ""};
+  call.tool_calls_json = R"([{"id":"c1","type":"function","function":{"name":"f","arguments":{"x":1}}},)"
+                         R"({"id":"c2","type":"function","function":{"name":"g","arguments":{}}}])";
+  chat_message answer{"tool", "42"};
+  answer.tool_call_id = "c1";
+  auto text = chat_template::plain().render({{"user", "hi"}, call, answer});
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(*text, "user: hi\nassistant: {\"name\": \"f\", \"parameters\": {\"x\":1}}; "
+                   "{\"name\": \"g\", \"parameters\": {}}\ntool: 42\nassistant:");
+}
+
 } // namespace
 } // namespace kvactor::model

@@ -181,7 +181,9 @@ TEST(openai_tools, a_stream_holds_text_that_may_be_calls_and_sends_them_as_delta
   out += c.on_done(done(1, "stop", std::string(two_calls)));
   EXPECT_THAT(out, HasSubstr(R"("delta":{"role":"assistant","content":""})"));
   EXPECT_THAT(out, HasSubstr(R"("delta":{"tool_calls":[{"index":0,"id":"call_)"));
-  EXPECT_THAT(out, HasSubstr(R"("function":{"name":"ping","arguments":"{}"}}]})"));
+  EXPECT_THAT(out, HasSubstr(R"("function":{"name":"ping","arguments":""}}]})"));
+  // Then the arguments alone, which a client appends to the call it holds.
+  EXPECT_THAT(out, HasSubstr(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Oslo\"}"}}]})"));
   EXPECT_THAT(out, HasSubstr(R"("finish_reason":"tool_calls")"));
   EXPECT_THAT(out, Not(HasSubstr("<tool_call>")));
 

@@ -6,7 +6,8 @@
 # sends one request on a connection of its own and prints the whole response.
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 log=$(mktemp)
-trap 'kill -9 ${pid:-0} 2>/dev/null || true; rm -f "$log"' EXIT
+# NOTE: no pid yet must kill nothing (kill -9 0 would end the whole group).
+trap '[ -z "${pid:-}" ] || kill -9 "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
 
 start_http_server() {
   local serve=$1 model=$2

@@ -3,9 +3,12 @@
 // outputs, each answer checked against the request's JSON Schemas by the
 // small validator below (not kvactor's grammar). serve_openai_client.sh runs
 // it; Node finds "openai" through a node_modules beside this file.
-//   node openai_client.mjs BASE_URL MODEL [--tools-only] [--label=TEXT] [--seeds=N]
-// BASE_URL ends in /v1. Exits 1 at the first failure, naming it; prints one
-// summary line on success.
+//   node openai_client.mjs BASE_URL MODEL [--tools-only] [--format=json|hermes]
+//                          [--label=TEXT] [--seeds=N]
+// BASE_URL ends in /v1. --format names the model's tool call format (json:
+// no chat template; hermes: Qwen2.5's), for a look at how the history of a
+// round trip is rendered (kvactor's /tokenize and /detokenize, by fetch).
+// Exits 1 at the first failure, naming it; prints one summary line on success.
 import OpenAI from "openai";
 
 const args = process.argv.slice(2);
@@ -17,6 +20,7 @@ if (!baseURL || !model) {
   process.exit(2);
 }
 const tools_only = args.includes("--tools-only");
+const format = option("format") ?? "json";
 const label = option("label") ?? model;
 const seeds = Array.from({ length: Number(option("seeds") ?? 8) }, (_, i) => i + 1);
 
@@ -181,7 +185,7 @@ function check_calls(calls, only) {
 }
 
 const counts = { required: 0, calls: 0, parallel: 0, single: 0, named: 0, streamed: 0, same: 0,
-  docs_snippet_doubled: 0, sdk_stream: 0, round_trip: 0, auto: 0, none: 0, json_schema: 0,
+  sdk_stream: 0, round_trip: 0, rendered: 0, auto: 0, none: 0, json_schema: 0,
   json_schema_length: 0, json_object: 0, errors: 0 };
 const keep = {}; // answers reused by later checks, by seed
 
@@ -282,7 +286,9 @@ async function tool_calls_streamed() {
     expect(deep_equal(strip(calls), strip(keep[seed])), "the stream gives the calls of the same request unstreamed",
       { streamed: strip(calls), unstreamed: strip(keep[seed]) });
     counts.same++;
-    if (!deep_equal(strip(Object.values(docs)), strip(calls))) counts.docs_snippet_doubled++;
+    expect(deep_equal(strip(Object.values(docs)), strip(calls)),
+      "OpenAI's guide's stream snippet (the first fragment kept, every fragment's arguments appended) " +
+      "gives the calls: a call's first fragment carries arguments \"\"", { docs, calls });
     counts.streamed++;
   }
 }
@@ -305,6 +311,38 @@ async function tool_calls_sdk_stream() {
   }
 }
 
+// The prompt a round trip's history renders to: the tool results in it, and
+// with the hermes format each call as Qwen2.5's template writes it:
+// <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, the
+// arguments the objects the call's JSON strings hold.
+async function check_rendered(history, calls) {
+  const post = async (route, body) => {
+    const r = await fetch(new URL(baseURL).origin + route, { method: "POST", body: JSON.stringify(body) });
+    const json = await r.json();
+    expect(r.status === 200, `${route} answers 200`, json);
+    return json;
+  };
+  const { tokens } = await post("/tokenize", { model, messages: history, tools });
+  const { prompt } = await post("/detokenize", { model, tokens });
+  for (const m of history.filter((m) => m.role === "tool"))
+    expect(prompt.includes(m.content), "the rendered prompt holds each tool result", prompt);
+  if (format !== "hermes") return;
+  expect(prompt.includes("<tools>") && tools.every((t) => prompt.includes(JSON.stringify(t.function.name))),
+    "the rendered prompt lists the tools", prompt);
+  const written = [];
+  for (const [, text] of prompt.matchAll(/<tool_call>\n(.*?)\n<\/tool_call>/gs)) {
+    try {
+      written.push(JSON.parse(text));
+    } catch {} // the template's own example, {"name": <function-name>, ...}
+  }
+  const sent = calls.map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) }));
+  expect(deep_equal(written, sent), "the rendered prompt writes the calls as the hermes format does",
+    { written, sent, prompt });
+  expect((prompt.match(/<tool_response>\n/g) ?? []).length === calls.length,
+    "one <tool_response> per tool message", prompt);
+  counts.rendered++;
+}
+
 async function round_trip() {
   for (const seed of Object.keys(keep).map(Number).slice(0, 4)) {
     context = `a round trip: seed ${seed}'s calls and their results sent back`;
@@ -315,6 +353,7 @@ async function round_trip() {
       ...calls.map((c) => ({ role: "tool", tool_call_id: c.id,
         content: JSON.stringify(c.function.name === "get_weather" ? { temperature: 21, sky: "clear" } : { time: "09:30" }) })),
     ];
+    await check_rendered(history, calls);
     const r = await client.chat.completions.create({ ...base, messages: history, seed, tools, max_tokens: 16 });
     const c = r.choices[0];
     expect(["stop", "length", "tool_calls"].includes(c.finish_reason), "finish_reason is stop, length or tool_calls", c);
@@ -455,13 +494,9 @@ try {
   process.exit(1);
 }
 
-if (counts.docs_snippet_doubled)
-  console.log(`note: OpenAI's guide's stream snippet (first fragment kept, its arguments appended again) ` +
-    `doubled the arguments in ${counts.docs_snippet_doubled} of ${counts.streamed} streams: ` +
-    `a call's first fragment carries arguments, where OpenAI's API sends ""`);
 const c = counts;
 console.log(`openai_client [${label}] ok: required ${c.required} (${c.calls} calls, ${c.parallel} parallel), ` +
   `ran out of tokens ${ran_out}, single ${c.single}, named ${c.named}, streamed ${c.streamed} (same as unstreamed ${c.same}, ` +
-  `sdk stream ${c.sdk_stream}), round trips ${c.round_trip}, refusals ${c.errors}` +
+  `sdk stream ${c.sdk_stream}), round trips ${c.round_trip} (rendered ${c.rendered}), refusals ${c.errors}` +
   (tools_only ? "" : `, auto ${c.auto}, none ${c.none}, json_schema ${c.json_schema} ` +
     `(${c.json_schema_length} ran out of tokens), json_object ${c.json_object}`));
