@@ -173,7 +173,8 @@ std::string plain_calls(const chat_message& m) {
     if (call["function"]["name"].get(name) || call["function"]["arguments"].get(arguments))
       continue;
     out += out.empty() ? "" : "; ";
-    out += "{\"name\": " + json::quote(name) + ", \"parameters\": " + simdjson::minify(arguments) + "}";
+    out += "{\"name\": " + json::quote(name) + ", \"parameters\": ";
+    out += simdjson::minify(arguments) + "}";
   }
   return out;
 }
