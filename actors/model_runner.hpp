@@ -89,6 +89,9 @@ public:
   // the device: their rows' logit edits overflowed its buffer. Read between
   // steps.
   int64_t num_steps_sampled_on_host() const { return steps_sampled_on_host_; }
+  // Constrained sequences whose grammar state the runner keeps. Read
+  // between steps.
+  size_t num_grammar_states() const { return matchers_.size(); }
 
 private:
   model_runner(const model::model_config& config, model::model_weights weights);

@@ -35,7 +35,7 @@ class token_grammar {
 public:
   // At most `max_cached_bytes` of masks are kept (then masks are walked).
   token_grammar(std::shared_ptr<const grammar> g, std::shared_ptr<const token_vocabulary> v,
-                size_t max_cached_bytes = size_t{8} << 20);
+                size_t max_cached_bytes = size_t{16} << 20);
 
   const std::shared_ptr<const grammar>& rules() const { return grammar_; }
   const token_vocabulary& vocabulary() const { return *vocab_; }

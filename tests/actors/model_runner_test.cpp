@@ -150,5 +150,43 @@ TEST(model_runner, a_plan_of_copies_only_answers_with_no_tokens) {
   EXPECT_TRUE(out.sampled.empty());
 }
 
+// A constrained sequence: the runner masks its row by its grammar, moves
+// the grammar past each token, says when only the end may follow, and drops
+// the sequence's grammar when it is released.
+TEST(model_runner, constrained_rows_draw_what_their_grammar_allows_until_it_ends) {
+  auto m = model::load_model_folder(model_dir(), model::dtype::f32);
+  ASSERT_TRUE(m.has_value());
+  auto compiler = std::make_shared<constraint_compiler>(model::vocabulary_of(
+    m->tok, {m->config.eos_token_ids.begin(), m->config.eos_token_ids.end()},
+    static_cast<size_t>(m->config.vocab_size)));
+  auto r = make_runner();
+  r->use_constraints(compiler);
+  const output_constraint yes_no{constraint_kind::choice, {}, {"yes", "no"}};
+  scheduled_sequence s = seq(1, 0, tokens(12, 5), {0, {0}}, true);
+  s.sampling.temperature = 1.0f;
+  s.sampling.seed = 3;
+  s.constraint = yes_no;
+  std::string text;
+  step_output out = run(*r, {1, {}, {s}, {}});
+  EXPECT_EQ(r->num_grammar_states(), 1u);
+  int32_t pos = 12;
+  for (uint64_t step = 2; step < 12; ++step) {
+    const sampled_token t = out.sampled.at(0);
+    text += m->tok.token_bytes(t.token);
+    if (t.must_end)
+      break;
+    // NOTE: blocks of 16 tokens: position 16 opens the second.
+    scheduled_sequence next =
+      seq(1, pos, {t.token}, pos == 16 ? table_delta{1, {1}} : table_delta{1, {}}, true);
+    ++pos;
+    next.sampling = s.sampling;
+    next.num_output_tokens = static_cast<int32_t>(step - 1);
+    out = run(*r, {step, {}, {next}, {}});
+  }
+  EXPECT_TRUE(text == "yes" || text == "no") << text;
+  run(*r, {20, {}, {}, {1}});
+  EXPECT_EQ(r->num_grammar_states(), 0u);
+}
+
 } // namespace
 } // namespace kvactor
