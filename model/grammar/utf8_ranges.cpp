@@ -1,5 +1,7 @@
 #include "model/grammar/utf8_ranges.hpp"
 
+#include "base/utf8.hpp"
+
 #include <algorithm>
 
 namespace kvactor::model {
@@ -9,20 +11,6 @@ namespace {
 constexpr uint32_t surrogate_lo = 0xD800, surrogate_hi = 0xDFFF;
 
 int encoded_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
-
-std::vector<uint8_t> encode(uint32_t cp) {
-  switch (encoded_length(cp)) {
-  case 1: return {static_cast<uint8_t>(cp)};
-  case 2: return {static_cast<uint8_t>(0xC0 | cp >> 6), static_cast<uint8_t>(0x80 | (cp & 0x3F))};
-  case 3:
-    return {static_cast<uint8_t>(0xE0 | cp >> 12), static_cast<uint8_t>(0x80 | (cp >> 6 & 0x3F)),
-            static_cast<uint8_t>(0x80 | (cp & 0x3F))};
-  default:
-    return {static_cast<uint8_t>(0xF0 | cp >> 18), static_cast<uint8_t>(0x80 | (cp >> 12 & 0x3F)),
-            static_cast<uint8_t>(0x80 | (cp >> 6 & 0x3F)),
-            static_cast<uint8_t>(0x80 | (cp & 0x3F))};
-  }
-}
 
 // [lo, hi] of one encoded length: split until every byte position of the
 // piece ranges freely between its ends' bytes.
@@ -42,9 +30,12 @@ void split(uint32_t lo, uint32_t hi, std::vector<utf8_byte_ranges>& out) {
       return;
     }
   }
-  const std::vector<uint8_t> a = encode(lo), b = encode(hi);
+  std::string a, b;
+  append_utf8(a, lo);
+  append_utf8(b, hi);
   utf8_byte_ranges seq;
-  for (size_t k = 0; k < a.size(); ++k) seq.push_back({a[k], b[k]});
+  for (size_t k = 0; k < a.size(); ++k)
+    seq.push_back({static_cast<uint8_t>(a[k]), static_cast<uint8_t>(b[k])});
   out.push_back(std::move(seq));
 }
 

@@ -3,6 +3,7 @@
 #include "grammar_walk.hpp"
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <random>
 
@@ -28,7 +29,7 @@ value  ::= object | array | string | number | ("true" | "false" | "null") ws
 object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
 array  ::= "[" ws ( value ("," ws value)* )? "]" ws
 string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}) )* "\"" ws
-number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [0-9]{0,15})? ws
+number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [0-9]?)? ws
 # comments and blank lines between rules
 
 ws ::= | " " | "\n" [ \t]{0,20}
@@ -66,15 +67,17 @@ TEST(gbnf, repetitions_count_exactly) {
   EXPECT_FALSE(testing::accepts(g, "aabbb"));
 }
 
-TEST(gbnf, random_sentences_are_accepted_and_end_where_the_grammar_does) {
+TEST(gbnf, random_sentences_of_a_json_grammar_are_json_objects_to_a_json_parser) {
   auto g = parse(json_gbnf);
   ASSERT_TRUE(g);
   std::mt19937_64 rng(7);
-  for (int i = 0; i < 50; ++i) {
+  simdjson::dom::parser parser;
+  for (int i = 0; i < 200; ++i) {
     auto s = testing::random_sentence(g, rng, 120);
     ASSERT_TRUE(s.has_value());
     EXPECT_TRUE(testing::accepts(g, *s)) << *s;
-    EXPECT_EQ(s->front(), '{');
+    simdjson::dom::object o;
+    EXPECT_FALSE(parser.parse(*s).get(o)) << *s; // simdjson: not the grammar engine
   }
 }
 
