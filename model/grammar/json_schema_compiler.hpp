@@ -66,7 +66,7 @@ std::optional<simdjson::dom::element> member(simdjson::dom::object o, std::strin
 // The non-negative integer under `key` (-1: absent).
 result<int64_t> schema_count(simdjson::dom::object o, std::string_view key,
                              const std::string& path);
-// `value` as compact JSON, strings escaped as json_escape does.
+// `value` as compact JSON, strings escaped as json::quote does.
 std::string canonical_json(simdjson::dom::element value);
 
 } // namespace kvactor::model
