@@ -117,14 +117,20 @@ engine_config small_pool(preemption_mode mode) {
 }
 
 TEST_F(model_runtime, constrained_requests_keep_their_tokens_through_preemption_and_choices) {
-  const output_constraint c{constraint_kind::regex, "[a-z ]{10,30}\\.", {}};
+  // NOTE: 300 characters take more than 24 tokens: every request runs to
+  // max_tokens, so the small pool preempts whatever the timing.
+  const output_constraint c{constraint_kind::regex, "[a-z ]{300}\\.", {}};
   std::vector<generate_request> reqs;
   for (uint64_t i = 0; i < 4; ++i) reqs.push_back(constrained(c, 5 + i, 24));
   engine_config roomy = small_pool(preemption_mode::swap);
   roomy.kv_cache_bytes = 256 * 4096;
   start(roomy);
   std::vector<std::vector<int32_t>> alone;
-  for (const generate_request& r : reqs) alone.push_back(events_->wait_done(generate(r)).tokens);
+  for (const generate_request& r : reqs) {
+    const done_event d = events_->wait_done(generate(r));
+    EXPECT_EQ(d.finish_reason, "max_tokens") << d.text;
+    alone.push_back(d.tokens);
+  }
   generate_request three = reqs[0];
   three.n = 3;
   const auto choices = events_->wait_choices(generate(three), 3);
