@@ -18,6 +18,7 @@ namespace {
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::model_runtime;
+using testing::small_pool;
 using testing::tokens;
 
 constexpr std::string_view person_schema = R"({
@@ -104,16 +105,6 @@ TEST_F(model_runtime, any_json_object_parses) {
     simdjson::dom::object o;
     EXPECT_FALSE(parser.parse(d.text).get(o)) << d.text;
   }
-}
-
-// A pool of 12 blocks of 4 tokens while each request grows: preemptions.
-engine_config small_pool(preemption_mode mode) {
-  engine_config e;
-  e.preemption = mode;
-  e.block_size = 4;
-  e.kv_cache_bytes = 12 * 4096;
-  e.swap_bytes = 64 * 4096;
-  return e;
 }
 
 TEST_F(model_runtime, constrained_requests_keep_their_tokens_through_preemption_and_choices) {

@@ -16,6 +16,17 @@
 
 namespace kvactor::testing {
 
+// A pool of 12 blocks of 4 tokens (4 KiB each, model_runtime_test.cpp)
+// while each request grows past 9: preemptions.
+inline engine_config small_pool(preemption_mode mode) {
+  engine_config e;
+  e.preemption = mode;
+  e.block_size = 4;
+  e.kv_cache_bytes = 12 * 4096;
+  e.swap_bytes = 64 * 4096;
+  return e;
+}
+
 class model_runtime : public ::testing::Test {
 protected:
   void start(engine_config e) {

@@ -14,6 +14,7 @@ namespace {
 using ::testing::ElementsAreArray;
 using testing::greedy_alone;
 using testing::model_runtime;
+using testing::small_pool;
 using testing::tokens;
 
 // Every filter and penalty at once; token 7 banned by its bias.
@@ -32,17 +33,6 @@ generate_request penalised(std::vector<int32_t> prompt, uint64_t seed) {
   r.logit_bias = {{5, 2.0f}, {7, -100.0f}};
   r.seed = seed;
   return r;
-}
-
-// A pool of 12 blocks of 4 tokens (4 KiB each, model_runtime_test.cpp)
-// while each request grows to 9: preemptions.
-engine_config small_pool(preemption_mode mode) {
-  engine_config e;
-  e.preemption = mode;
-  e.block_size = 4;
-  e.kv_cache_bytes = 12 * 4096;
-  e.swap_bytes = 64 * 4096;
-  return e;
 }
 
 TEST_F(model_runtime, penalised_sampled_requests_keep_their_tokens_through_preemption) {

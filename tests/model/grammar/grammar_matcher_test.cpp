@@ -8,11 +8,7 @@
 namespace kvactor::model {
 namespace {
 
-std::shared_ptr<const grammar> parse(std::string_view text) {
-  auto g = parse_gbnf(text);
-  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().message);
-  return std::make_shared<const grammar>(std::move(*g));
-}
+using testing::parse;
 
 TEST(grammar_matcher, a_refused_advance_leaves_the_state_as_it_was) {
   grammar_matcher m(parse(R"(root ::= "ab" "c"*)"));

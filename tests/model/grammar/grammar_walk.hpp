@@ -4,7 +4,10 @@
 // where the grammar may end, and past `budget` bytes takes the shortest way
 // to an end (a breadth-first search over the matcher's states).
 
+#include "model/grammar/gbnf.hpp"
 #include "model/grammar/grammar_matcher.hpp"
+
+#include <gtest/gtest.h>
 
 #include <deque>
 #include <map>
@@ -14,6 +17,13 @@
 #include <vector>
 
 namespace kvactor::model::testing {
+
+// A GBNF grammar the test writes (a failure, naming the fault, if refused).
+inline std::shared_ptr<const grammar> parse(std::string_view text) {
+  auto g = parse_gbnf(text);
+  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().message);
+  return std::make_shared<const grammar>(std::move(*g));
+}
 
 // The bytes `s` allows next.
 inline std::vector<uint8_t> allowed_bytes(grammar_matcher& m, const grammar_matcher::state& s) {

@@ -12,11 +12,7 @@
 namespace kvactor::model {
 namespace {
 
-std::shared_ptr<const grammar> parse(std::string_view text) {
-  auto g = parse_gbnf(text);
-  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().message);
-  return std::make_shared<const grammar>(std::move(*g));
-}
+using testing::parse;
 
 // A vocabulary of every 1- and 2-byte string over `alphabet`, random longer
 // ones, pieces of multi-byte characters, an empty (special) token and an end.
