@@ -6,14 +6,14 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(kvactor_actors PROPERTIES EXPORT_NAME kvactor)
-set(kvactor_installed kvactor_actors kvactor_core kvactor_model kvactor_kernels kvactor_base)
+set(kvactor_installed kvactor_actors kvactor_requests kvactor_runner kvactor_core kvactor_model kvactor_kernels kvactor_base)
 if(KVACTOR_HAVE_CUDA)
   list(APPEND kvactor_installed kvactor_kernels_cuda kvactor_model_cuda)
 endif()
 install(TARGETS ${kvactor_installed} EXPORT kvactorTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/kvactor/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kvactor
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/api/kvactor/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kvactor
         FILES_MATCHING PATTERN "*.hpp")
 
 set(kvactor_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kvactor)

@@ -3,7 +3,7 @@
 // (model_runtime*_test.cpp): a runtime from an engine_config, a sink that
 // collects its events, and the calls the tests make of it.
 
-#include "actors/actors.hpp"
+#include "actors/runtime/spawn.hpp"
 #include "kvactor/kvactor.hpp"
 #include "test_sink.hpp"
 #include "tiny_serving.hpp"

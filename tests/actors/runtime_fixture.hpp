@@ -3,7 +3,7 @@
 // host application drives kvactor: the fixture of runtime_test and
 // runtime_choices_test.
 
-#include "actors/actors.hpp"
+#include "actors/runtime/spawn.hpp"
 #include "model/tiny/tiny_tokenizer.hpp"
 #include "test_runner.hpp"
 #include "test_sink.hpp"

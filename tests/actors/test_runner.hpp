@@ -13,7 +13,7 @@
 // the device pool, and a block a sequence writes is in no other table of the
 // step. Every table a sequence had is logged (tables_of).
 
-#include "actors/step_runner.hpp"
+#include "actors/runner/step_runner.hpp"
 #include "model/logprobs.hpp"
 
 #include <algorithm>

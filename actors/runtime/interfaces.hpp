@@ -1,0 +1,86 @@
+#pragma once
+// The typed interfaces of kvactor's actors, one per actor, with a comment per
+// message. The host-facing ones (sink_actor, runtime_actor) are in
+// kvactor/kvactor.hpp.
+//
+//  host ──generate──► scheduler ──spawn, start──► request (one per request)
+//                      │  ▲   ▲                      │ submit / stop ▲ updates
+//          reserve,    │  │   └──────────────────────┘               │
+//          release     ▼  │ swapped / swap_in / denied               │
+//                 block_manager ◄── blocks, swap_in ── swap ──────────┘
+//                      ▲                                │ swap_order
+//                      │           step_plan            ▼
+//                   scheduler ───────────────────► executor (device streams)
+
+#include "actors/runtime/messages.hpp"
+
+namespace kvactor {
+
+// One request: validation, streaming, stop sequences, its done event.
+using request_actor = caf::typed_actor<
+  // Validates, tokenizes and submits the request; answers the host.
+  caf::replies_to<start_atom>::with<admission>,
+  // A token and/or the end of the sequence, from the scheduler.
+  caf::reacts_to<sequence_update>>;
+
+// The scheduler: continuous batching; also the runtime's front door.
+using scheduler_actor = runtime_actor::extend<
+  // A validated request joins the queue (or is refused: error_code set).
+  caf::replies_to<submit_atom, submission, request_actor>::with<admission>,
+  // The request actor ends its sequence: stop sequence seen, or sink gone.
+  caf::reacts_to<stop_atom, seq_id, finish_reason>,
+  // The swap actor's reports: swap-out copied (device blocks freed),
+  // swap-in copied (the ledger holds the new table), swap-in refused for
+  // lack of blocks.
+  caf::reacts_to<swapped_atom, seq_id>,
+  caf::reacts_to<swap_in_atom, seq_id>,
+  caf::reacts_to<denied_atom, seq_id>,
+  // Its own timer: a static batch's window for arrivals has passed.
+  caf::reacts_to<window_atom>>;
+
+// The device block pool and prefix cache (kv_ledger).
+using block_manager_actor = caf::typed_actor<
+  // Slots for a whole step, in scheduling order, until one does not fit.
+  caf::replies_to<reserve_atom, std::vector<reservation_entry>>::with<reservation_result>,
+  // Preempted by recompute: free its blocks and drop its progress, once its
+  // computed full blocks (this many tokens) joined the prefix cache.
+  caf::reacts_to<release_atom, seq_id, int32_t>,
+  // Ended: cache its computed full blocks, free its blocks and its record.
+  caf::reacts_to<forget_atom, seq_id, int32_t>,
+  // A request's choice (second) starts as a copy of its first (first).
+  caf::reacts_to<fork_atom, seq_id, seq_id>,
+  // A sequence's blocks, to swap out.
+  caf::replies_to<blocks_atom, seq_id>::with<std::vector<block_id>>,
+  // Its swap-out copy is done: free its device blocks.
+  caf::reacts_to<swapped_atom, seq_id>,
+  // Fresh blocks to swap a sequence back into (false: not enough).
+  caf::replies_to<swap_in_atom, seq_id, int32_t>::with<bool, std::vector<block_id>>,
+  // Figures and broken invariants.
+  caf::replies_to<figures_atom>::with<pool_figures, std::vector<std::string>>>;
+
+// The pinned host pool (swap_space).
+using swap_actor = caf::typed_actor<
+  // The scheduler, once, before any command: where the reports go.
+  caf::reacts_to<start_atom, scheduler_actor>,
+  // Copy the sequence's blocks to host, then have its device blocks freed.
+  caf::reacts_to<swap_out_atom, seq_id>,
+  // Get this many device blocks for the sequence and copy it back.
+  caf::reacts_to<swap_in_atom, seq_id, int32_t>,
+  // Free the host blocks of an ended sequence.
+  caf::reacts_to<drop_host_atom, seq_id>,
+  caf::replies_to<figures_atom>::with<host_figures>>;
+
+// Owns the device and the model: steps on the compute stream, swaps on
+// their own streams; never blocks a CAF thread.
+using executor_actor = caf::typed_actor<
+  // Runs a step; answers with the sampled tokens when the device is done.
+  caf::replies_to<step_plan>::with<step_output>,
+  // Runs a swap's copies; answers when they completed.
+  caf::replies_to<swap_order>::with<bool>,
+  // Completions, sent from device threads.
+  caf::reacts_to<done_atom, uint64_t, step_output>,
+  caf::reacts_to<done_atom, uint64_t>,
+  // The device failed (step_runner::set_fault_handler), from a device thread.
+  caf::reacts_to<fault_atom, std::string>>;
+
+} // namespace kvactor

@@ -1,0 +1,138 @@
+// kvactor::spawn_runtime from an engine configuration: loads the model
+// folder, makes the device and its KV pools (model_runner), and spawns the
+// actors over them.
+
+#include "actors/runtime/spawn.hpp"
+#include "actors/runner/model_runner.hpp"
+#include "actors/runner/precision.hpp"
+#include "kvactor/kvactor.hpp"
+#include "model/model_folder.hpp"
+
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace kvactor {
+
+namespace {
+
+std::optional<model::quant_format> quant_format_of(std::optional<number_format> f) {
+  if (f == number_format::q8_0)
+    return model::quant_format::q8_0;
+  if (f == number_format::q4_0)
+    return model::quant_format::q4_0;
+  if (f == number_format::q4_k)
+    return model::quant_format::q4_k;
+  if (f == number_format::q6_k)
+    return model::quant_format::q6_k;
+  return std::nullopt;
+}
+
+// An element type (f32, bf16), or nullopt for auto; quantised weights load
+// as the checkpoint stores them (auto), and the CPU pass quantises them once.
+std::optional<model::dtype> model_dtype(std::optional<number_format> f) {
+  if (!f || quant_format_of(f))
+    return std::nullopt;
+  return *f == number_format::bf16 ? model::dtype::bf16 : model::dtype::f32;
+}
+
+// The block formats are for weights only.
+std::optional<std::string> misplaced_quant_format(const engine_config& config) {
+  for (const auto& [what, f] :
+       {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
+    if (quant_format_of(f))
+      return std::string(what) + " '" + to_string(*f) +
+             "': q8_0, q4_0, q4_k and q6_k are formats of weights";
+  if (quant_format_of(config.weights) && config.activations == number_format::bf16)
+    return std::string("weights '") + to_string(*config.weights) +
+           "' with activations 'bf16': quantised weights multiply f32 activations";
+  return std::nullopt;
+}
+
+} // namespace
+
+int32_t default_block_size(const std::string& device) {
+  return device == "cpu" ? cpu_block_size : cuda_block_size;
+}
+
+caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_config& config) {
+  auto invalid = [](std::string what) {
+    return make_error(errc::invalid_config, "engine config: " + std::move(what));
+  };
+  if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0 || config.max_waiting <= 0)
+    return invalid("max_num_batched_tokens, max_num_seqs and max_waiting must be positive");
+  if (config.fault_jitter_ms < 0)
+    return invalid("fault_jitter_ms " + std::to_string(config.fault_jitter_ms) + " is negative");
+  if (config.block_size < 0)
+    return invalid("block_size " + std::to_string(config.block_size) + " is negative");
+  if (auto wrong = misplaced_quant_format(config))
+    return invalid(std::move(*wrong));
+  scheduler_config sched;
+  sched.preemption = config.preemption;
+  sched.batching = config.batching;
+  sched.reservation = config.reservation;
+  sched.prefix_caching = config.prefix_caching;
+  sched.max_num_batched_tokens = config.max_num_batched_tokens;
+  sched.max_num_seqs = config.max_num_seqs;
+
+  bool unreadable = false; // the checkpoint's dtype, where auto asks for it
+  auto dtypes = choose_precision(model_dtype(config.weights), model_dtype(config.activations),
+                                 config.device.starts_with("cuda"), [&] {
+                                   auto stored = model::checkpoint_matrix_dtype(config.model_dir);
+                                   unreadable = !stored;
+                                   return stored;
+                                 });
+  if (!dtypes)
+    return make_error(unreadable ? errc::bad_model : errc::invalid_config, dtypes.error().message);
+  auto loaded = model::load_model_folder(config.model_dir, dtypes->matrices);
+  if (!loaded)
+    return make_error(errc::bad_model, loaded.error().message);
+  model::model_config mc = loaded->config;
+  for (int64_t id : mc.eos_token_ids)
+    sched.eos_tokens.push_back(static_cast<token_id>(id));
+
+  model_runner_options options;
+  options.device = config.device;
+  options.kv_cache_bytes = config.kv_cache_bytes;
+  options.gpu_memory_utilization = config.gpu_memory_utilization;
+  options.swap_bytes = config.swap_bytes;
+  options.kv_dtype =
+    kv_dtype_of(config) == number_format::bf16 ? kernels::dtype::bf16 : kernels::dtype::f32;
+  options.block_size =
+    config.block_size != 0 ? config.block_size : default_block_size(config.device);
+  options.max_num_batched_tokens = config.max_num_batched_tokens;
+  options.max_num_seqs = config.max_num_seqs;
+  options.num_threads = config.num_threads;
+  options.activations = dtypes->activations;
+  options.quantize = quant_format_of(config.weights);
+  options.cuda_graphs = config.cuda_graphs;
+  if (auto wrong = model_runner::check_options(mc, options))
+    return invalid(std::move(*wrong));
+  auto runner = model_runner::create(mc, std::move(loaded->weights), options);
+  if (!runner)
+    return make_error(errc::device_unusable, config.model_dir + ": " + runner.error().message);
+
+  request_context requests;
+  requests.tokenizer = std::make_shared<const model::tokenizer>(std::move(loaded->tok));
+  requests.limits.vocab_size = static_cast<int32_t>(mc.vocab_size);
+  if (config.batching == batching_mode::continuous) {
+    requests.constraints = std::make_shared<constraint_compiler>(model::vocabulary_of(
+      *requests.tokenizer, sched.eos_tokens, static_cast<size_t>(mc.vocab_size)));
+    runner.value()->use_constraints(requests.constraints);
+  } else {
+    requests.no_constraints = std::string("output constraints need continuous batching (this "
+                                          "engine batches '") +
+                              to_string(config.batching) + "')";
+  }
+  const auto context = static_cast<int32_t>(
+    std::min<int64_t>(mc.max_position_embeddings, std::numeric_limits<int32_t>::max()));
+  if (config.max_model_len < 0 || config.max_model_len > context)
+    return invalid("max_model_len " + std::to_string(config.max_model_len) + " is outside [0, " +
+                   std::to_string(context) + "], the model's context");
+  requests.limits.max_context = config.max_model_len > 0 ? config.max_model_len : context;
+  sched.max_model_len = requests.limits.max_context;
+  return spawn_runtime(sys, std::move(runner.value()), std::move(requests), std::move(sched),
+                       config.max_waiting, {config.fault_jitter_ms, config.fault_seed});
+}
+
+} // namespace kvactor

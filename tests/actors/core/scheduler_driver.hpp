@@ -1,0 +1,228 @@
+#pragma once
+// scheduler_driver: plays the block manager, swap and executor actors around
+// a scheduler, synchronously, for the scheduler tests.
+
+#include "actors/core/kv_ledger.hpp"
+#include "actors/core/pool_invariants.hpp"
+#include "actors/core/scheduler.hpp"
+#include "actors/core/swap_space.hpp"
+#include "sequence_builder.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvactor::testing {
+
+inline constexpr int32_t bs = 4;
+
+// Plays the block manager, swap and executor actors, synchronously and in
+// the order their messages would arrive. The "model" samples a token that
+// depends only on the tokens so far and the seed, so any schedule must yield
+// the same outputs; swaps complete when the test says so (or at once). Like an
+// executor it keeps each sequence's block table from the plans' changes, and
+// checks at each step that it equals the ledger's.
+class driver {
+public:
+  driver(int32_t num_blocks, int32_t num_host_blocks, scheduler_config config)
+    : ledger_(num_blocks, bs, config.prefix_caching), host_(num_host_blocks),
+      sched_(std::move(config), num_blocks, num_host_blocks, bs) {}
+
+  std::optional<std::string> add(seq_id id, std::vector<token_id> prompt, int32_t max_tokens,
+                                 int32_t priority = 0, int32_t num_choices = 1,
+                                 uint64_t seed = 0) {
+    for (int32_t c = 0; c < num_choices; ++c)
+      tokens_[id + seq_id(c)] = prompt;
+    generation_params params{max_tokens, false, {}};
+    params.sampling.seed = seed;
+    return sched_.add(sequence(id, std::move(prompt), priority, next_arrival_++), params,
+                      num_choices);
+  }
+
+  static token_id next_token(const std::vector<token_id>& tokens, uint64_t seed = 0) {
+    uint64_t h = 17 + seed * 7919;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      h = h * 31 + uint64_t(tokens[i]) * (i + 1);
+    return token_id(h % 997) + 3;
+  }
+
+  step_plan plan() {
+    auto p = sched_.begin_step();
+    run_commands();
+    while (!p.plan) {
+      auto r = ledger_.reserve(p.reserve);
+      p = sched_.on_reservation(r);
+      run_commands();
+    }
+    return *p.plan;
+  }
+
+  // One plan/execute/update round; swaps complete right after the plan
+  // unless hold_swaps is set.
+  step_plan step() {
+    step_plan p = plan();
+    // Liveness: with nothing to wait for, a step must make progress (an
+    // actor would otherwise wait forever for an event).
+    if (p.seqs.empty() && pending_swaps_.empty() && sched_.has_work())
+      ADD_FAILURE() << "the scheduler stalled with " << sched_.num_sequences() << " sequences";
+    if (!hold_swaps)
+      complete_swaps();
+    if (!p.seqs.empty())
+      apply(sched_.update_from_output(execute(p)));
+    run_commands();
+    return p;
+  }
+
+  step_output execute(const step_plan& plan) {
+    for (seq_id id : plan.released)
+      tables_.erase(id);
+    step_output out{plan.step_id, {}};
+    for (const auto& s : plan.seqs) {
+      auto& table = tables_[s.id];
+      if (size_t(s.blocks.num_kept) > table.size()) {
+        ADD_FAILURE() << "sequence " << s.id << ": a change keeps " << s.blocks.num_kept
+                      << " blocks of a table of " << table.size();
+        continue;
+      }
+      s.blocks.apply_to(table);
+      EXPECT_EQ(table, ledger_.blocks_of(s.id)) << "sequence " << s.id;
+      EXPECT_LE(s.start + int32_t(s.tokens.size()), int32_t(table.size()) * bs);
+      if (s.sample)
+        out.sampled.push_back({s.id, next_token(tokens_.at(s.id), s.sampling.seed)});
+    }
+    return out;
+  }
+
+  std::vector<sequence_update> abort(seq_id id) {
+    auto updates = sched_.abort(id);
+    apply(updates);
+    run_commands();
+    return updates;
+  }
+
+  // Completes (or refuses) the swaps ordered so far; returns the updates they
+  // caused.
+  std::vector<sequence_update> complete_swaps() {
+    std::vector<sequence_update> all;
+    for (auto& [cmd, table] : std::exchange(pending_swaps_, {})) {
+      std::vector<sequence_update> updates;
+      if (cmd.kind == swap_command::swap_out) {
+        ledger_.release_swapped(cmd.id);
+        updates = sched_.complete_swap_out(cmd.id);
+      } else if (!table) {
+        updates = sched_.swap_in_denied(cmd.id);
+      } else {
+        host_.release(cmd.id);
+        updates = sched_.complete_swap_in(cmd.id);
+      }
+      run_commands();
+      apply(updates);
+      all.insert(all.end(), updates.begin(), updates.end());
+    }
+    return all;
+  }
+
+  void run_commands() {
+    const scheduler_commands commands = sched_.take_commands();
+    for (const block_command& cmd : commands.blocks)
+      switch (cmd.kind) {
+        case block_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
+        case block_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
+        case block_command::fork: ledger_.fork(cmd.id, cmd.child); break;
+      }
+    for (const swap_command& cmd : commands.swaps)
+      switch (cmd.kind) {
+        case swap_command::drop_host: host_.release(cmd.id); break;
+        case swap_command::swap_out:
+          ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
+          pending_swaps_.push_back({cmd, std::vector<block_id>{}});
+          break;
+        case swap_command::swap_in:
+          // NOTE: a refusal is held like a completion: in the runtime it
+          // travels back through the swap actor, and aborts can come first.
+          if (auto table = ledger_.allocate_for_swap_in(cmd.id, cmd.num_blocks)) {
+            host_.swap_in(cmd.id, *table);
+            pending_swaps_.push_back({cmd, std::move(table)});
+          } else {
+            ++num_swap_ins_denied;
+            pending_swaps_.push_back({cmd, std::nullopt});
+          }
+          break;
+      }
+  }
+
+  void apply(const std::vector<sequence_update>& updates) {
+    for (const auto& u : updates) {
+      if (u.token != no_token)
+        tokens_[u.id].push_back(u.token);
+      if (u.finished != finish_reason::none) {
+        EXPECT_FALSE(finished_.contains(u.id)) << "sequence " << u.id << " ended twice";
+        finished_[u.id] = u;
+      }
+    }
+  }
+
+  void run_until_idle(int max_steps = 10000) {
+    for (int i = 0; i < max_steps && sched_.has_work(); ++i)
+      step();
+    ASSERT_FALSE(sched_.has_work()) << "not idle after " << max_steps << " steps";
+  }
+
+  void expect_idle_and_sound() {
+    EXPECT_EQ(ledger_.num_sequences(), 0);
+    EXPECT_EQ(blocks().pool().num_used_blocks(), 0);
+    EXPECT_EQ(host_.num_free_blocks(), host_.num_blocks());
+    EXPECT_EQ(sched_.num_host_blocks_used(), 0);
+    EXPECT_EQ(sched_.num_sequences(), 0);
+    EXPECT_THAT(ledger_.check_invariants(), ::testing::IsEmpty());
+    EXPECT_THAT(check_invariants(host_), ::testing::IsEmpty());
+  }
+
+  std::vector<token_id> output(seq_id id, size_t prompt_len) const {
+    const auto& t = tokens_.at(id);
+    return {t.begin() + ptrdiff_t(prompt_len), t.end()};
+  }
+
+  // The block table the executor holds for a sequence.
+  const std::vector<block_id>& executor_table(seq_id id) { return tables_[id]; }
+  scheduler& sched() { return sched_; }
+  kv_ledger& ledger() { return ledger_; }
+  const block_allocator& blocks() const { return ledger_.blocks(); }
+  swap_space& host() { return host_; }
+  std::map<seq_id, sequence_update>& finished() { return finished_; }
+  bool hold_swaps = false;
+  int32_t num_swap_ins_denied = 0;
+
+private:
+  kv_ledger ledger_;
+  swap_space host_;
+  scheduler sched_;
+  std::map<seq_id, std::vector<token_id>> tokens_;
+  std::map<seq_id, sequence_update> finished_;
+  // Swaps ordered and not yet reported; a swap-in's table, or none if refused.
+  std::vector<std::pair<swap_command, std::optional<std::vector<block_id>>>> pending_swaps_;
+  std::map<seq_id, std::vector<block_id>> tables_; // the executor's
+  uint64_t next_arrival_ = 0;
+};
+
+inline scheduler_config config(int32_t budget, preemption_mode mode = preemption_mode::swap) {
+  scheduler_config c;
+  c.max_num_batched_tokens = budget;
+  c.preemption = mode;
+  return c;
+}
+
+// The outputs of each request run alone, with plenty of memory.
+inline std::vector<token_id> reference(std::vector<token_id> prompt, int32_t max_tokens,
+                                       uint64_t seed = 0) {
+  driver d(64, 0, config(64));
+  d.add(1, prompt, max_tokens, 0, 1, seed);
+  d.run_until_idle();
+  return d.output(1, prompt.size());
+}
+
+} // namespace kvactor::testing
