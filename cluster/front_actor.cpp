@@ -2,7 +2,7 @@
 // relays, cancel follows the request to its worker, figures sums the
 // workers', shutdown ends the front's requests (never the workers).
 
-#include "actors/block_hash.hpp"
+#include "actors/core/block_hash.hpp"
 #include "cluster/figures_sum.hpp"
 #include "cluster/front_state.hpp"
 

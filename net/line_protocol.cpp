@@ -1,6 +1,6 @@
 #include "net/line_protocol.hpp"
 
-#include "actors/request_fields.hpp"
+#include "actors/requests/request_fields.hpp"
 #include "net/constraint_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/logprob_report.hpp"

@@ -4,7 +4,7 @@
 // into the generate_request. Both front doors' parsers read them so, and
 // each words the faults in its own protocol.
 
-#include "actors/request_fields.hpp"
+#include "actors/requests/request_fields.hpp"
 
 #include <simdjson.h>
 

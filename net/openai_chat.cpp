@@ -1,6 +1,6 @@
 #include "net/openai_fields.hpp"
 
-#include "actors/request_fields.hpp"
+#include "actors/requests/request_fields.hpp"
 #include "net/openai_tools.hpp"
 
 namespace kvactor::net {

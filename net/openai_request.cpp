@@ -2,7 +2,7 @@
 
 #include "net/openai_fields.hpp"
 
-#include "actors/request_fields.hpp"
+#include "actors/requests/request_fields.hpp"
 #include "net/constraint_fields.hpp"
 #include "net/json_writer.hpp"
 #include "net/numeric_fields.hpp"

@@ -2,9 +2,9 @@
 // sharing, fork with copy-on-write, swap-out and release, printing the pool's
 // figures after each step and checking its invariants at the end.
 
-#include "actors/block_manager.hpp"
-#include "actors/pool_invariants.hpp"
-#include "actors/swap_space.hpp"
+#include "actors/core/block_allocator.hpp"
+#include "actors/core/pool_invariants.hpp"
+#include "actors/core/swap_space.hpp"
 
 #include <cstdio>
 #include <numeric>
@@ -32,7 +32,7 @@ std::string blocks_of(const kv_sequence& seq) {
 }
 
 // Plays one forward pass over every uncomputed token of seq.
-void run_prefill(block_manager& mgr, kv_sequence& seq) {
+void run_prefill(block_allocator& mgr, kv_sequence& seq) {
   auto hit = mgr.find_cached_prefix(seq);
   const int32_t n = seq.num_uncomputed_tokens() - int32_t(hit.blocks.size()) * block_size;
   if (!mgr.allocate_slots(seq, n, &hit)) {
@@ -46,7 +46,7 @@ void run_prefill(block_manager& mgr, kv_sequence& seq) {
               hit.blocks.size() * block_size, blocks_of(seq).c_str());
 }
 
-void show(const char* what, const block_manager& mgr, const swap_space& host) {
+void show(const char* what, const block_allocator& mgr, const swap_space& host) {
   std::printf("%s\n  device: %s\n  host: %d of %d blocks free\n", what,
               to_string(mgr.figures()).c_str(), host.num_free_blocks(), host.num_blocks());
 }
@@ -54,7 +54,7 @@ void show(const char* what, const block_manager& mgr, const swap_space& host) {
 } // namespace
 
 int main() {
-  block_manager mgr(16, block_size);
+  block_allocator mgr(16, block_size);
   swap_space host(8);
   std::printf("kvactor block pool: 16 device blocks, 8 host blocks, %d tokens per block\n\n",
               block_size);

@@ -2,7 +2,7 @@
 // test_runtime: the runtime's actors in front of a stand-in model
 // (tests/actors/test_runner.hpp), for the servers' tests over loopback.
 
-#include "actors/actors.hpp"
+#include "actors/runtime/spawn.hpp"
 #include "model/tiny/tiny_tokenizer.hpp"
 #include "net/bridge.hpp"
 #include "net/server.hpp"

@@ -1,8 +1,8 @@
 // kvactor-bench-bookkeeping: the cost of the block pool's verbs, per operation.
 
-#include "actors/block_manager.hpp"
-#include "actors/kv_ledger.hpp"
-#include "actors/scheduler.hpp"
+#include "actors/core/block_allocator.hpp"
+#include "actors/core/kv_ledger.hpp"
+#include "actors/core/scheduler.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -38,7 +38,7 @@ BENCHMARK(allocate_free);
 // One decode token: reserve its slot (a new block every block_size tokens),
 // mark it computed, append the next token.
 void append_slot(benchmark::State& state) {
-  block_manager mgr(4096, block_size);
+  block_allocator mgr(4096, block_size);
   kv_sequence seq(1, tokens(8), block_size);
   mgr.allocate_slots(seq, 8);
   seq.add_computed_tokens(8);
@@ -63,7 +63,7 @@ BENCHMARK(append_slot);
 // Prefix lookup of a prompt whose blocks are all cached; items are blocks.
 void prefix_lookup(benchmark::State& state) {
   const auto num_tokens = static_cast<int>(state.range(0));
-  block_manager mgr(4096, block_size);
+  block_allocator mgr(4096, block_size);
   kv_sequence first(1, tokens(num_tokens + 1), block_size);
   mgr.allocate_slots(first, first.num_tokens());
   first.add_computed_tokens(first.num_tokens());
@@ -81,7 +81,7 @@ BENCHMARK(prefix_lookup)->Arg(256)->Arg(4096);
 // free. Items are blocks.
 void prefill_cycle(benchmark::State& state) {
   const auto num_tokens = static_cast<int>(state.range(0));
-  block_manager mgr(4096, block_size);
+  block_allocator mgr(4096, block_size);
   token_id next = 0;
   for (auto _ : state) {
     kv_sequence seq(1, tokens(num_tokens, next), block_size);

@@ -1,6 +1,6 @@
 #include "tools/stress/in_process_driver.hpp"
 
-#include "actors/actors.hpp"
+#include "actors/runtime/spawn.hpp"
 
 #include <atomic>
 #include <chrono>
