@@ -10,15 +10,15 @@ namespace kvactor::json {
 result<simdjson::padded_string> read_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    return make_error(path.string(), "file not found");
+    return error_in(path.string(), "file not found");
   simdjson::padded_string buf;
   if (auto err = simdjson::padded_string::load(path.string()).get(buf))
-    return make_error(path.string(), std::string("cannot read: ") + simdjson::error_message(err));
+    return error_in(path.string(), std::string("cannot read: ") + simdjson::error_message(err));
   return buf;
 }
 
 error parse_error(std::string_view where, simdjson::error_code code) {
-  return make_error(where, std::string("invalid JSON (") + simdjson::error_message(code) + ")");
+  return error_in(where, std::string("invalid JSON (") + simdjson::error_message(code) + ")");
 }
 
 error key_error(std::string_view where, std::string_view key, std::string_view what) {
@@ -26,7 +26,7 @@ error key_error(std::string_view where, std::string_view key, std::string_view w
   m += key;
   m += "': ";
   m += what;
-  return make_error(where, m);
+  return error_in(where, m);
 }
 
 status expect_end(simdjson::ondemand::document& doc, std::string_view where) {
@@ -36,7 +36,7 @@ status expect_end(simdjson::ondemand::document& doc, std::string_view where) {
   const char* loc = nullptr;
   auto err = doc.current_location().get(loc);
   if (err == simdjson::OUT_OF_BOUNDS) return {};
-  return make_error(where, "invalid JSON (trailing content after the top-level value)");
+  return error_in(where, "invalid JSON (trailing content after the top-level value)");
 }
 
 result<int64_t> get_int(simdjson::ondemand::value v, std::string_view where,

@@ -22,8 +22,9 @@ struct error {
   std::string message;
 };
 
-// An error whose message is "<where>: <what>".
-inline error make_error(std::string_view where, std::string_view what) {
+// An error in <where>: its message is "<where>: <what>". (kvactor::make_error,
+// kvactor/errors.hpp, makes the caf::error a runtime answers with.)
+inline error error_in(std::string_view where, std::string_view what) {
   std::string m(where);
   m += ": ";
   m += what;

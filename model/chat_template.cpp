@@ -109,7 +109,7 @@ result<chat_template> chat_template::from_text(std::string_view text,
                                                std::map<std::string, std::string> special_tokens) {
   auto compiled = jinja_template::compile(text);
   if (!compiled)
-    return make_error("chat template", compiled.error().message);
+    return error_in("chat template", compiled.error().message);
   chat_template t;
   t.template_ = std::move(*compiled);
   t.tool_format_ = tool_call_format_of(text);
@@ -144,14 +144,14 @@ result<chat_template> chat_template::load(const std::filesystem::path& dir) {
     std::ostringstream text;
     text << in.rdbuf();
     if (!in)
-      return make_error(file.string(), "cannot be read");
+      return error_in(file.string(), "cannot be read");
     config->text = text.str();
   }
   if (!config->text)
     return plain();
   auto t = from_text(*config->text, std::move(config->special_tokens));
   if (!t)
-    return make_error(std::filesystem::exists(file) ? file.string()
+    return error_in(std::filesystem::exists(file) ? file.string()
                                                     : (dir / "tokenizer_config.json").string(),
                       t.error().message);
   return t;
@@ -184,7 +184,7 @@ std::string plain_calls(const chat_message& m) {
 result<std::string> chat_template::render(const std::vector<chat_message>& messages,
                                           const chat_options& options) const {
   if (messages.empty())
-    return make_error("messages", "at least one message is required");
+    return error_in("messages", "at least one message is required");
   if (!template_) {
     std::string out;
     for (const auto& m : messages)

@@ -196,7 +196,7 @@ result<model_config> parse(simdjson::padded_string_view text, std::string_view w
   if (auto err = parser.iterate(text).get(doc)) return json::parse_error(where, err);
   simdjson::ondemand::object obj;
   if (auto err = doc.get_object().get(obj)) {
-    if (err == simdjson::INCORRECT_TYPE) return make_error(where, "expected a JSON object");
+    if (err == simdjson::INCORRECT_TYPE) return error_in(where, "expected a JSON object");
     return json::parse_error(where, err);
   }
   model_config c;

@@ -11,16 +11,16 @@ namespace kvactor::model {
 
 result<mapped_file> mapped_file::open(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path.string(), std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0) return error_in(path.string(), std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return make_error(path.string(), std::string("cannot stat: ") + std::strerror(err));
+    return error_in(path.string(), std::string("cannot stat: ") + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error(path.string(), "not a regular file");
+    return error_in(path.string(), "not a regular file");
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size == 0) {
@@ -31,7 +31,7 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path) {
   const int err = errno;
   ::close(fd); // NOTE: the mapping stays valid after the descriptor is closed.
   if (p == MAP_FAILED)
-    return make_error(path.string(), std::string("cannot mmap: ") + std::strerror(err));
+    return error_in(path.string(), std::string("cannot mmap: ") + std::strerror(err));
   return mapped_file{static_cast<const std::byte*>(p), size};
 }
 

@@ -12,7 +12,7 @@ namespace {
 status check_folder(const std::filesystem::path& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return make_error(dir.string(), "model folder not found");
+    return error_in(dir.string(), "model folder not found");
   return {};
 }
 
@@ -28,7 +28,7 @@ result<std::shared_ptr<const gguf_file>> open_gguf(const std::filesystem::path& 
 status check_vocab(const tokenizer& tok, const model_config& config, const std::string& source,
                    std::string_view vocab) {
   if (tok.vocab_size() > static_cast<std::size_t>(config.vocab_size))
-    return make_error(source, "has ids up to " + std::to_string(tok.vocab_size() - 1) + " but " +
+    return error_in(source, "has ids up to " + std::to_string(tok.vocab_size() - 1) + " but " +
                                 std::string(vocab) + " is " + std::to_string(config.vocab_size));
   return {};
 }
@@ -118,7 +118,7 @@ result<chat_template> load_model_chat_template(const std::filesystem::path& path
                                   std::pair{"tokenizer.ggml.eos_token_id", "eos_token"}})
     if (auto id = (*file)->uint(key); id && *id < tokens->size()) special[name] = (*tokens)[*id];
   auto t = chat_template::from_text(**text, std::move(special));
-  if (!t) return make_error(path.string(), t.error().message);
+  if (!t) return error_in(path.string(), t.error().message);
   return t;
 }
 

@@ -96,7 +96,7 @@ error tensor_error(const std::filesystem::path& file, std::string_view name,
   m += name;
   m += "': ";
   m += what;
-  return make_error(file.string(), m);
+  return error_in(file.string(), m);
 }
 
 int64_t tensor_info::num_elements() const {
@@ -117,19 +117,19 @@ result<safetensors_file> safetensors_file::open(const std::filesystem::path& pat
   const auto bytes = mapped->bytes();
   const std::string where = path.string();
   if (bytes.size() < 8)
-    return make_error(where, "truncated safetensors file (" + std::to_string(bytes.size()) +
+    return error_in(where, "truncated safetensors file (" + std::to_string(bytes.size()) +
                                  " bytes, shorter than the 8-byte header length)");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[i]);
   if (header_len > max_header_bytes)
-    return make_error(where, "safetensors header length " + std::to_string(header_len) +
+    return error_in(where, "safetensors header length " + std::to_string(header_len) +
                                " is not plausible");
   if (header_len > bytes.size() - 8)
-    return make_error(where, "truncated safetensors file (header length " +
+    return error_in(where, "truncated safetensors file (header length " +
                                std::to_string(header_len) + " but only " +
                                std::to_string(bytes.size() - 8) + " bytes follow)");
   if (header_len < 2 || static_cast<char>(bytes[8]) != '{')
-    return make_error(where, "bad safetensors header (does not start with '{')");
+    return error_in(where, "bad safetensors header (does not start with '{')");
 
   safetensors_file f;
   f.path_ = path;
@@ -194,7 +194,7 @@ status safetensors_set::add(safetensors_file file) {
 result<safetensors_set>
 safetensors_set::open_files(const std::vector<std::filesystem::path>& files) {
   safetensors_set set;
-  if (files.empty()) return make_error("safetensors", "no files given");
+  if (files.empty()) return error_in("safetensors", "no files given");
   set.where_ = files.front().string();
   for (const auto& p : files) {
     auto f = safetensors_file::open(p);
@@ -206,15 +206,15 @@ safetensors_set::open_files(const std::vector<std::filesystem::path>& files) {
 
 result<safetensors_set> safetensors_set::open_folder(const std::filesystem::path& dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return make_error(dir.string(), "not a directory");
+  if (!std::filesystem::is_directory(dir, ec)) return error_in(dir.string(), "not a directory");
   const auto index_path = dir / "model.safetensors.index.json";
   if (!std::filesystem::exists(index_path, ec)) {
     std::vector<std::filesystem::path> files;
     // NOTE: increment(ec), not range-for: operator++ throws on I/O errors.
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
       if (it->path().extension() == ".safetensors") files.push_back(it->path());
-    if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
-    if (files.empty()) return make_error(dir.string(), "no *.safetensors file in the model folder");
+    if (ec) return error_in(dir.string(), "cannot list the folder: " + ec.message());
+    if (files.empty()) return error_in(dir.string(), "no *.safetensors file in the model folder");
     std::sort(files.begin(), files.end());
     auto set = open_files(files);
     if (set) set->where_ = dir.string();
@@ -278,7 +278,7 @@ bool safetensors_set::contains(std::string_view name) const {
 
 result<tensor_ref> safetensors_set::get(std::string_view name) const {
   auto it = index_.find(std::string(name));
-  if (it == index_.end()) return make_error(where_, "tensor '" + std::string(name) + "': missing");
+  if (it == index_.end()) return error_in(where_, "tensor '" + std::string(name) + "': missing");
   const auto& file = files_[it->second.first];
   const auto& t = file.tensors()[it->second.second];
   if (!t.type)

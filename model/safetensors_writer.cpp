@@ -70,7 +70,7 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
   while (header.size() % 8 != 0) header += ' ';
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error(path.string(), "cannot create file");
+  if (!out) return error_in(path.string(), "cannot create file");
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
   out.write(reinterpret_cast<const char*>(len), 8);
@@ -79,7 +79,7 @@ status safetensors_writer::write(const std::filesystem::path& path) const {
     out.write(reinterpret_cast<const char*>(t.bytes.data()),
               static_cast<std::streamsize>(t.bytes.size()));
   out.close();
-  if (!out) return make_error(path.string(), "write failed");
+  if (!out) return error_in(path.string(), "write failed");
   return {};
 }
 

@@ -51,7 +51,7 @@ result<sampling_defaults> parse_sampling_defaults(std::string_view json_text,
   if (auto err = parser.iterate(text).get(doc)) return json::parse_error(source, err);
   simdjson::ondemand::object obj;
   if (auto err = doc.get_object().get(obj)) {
-    if (err == simdjson::INCORRECT_TYPE) return make_error(source, "expected a JSON object");
+    if (err == simdjson::INCORRECT_TYPE) return error_in(source, "expected a JSON object");
     return json::parse_error(source, err);
   }
   sampling_defaults d;

@@ -97,17 +97,17 @@ result<model_weights> model_weights::load(const model_config& c, safetensors_set
   // Layouts kvactor does not run must not load silently as if they were Llama.
   const std::string l0 = "model.layers.0.self_attn.";
   if (w.files_.contains(l0 + "o_proj.bias"))
-    return make_error(w.files_.source(),
+    return error_in(w.files_.source(),
                       "tensor '" + l0 + "o_proj.bias': an output projection bias is not supported");
   for (const char* bias : {"q_proj.bias", "k_proj.bias", "v_proj.bias"})
     if (!c.has_qkv_bias() && w.files_.contains(l0 + bias)) {
       std::string what = "tensor '" + l0 + bias + "' present but config.json says ";
       what += architecture_name(c.arch);
       what += " (q/k/v biases are Qwen2's)";
-      return make_error(w.files_.source(), what);
+      return error_in(w.files_.source(), what);
     }
   if (!c.has_qk_norm() && w.files_.contains(l0 + "q_norm.weight"))
-    return make_error(
+    return error_in(
       w.files_.source(),
       "tensor '" + l0 +
         "q_norm.weight' present but config.json says llama (q/k norms are Qwen3's)");

@@ -21,11 +21,11 @@ std::string key_of(const output_constraint& c) {
 }
 
 result<model::grammar> choice_grammar(const std::vector<std::string>& choices) {
-  if (choices.empty()) return make_error("choice", "needs at least one string");
+  if (choices.empty()) return error_in("choice", "needs at least one string");
   model::grammar_builder b;
   std::vector<model::grammar_sequence> alternatives;
   for (const std::string& c : choices) {
-    if (c.empty()) return make_error("choice", "an empty string cannot be generated");
+    if (c.empty()) return error_in("choice", "an empty string cannot be generated");
     alternatives.push_back(b.literal(c));
   }
   const uint32_t root = b.rule("root");
@@ -46,7 +46,7 @@ result<model::grammar> grammar_of(const output_constraint& c) {
   case constraint_kind::none: break;
   }
   KVACTOR_ASSERT(false, "an empty constraint compiled");
-  return make_error("constraint", "none");
+  return error_in("constraint", "none");
 }
 
 constraint_compiler::constraint_compiler(std::shared_ptr<const model::token_vocabulary> vocab,

@@ -63,7 +63,7 @@ kvactor::result<std::shared_ptr<model_runner>>
 model_runner::create(const model::model_config& config, model::model_weights weights,
                      const model_runner_options& options) {
   if (auto wrong = check_options(config, options))
-    return kvactor::make_error("engine config", *wrong);
+    return kvactor::error_in("engine config", *wrong);
   std::shared_ptr<model_runner> r(new model_runner(config, std::move(weights)));
   // Both pools hold options.kv_dtype: a bf16 block takes half the bytes of an f32 one.
   auto shape_of = [&](int64_t num_blocks) {
@@ -97,7 +97,7 @@ model_runner::create(const model::model_config& config, model::model_weights wei
       model::transformer::pinned_host_bytes(config, limits, options.block_size);
   auto dev = kernels::make_device(options.device, dev_options);
   if (!dev)
-    return kvactor::make_error("device '" + options.device + "'", dev.error().message);
+    return kvactor::error_in("device '" + options.device + "'", dev.error().message);
   r->dev_ = std::move(dev.value());
   if (const status s = model::transformer::check_cache_dtype(r->dev_->kind(), options.kv_dtype); !s)
     return s.error();
@@ -105,7 +105,7 @@ model_runner::create(const model::model_config& config, model::model_weights wei
   auto device_cache = kernels::allocate_kv_cache(
     *r->dev_, kernels::memory_kind::device, shape_of(num_device_blocks));
   if (!device_cache)
-    return kvactor::make_error("device '" + options.device + "'",
+    return kvactor::error_in("device '" + options.device + "'",
                                "cannot allocate the KV cache of " +
                                  std::to_string(num_device_blocks) + " blocks");
   r->device_cache_ = std::move(*device_cache);
@@ -113,7 +113,7 @@ model_runner::create(const model::model_config& config, model::model_weights wei
     auto host_cache = kernels::allocate_kv_cache(
       *r->dev_, kernels::memory_kind::pinned_host, shape_of(num_host_blocks));
     if (!host_cache)
-      return kvactor::make_error("device '" + options.device + "'",
+      return kvactor::error_in("device '" + options.device + "'",
                                  "cannot allocate the pinned swap pool of " +
                                    std::to_string(num_host_blocks) + " blocks");
     r->host_cache_ = std::move(*host_cache);
@@ -140,7 +140,7 @@ status model_runner::size_by_gpu_memory(const kernels::kv_cache_shape& unit, dou
   const int64_t in_use = m.total_bytes - m.free_bytes - device_cache_.view.shape.total_bytes();
   const int64_t num_blocks = kernels::num_blocks_for_budget(allowed - in_use, unit);
   if (num_blocks <= 0)
-    return kvactor::make_error(
+    return kvactor::error_in(
       "device '" + dev_->name() + "'",
       "gpu_memory_utilization " + std::to_string(utilization) + " allows " + mib(allowed) +
         " of " + mib(m.total_bytes) + ", and " + mib(in_use) +
@@ -151,7 +151,7 @@ status model_runner::size_by_gpu_memory(const kernels::kv_cache_shape& unit, dou
   device_cache_ = {};
   auto cache = kernels::allocate_kv_cache(*dev_, kernels::memory_kind::device, shape);
   if (!cache)
-    return kvactor::make_error("device '" + dev_->name() + "'",
+    return kvactor::error_in("device '" + dev_->name() + "'",
                                "cannot allocate the KV cache of " + std::to_string(num_blocks) +
                                  " blocks (" + mib(shape.total_bytes()) + ")");
   device_cache_ = std::move(*cache);
@@ -370,7 +370,7 @@ status model_runner::upload_copy_pairs(const std::vector<int32_t>& pairs) {
     auto staging = dev_->allocate(kernels::memory_kind::pinned_host, capacity);
     auto device = dev_->allocate(kernels::memory_kind::device, capacity);
     if (!staging || !device)
-      return kvactor::make_error("device", "no memory for a step's " +
+      return kvactor::error_in("device", "no memory for a step's " +
                                              std::to_string(pairs.size() / 2) + " block copies");
     copy_pairs_staging_ = std::move(*staging);
     copy_pairs_ = std::move(*device);

@@ -1,5 +1,6 @@
 // block_manager_actor: the kv_ledger behind messages.
 
+#include "actors/core/kv_ledger.hpp"
 #include "actors/runtime/spawn.hpp"
 
 namespace kvactor {
@@ -24,8 +25,8 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
     [&ledger](forget_atom, seq_id id, int32_t num_computed) { ledger.forget(id, num_computed); },
     [&ledger](fork_atom, seq_id first, seq_id choice) { ledger.fork(first, choice); },
     [&ledger](blocks_atom, seq_id id) { return ledger.blocks_of(id); },
-    [&ledger](swapped_atom, seq_id id) { ledger.release_swapped(id); },
-    [&ledger](swap_in_atom, seq_id id, int32_t num_wanted) {
+    [&ledger](free_swapped_atom, seq_id id) { ledger.release_swapped(id); },
+    [&ledger](allocate_atom, seq_id id, int32_t num_wanted) {
       auto table = ledger.allocate_for_swap_in(id, num_wanted);
       return std::make_tuple(table.has_value(), table.value_or(std::vector<block_id>{}));
     },

@@ -3,11 +3,13 @@
 // message. The host-facing ones (sink_actor, runtime_actor) are in
 // kvactor/kvactor.hpp.
 //
-//  host ──generate──► scheduler ──spawn, start──► request (one per request)
-//                      │  ▲   ▲                      │ submit / stop ▲ updates
-//          reserve,    │  │   └──────────────────────┘               │
-//          release     ▼  │ swapped / swap_in / denied               │
-//                 block_manager ◄── blocks, swap_in ── swap ──────────┘
+//  host ──generate──► runtime ──spawn, admit──► request (one per request)
+//          cancel,      │                        │ submit, stop  ▲ updates
+//          figures      ▼                        ▼               │
+//                     scheduler ◄────────────────────────────────┘
+//          reserve,    │  ▲   ▲ swapped_out / swapped_in / swap_in_denied
+//          release     ▼  │   └──────────────────────────────────┐
+//                 block_manager ◄── blocks, allocate ── swap ◄───┤ swap_out, swap_in
 //                      ▲                                │ swap_order
 //                      │           step_plan            ▼
 //                   scheduler ───────────────────► executor (device streams)
@@ -19,22 +21,30 @@ namespace kvactor {
 // One request: validation, streaming, stop sequences, its done event.
 using request_actor = caf::typed_actor<
   // Validates, tokenizes and submits the request; answers the host.
-  caf::replies_to<start_atom>::with<admission>,
+  caf::replies_to<admit_atom>::with<admission>,
   // A token and/or the end of the sequence, from the scheduler.
   caf::reacts_to<sequence_update>>;
 
-// The scheduler: continuous batching; also the runtime's front door.
-using scheduler_actor = runtime_actor::extend<
+// The scheduler: continuous batching, the step loop.
+using scheduler_actor = caf::typed_actor<
   // A validated request joins the queue (or is refused: error_code set).
   caf::replies_to<submit_atom, submission, request_actor>::with<admission>,
   // The request actor ends its sequence: stop sequence seen, or sink gone.
   caf::reacts_to<stop_atom, seq_id, finish_reason>,
+  // From the runtime actor: the host's cancels and forced preemptions.
+  caf::reacts_to<cancel_atom, request_id>,
+  caf::reacts_to<preempt_atom, request_id, bool>,
+  // Its part of the runtime's figures.
+  caf::replies_to<figures_atom>::with<scheduler_figures>,
+  // Ends every request, then the block manager, swap actor and executor;
+  // answers when they are asked to quit, and quits.
+  caf::replies_to<shutdown_atom>::with<bool>,
   // The swap actor's reports: swap-out copied (device blocks freed),
   // swap-in copied (the ledger holds the new table), swap-in refused for
   // lack of blocks.
-  caf::reacts_to<swapped_atom, seq_id>,
-  caf::reacts_to<swap_in_atom, seq_id>,
-  caf::reacts_to<denied_atom, seq_id>,
+  caf::reacts_to<swapped_out_atom, seq_id>,
+  caf::reacts_to<swapped_in_atom, seq_id>,
+  caf::reacts_to<swap_in_denied_atom, seq_id>,
   // Its own timer: a static batch's window for arrivals has passed.
   caf::reacts_to<window_atom>>;
 
@@ -52,16 +62,16 @@ using block_manager_actor = caf::typed_actor<
   // A sequence's blocks, to swap out.
   caf::replies_to<blocks_atom, seq_id>::with<std::vector<block_id>>,
   // Its swap-out copy is done: free its device blocks.
-  caf::reacts_to<swapped_atom, seq_id>,
+  caf::reacts_to<free_swapped_atom, seq_id>,
   // Fresh blocks to swap a sequence back into (false: not enough).
-  caf::replies_to<swap_in_atom, seq_id, int32_t>::with<bool, std::vector<block_id>>,
+  caf::replies_to<allocate_atom, seq_id, int32_t>::with<bool, std::vector<block_id>>,
   // Figures and broken invariants.
   caf::replies_to<figures_atom>::with<pool_figures, std::vector<std::string>>>;
 
 // The pinned host pool (swap_space).
 using swap_actor = caf::typed_actor<
   // The scheduler, once, before any command: where the reports go.
-  caf::reacts_to<start_atom, scheduler_actor>,
+  caf::reacts_to<attach_atom, scheduler_actor>,
   // Copy the sequence's blocks to host, then have its device blocks freed.
   caf::reacts_to<swap_out_atom, seq_id>,
   // Get this many device blocks for the sequence and copy it back.

@@ -28,6 +28,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<submission>("kvactor.submission");
   cfg.add_message_type<pool_figures>("kvactor.pool_figures");
   cfg.add_message_type<host_figures>("kvactor.host_figures");
+  cfg.add_message_type<scheduler_figures>("kvactor.scheduler_figures");
   cfg.add_message_type<std::vector<block_id>>("kvactor.block_ids");
   cfg.add_message_type<std::vector<std::string>>("kvactor.strings");
   cfg.add_error_category(error_category,

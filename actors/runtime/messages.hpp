@@ -1,10 +1,10 @@
 #pragma once
-// Messages between kvactor's own actors: the plain structs of the pure state
-// classes, with their inspect overloads, and the atoms. The public ones are
-// in kvactor/kvactor.hpp.
+// Messages between kvactor's own actors: the plain structs they send, with
+// their inspect overloads, and the atoms. The public ones are in
+// kvactor/kvactor.hpp. No state class is sent, so none is included.
 
-#include "actors/core/kv_ledger.hpp"
-#include "actors/core/scheduler.hpp"
+#include "actors/core/pool_figures.hpp"
+#include "actors/core/reservation.hpp"
 #include "actors/core/step.hpp"
 #include "kvactor/kvactor.hpp"
 
@@ -12,21 +12,35 @@
 
 namespace kvactor {
 
-using reserve_atom = caf::atom_constant<caf::atom("reserve")>;
+// NOTE: a CAF 0.17 atom's text has at most 10 characters; the names say who
+// sends what to whom (interfaces.hpp), the texts only need to differ.
+// The request actor's start, from the runtime actor.
+using admit_atom = caf::atom_constant<caf::atom("admit")>;
+// Request actor -> scheduler.
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
-using start_atom = caf::atom_constant<caf::atom("start")>;
-using blocks_atom = caf::atom_constant<caf::atom("blocks")>;
-using swapped_atom = caf::atom_constant<caf::atom("swapped")>;
-using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
-using denied_atom = caf::atom_constant<caf::atom("denied")>;
-using done_atom = caf::atom_constant<caf::atom("done")>;
-using window_atom = caf::atom_constant<caf::atom("window")>;
+// Scheduler -> block manager.
+using reserve_atom = caf::atom_constant<caf::atom("reserve")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using fork_atom = caf::atom_constant<caf::atom("fork")>;
+// Scheduler -> swap actor: commands, and once, where its reports go.
+using attach_atom = caf::atom_constant<caf::atom("attach")>;
 using swap_out_atom = caf::atom_constant<caf::atom("swap_out")>;
+using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
 using drop_host_atom = caf::atom_constant<caf::atom("drop_host")>;
+// Swap actor -> block manager.
+using blocks_atom = caf::atom_constant<caf::atom("blocks")>;
+using free_swapped_atom = caf::atom_constant<caf::atom("free_swap")>;
+using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
+// Swap actor -> scheduler: its reports.
+using swapped_out_atom = caf::atom_constant<caf::atom("out_done")>;
+using swapped_in_atom = caf::atom_constant<caf::atom("in_done")>;
+using swap_in_denied_atom = caf::atom_constant<caf::atom("in_denied")>;
+// The scheduler's own timer.
+using window_atom = caf::atom_constant<caf::atom("window")>;
+// Device threads -> executor.
+using done_atom = caf::atom_constant<caf::atom("done")>;
 using fault_atom = caf::atom_constant<caf::atom("fault")>;
 
 // A validated request, as the request actor hands it to the scheduler.
@@ -44,6 +58,15 @@ struct host_figures {
   int32_t num_free_blocks = 0;
   int32_t num_sequences = 0; // holding host blocks
   std::vector<std::string> broken_invariants;
+};
+
+// The scheduler's part of the runtime's figures (the runtime actor adds the
+// pools'), and what the runtime needs to check an idle runtime's pools.
+struct scheduler_figures {
+  runtime_figures figures;         // queues, preemptions, timing, latencies
+  int32_t num_reserved_blocks = 0; // contiguous reservation: blocks held per sequence
+  bool idle = false;               // no sequence in any state, no step in flight
+  int64_t num_admitted = 0;        // requests admitted so far
 };
 
 template <class Inspector>
@@ -133,6 +156,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, host_figures& x) {
   return f(caf::meta::type_name("kvactor.host_figures"), x.num_blocks, x.num_free_blocks,
            x.num_sequences, x.broken_invariants);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduler_figures& x) {
+  return f(caf::meta::type_name("kvactor.scheduler_figures"), x.figures, x.num_reserved_blocks,
+           x.idle, x.num_admitted);
 }
 
 namespace model {

@@ -39,12 +39,11 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
         stop(self, sched, id, c, finish_reason::aborted);
   });
   return {
-    [=](start_atom) -> caf::typed_response_promise<admission> {
+    [=](admit_atom) -> caf::typed_response_promise<admission> {
       auto rp = self->make_response_promise<admission>();
-      auto made =
-        request_state::make(id, req, *context.tokenizer, context.limits,
-                            request_state::clock::now(), context.constraints.get(),
-                            context.no_constraints);
+      auto made = request_state::make(id, req, *context.tokenizer, context.limits,
+                                      request_state::clock::now(), context.constraints.get(),
+                                      context.no_constraints);
       if (auto* refused = std::get_if<admission>(&made)) {
         rp.deliver(std::move(*refused));
         self->quit();
@@ -54,15 +53,23 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
       self->state.stop_sent.assign(size_t(r.num_choices()), false);
       submission s{id, r.prompt(), r.priority(), r.params(), r.num_choices()};
       self->request(sched, caf::infinite, submit_atom::value, std::move(s), request_actor{self})
-        .then([=](admission a) mutable {
-          self->state.submitted = a.ok();
-          const auto& accepted = *self->state.req;
-          if (a.ok() && accepted.returns_prompt_tokens())
-            a.prompt_tokens.assign(accepted.prompt().begin(), accepted.prompt().end());
-          rp.deliver(a);
-          if (!a.ok())
+        .then(
+          [=](admission a) mutable {
+            self->state.submitted = a.ok();
+            const auto& accepted = *self->state.req;
+            if (a.ok() && accepted.returns_prompt_tokens())
+              a.prompt_tokens.assign(accepted.prompt().begin(), accepted.prompt().end());
+            rp.deliver(a);
+            if (!a.ok())
+              self->quit();
+          },
+          [=](const caf::error&) mutable {
+            // NOTE: the scheduler quit (a shutdown that ended before this
+            // request was submitted).
+            rp.deliver(admission{id, static_cast<int32_t>(self->state.req->prompt().size()),
+                                 errc::overloaded, "the runtime is shutting down"});
             self->quit();
-        });
+          });
       return rp;
     },
     [=](const sequence_update& u) {
@@ -70,8 +77,8 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
       const int32_t choice = choice_of(u.id);
       const auto now = request_state::clock::now();
       if (u.token != no_token) {
-        if (auto ev = r.on_token(choice, u.token, now, u.logprobs,
-                                 u.finished == finish_reason::eos))
+        if (auto ev =
+              r.on_token(choice, u.token, now, u.logprobs, u.finished == finish_reason::eos))
           self->send(sink, std::move(*ev));
         if (r.stop_seen(choice))
           stop(self, sched, id, choice, finish_reason::stop);
@@ -90,8 +97,7 @@ request_actor::behavior_type request_fn(request_self self, request_id id, genera
 request_actor spawn_request(caf::actor_system& sys, request_id id, generate_request req,
                             sink_actor sink, scheduler_actor scheduler,
                             const request_context& context) {
-  return sys.spawn(request_fn, id, std::move(req), std::move(sink), std::move(scheduler),
-                   context);
+  return sys.spawn(request_fn, id, std::move(req), std::move(sink), std::move(scheduler), context);
 }
 
 } // namespace kvactor

@@ -1,6 +1,7 @@
 #pragma once
 // The spawn functions of kvactor's actors (used by spawn_runtime and tests).
 
+#include "actors/core/scheduler_config.hpp"
 #include "actors/runtime/interfaces.hpp"
 #include "actors/runtime/jitter.hpp"
 #include "actors/requests/request_state.hpp"
@@ -21,7 +22,7 @@ block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_bloc
 swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
                       executor_actor executor, jitter_options delays = {});
 
-// What the scheduler needs to spawn request actors.
+// What a request actor needs besides its request.
 struct request_context {
   std::shared_ptr<const model::tokenizer> tokenizer;
   request_limits limits;
@@ -37,7 +38,6 @@ struct scheduler_parts {
   int32_t num_host_blocks = 0;
   int32_t block_size = cuda_block_size;
   int32_t max_waiting = default_max_waiting;
-  request_context requests;
   block_manager_actor blocks;
   swap_actor swap;
   executor_actor executor;
@@ -49,11 +49,24 @@ request_actor spawn_request(caf::actor_system& sys, request_id id, generate_requ
                             sink_actor sink, scheduler_actor scheduler,
                             const request_context& context);
 
-// The whole runtime over a runner (spawn_runtime builds the runner from an
-// engine_config).
-runtime_actor spawn_runtime(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
-                            request_context requests, scheduler_config config,
-                            int32_t max_waiting, jitter_options delays = {});
+// The runtime actor's: the actors behind it and what it hands request actors.
+struct runtime_parts {
+  scheduler_actor scheduler;
+  block_manager_actor blocks;
+  swap_actor swap;
+  int32_t block_size = cuda_block_size;
+  request_context requests;
+};
+
+runtime_actor spawn_runtime_actor(caf::actor_system& sys, runtime_parts parts);
+
+// The runtime's actors over a runner: executor, block manager, swap actor,
+// scheduler and the runtime actor in front (kvactor::spawn_runtime makes the
+// runner from an engine_config, then calls this; tests pass runners of
+// their own).
+runtime_actor spawn_actors(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
+                           request_context requests, scheduler_config config, int32_t max_waiting,
+                           jitter_options delays = {});
 
 // Sends at once, or `delay` later (a jitter fault).
 template <class Dest, class... Ts>

@@ -1,6 +1,7 @@
 // kvactor::spawn_runtime from an engine configuration: loads the model
 // folder, makes the device and its KV pools (model_runner), and spawns the
-// actors over them.
+// actors over them (spawn_actors, also what tests call with runners of
+// their own).
 
 #include "actors/runtime/spawn.hpp"
 #include "actors/runner/model_runner.hpp"
@@ -131,8 +132,28 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
                    std::to_string(context) + "], the model's context");
   requests.limits.max_context = config.max_model_len > 0 ? config.max_model_len : context;
   sched.max_model_len = requests.limits.max_context;
-  return spawn_runtime(sys, std::move(runner.value()), std::move(requests), std::move(sched),
-                       config.max_waiting, {config.fault_jitter_ms, config.fault_seed});
+  return spawn_actors(sys, std::move(runner.value()), std::move(requests), std::move(sched),
+                      config.max_waiting, {config.fault_jitter_ms, config.fault_seed});
+}
+
+runtime_actor spawn_actors(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
+                           request_context requests, scheduler_config config, int32_t max_waiting,
+                           jitter_options delays) {
+  scheduler_parts parts;
+  parts.config = std::move(config);
+  parts.num_device_blocks = runner->num_device_blocks();
+  parts.num_host_blocks = runner->num_host_blocks();
+  parts.block_size = runner->block_size();
+  parts.max_waiting = max_waiting;
+  parts.executor = spawn_executor(sys, runner, delays);
+  parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size,
+                                     parts.config.prefix_caching);
+  // NOTE: a stream of its own, so the swap actor's draws do not shift the executor's.
+  delays.seed = ~delays.seed;
+  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor, delays);
+  runtime_parts front{{}, parts.blocks, parts.swap, parts.block_size, std::move(requests)};
+  front.scheduler = spawn_scheduler(sys, std::move(parts));
+  return spawn_runtime_actor(sys, std::move(front));
 }
 
 } // namespace kvactor

@@ -14,7 +14,7 @@ namespace {
 struct swap_state {
   swap_state() = default;
   std::optional<swap_space> space;
-  scheduler_actor sched; // where the reports go (start_atom)
+  scheduler_actor sched; // where the reports go (attach_atom)
   jitter delays;         // of refused swap-ins (the executor delays the copies' ends)
 };
 
@@ -29,7 +29,7 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
   // for the swap.
   auto device_failed = [](const caf::error&) {};
   return {
-    [=](start_atom, scheduler_actor sched) { self->state.sched = std::move(sched); },
+    [=](attach_atom, scheduler_actor sched) { self->state.sched = std::move(sched); },
     [=, &space](swap_out_atom, seq_id id) {
       self->request(blocks, caf::infinite, blocks_atom::value, id)
         .then([=, &space](const std::vector<block_id>& device_blocks) {
@@ -38,17 +38,19 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
           self->request(executor, caf::infinite, swap_order{id, swap_direction::out, *copies})
             .then(
               [=](bool) {
-                self->send(blocks, swapped_atom::value, id); // before the scheduler may reuse them
-                self->send(self->state.sched, swapped_atom::value, id);
+                self->send(blocks, free_swapped_atom::value,
+                           id); // before the scheduler may reuse them
+                self->send(self->state.sched, swapped_out_atom::value, id);
               },
               device_failed);
         });
     },
     [=, &space](swap_in_atom, seq_id id, int32_t num_blocks) {
-      self->request(blocks, caf::infinite, swap_in_atom::value, id, num_blocks)
+      self->request(blocks, caf::infinite, allocate_atom::value, id, num_blocks)
         .then([=, &space](bool ok, const std::vector<block_id>& table) {
           if (!ok) {
-            send_after(self->state.delays.next(), self->state.sched, denied_atom::value, id);
+            send_after(self->state.delays.next(), self->state.sched, swap_in_denied_atom::value,
+                       id);
             return;
           }
           auto copies = space.swap_in(id, table);
@@ -56,7 +58,7 @@ swap_actor::behavior_type swap_fn(swap_actor::stateful_pointer<swap_state> self,
             .then(
               [=, &space](bool) {
                 space.release(id);
-                self->send(self->state.sched, swap_in_atom::value, id);
+                self->send(self->state.sched, swapped_in_atom::value, id);
               },
               device_failed);
         });

@@ -156,7 +156,7 @@ result<jinja_template> jinja_template::compile(std::string_view source) {
   gil held;
   PyObject* text = to_python(source);
   if (!text)
-    return make_error("template text", take_python_error());
+    return error_in("template text", take_python_error());
   PyObject* answer = PyObject_CallOneArg(it.compile, text);
   Py_DECREF(text);
   if (!answer)
@@ -191,7 +191,7 @@ result<std::string> jinja_template::render(std::string_view context, std::string
   std::optional<std::string> text = from_python(PyTuple_GetItem(answer, 1));
   Py_DECREF(answer);
   if (!text)
-    return make_error("rendered text", take_python_error());
+    return error_in("rendered text", take_python_error());
   if (!rendered)
     return error{std::move(*text)};
   return std::move(*text);

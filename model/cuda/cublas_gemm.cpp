@@ -28,7 +28,7 @@ status cublas_gemm::gemm(const T* x, int64_t ldx, int64_t m, const T* w, int64_t
   constexpr int64_t int_max = std::numeric_limits<int>::max();
   if (m < 0 || n <= 0 || k <= 0 || ldx < k || ldy < n || m > int_max || n > int_max ||
       k > int_max || ldx > int_max || ldy > int_max)
-    return make_error("forward pass (cuda)", "matrix product of unsupported size");
+    return error_in("forward pass (cuda)", "matrix product of unsupported size");
   if (m == 0) return {};
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;

@@ -7,7 +7,7 @@ namespace {
 
 status failed(const char* kind, const char* name, const char* text, const char* call,
               const char* file, int line) {
-  return make_error("forward pass (cuda)", std::string(kind) + " error " + name + " (" + text +
+  return error_in("forward pass (cuda)", std::string(kind) + " error " + name + " (" + text +
                                              ") in " + call + " at " + file + ":" +
                                              std::to_string(line));
 }

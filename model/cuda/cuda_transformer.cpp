@@ -25,7 +25,7 @@ status take(kernels::device& dev, kernels::buffer& b, kernels::memory_kind kind,
             const char* what) {
   auto m = dev.allocate(kind, bytes);
   if (!m)
-    return make_error(where, std::string("not enough ") +
+    return error_in(where, std::string("not enough ") +
                                  (kind == kernels::memory_kind::device ? "device" : "pinned host") +
                                  " memory for " + what + " (" + std::to_string(bytes) + " bytes)");
   b = std::move(*m);
@@ -40,7 +40,7 @@ cuda_transformer::create(const model_config& config, const model_weights& weight
                          forward_limits limits, dtype activations) {
   KVACTOR_ASSERT(dev.kind() == kernels::device_kind::cuda, "not a CUDA device");
   if (config.head_dim != 64 && config.head_dim != 128)
-    return make_error(where, "the CUDA attention kernels take head_dim 64 or 128; the model has " +
+    return error_in(where, "the CUDA attention kernels take head_dim 64 or 128; the model has " +
                                  std::to_string(config.head_dim));
   auto& cuda = static_cast<kernels::cuda_device&>(dev);
   // NOTE: bf16 matrices on the device only with bf16 activations: cuBLAS
@@ -169,7 +169,7 @@ status cuda_transformer::allocate() {
 status cuda_transformer::enqueue_pass(const forward_batch& b) {
   check_batch(b);
   if (b.max_blocks_per_seq > max_blocks_per_seq_)
-    return make_error(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
+    return error_in(where, "a block table of " + std::to_string(b.max_blocks_per_seq) +
                                " blocks is longer than the model's context of " +
                                std::to_string(config_.max_position_embeddings) + " tokens allows");
   KVACTOR_ASSERT(!in_flight_.exchange(true), "a step enqueued while the last one runs");
@@ -186,7 +186,7 @@ status cuda_transformer::enqueue_pass(const forward_batch& b) {
   if (const status s = stage_upload(b, layout, stream); !s) return s;
   if (graph != nullptr) {
     if (!cuda_.launch_graph(kernels::streams::compute, graph))
-      return make_error(where, "cudaGraphLaunch failed");
+      return error_in(where, "cudaGraphLaunch failed");
     ++graph_steps_;
     last_step_launches_ = 0;
     return {};

@@ -64,7 +64,7 @@ result<device_weights> device_weights::upload(const model_weights& weights, dtyp
   w.plan_ = weight_plan::make(weights, matrices);
   auto memory = dev.allocate(kernels::memory_kind::device, w.plan_.total_bytes);
   if (!memory)
-    return make_error("forward pass (cuda)", "not enough device memory for the weights (" +
+    return error_in("forward pass (cuda)", "not enough device memory for the weights (" +
                                                  std::to_string(w.plan_.total_bytes) + " bytes, " +
                                                  kernels::dtype_name(matrices) + " matrices)");
   w.memory_ = std::move(*memory);

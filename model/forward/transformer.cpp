@@ -27,7 +27,7 @@ kernels::kv_cache_shape transformer::cache_shape(const model_config& c, int64_t 
 status transformer::check_cache_dtype(kernels::device_kind kind, kernels::dtype type) {
   const std::string name = kernels::dtype_name(type);
   if (type != kernels::dtype::f32 && type != kernels::dtype::bf16)
-    return make_error("forward pass", std::string("the ") +
+    return error_in("forward pass", std::string("the ") +
                                         (kind == kernels::device_kind::cuda ? "CUDA" : "CPU") +
                                         " forward pass takes an f32 or bf16 KV cache, not " + name);
   return {};
@@ -56,7 +56,7 @@ int64_t transformer::max_sample_edits(const forward_limits& limits) {
 
 status transformer::enqueue_sampled(std::shared_ptr<const forward_batch>,
                                     const device_sampling_batch&, sampled_callback) {
-  return make_error("forward pass", "this pass samples on the host, from its logits");
+  return error_in("forward pass", "this pass samples on the host, from its logits");
 }
 
 namespace {
@@ -72,15 +72,15 @@ status check_quantized(const model_config& config, const model_weights& weights,
   if (!format) return {};
   const std::string name(quant_name(*format));
   if (kind != kernels::device_kind::cpu)
-    return make_error("forward pass", name + " weights run on the CPU device only");
+    return error_in("forward pass", name + " weights run on the CPU device only");
   if (activations != dtype::f32)
-    return make_error("forward pass", name + " weights multiply fp32 activations, not " +
+    return error_in("forward pass", name + " weights multiply fp32 activations, not " +
                                         kernels::dtype_name(activations));
   for (const auto& [what, width] : {std::pair{"hidden_size", config.hidden_size},
                                     std::pair{"the attention width", config.q_size()},
                                     std::pair{"intermediate_size", config.intermediate_size}})
     if (width % quant_block_values(*format) != 0)
-      return make_error("forward pass", name + " weights need rows of whole blocks of " +
+      return error_in("forward pass", name + " weights need rows of whole blocks of " +
                                           std::to_string(quant_block_values(*format)) +
                                           " values; " + what + " is " + std::to_string(width));
   return {};
@@ -97,15 +97,15 @@ transformer::create(const model_config& config, const model_weights& weights, ke
     cache_shape(config, got.num_blocks, got.block_size, got.type);
   if (got.num_layers != want.num_layers || got.num_kv_heads != want.num_kv_heads ||
       got.head_dim != want.head_dim || got.block_size <= 0 || cache.base == nullptr)
-    return make_error("forward pass", "the KV cache shape disagrees with the model (want " +
+    return error_in("forward pass", "the KV cache shape disagrees with the model (want " +
                                         std::to_string(want.num_layers) + " layers, " +
                                         std::to_string(want.num_kv_heads) + " KV heads of " +
                                         std::to_string(want.head_dim) + ", a positive block size)");
   if (const status s = check_cache_dtype(dev.kind(), got.type); !s) return s.error();
   if (limits.max_num_tokens <= 0 || limits.max_num_seqs <= 0)
-    return make_error("forward pass", "forward limits must be positive");
+    return error_in("forward pass", "forward limits must be positive");
   if (activations != dtype::f32 && activations != dtype::bf16)
-    return make_error("forward pass", std::string("activations in ") +
+    return error_in("forward pass", std::string("activations in ") +
                                         kernels::dtype_name(activations) +
                                         " are not built (f32 or bf16)");
   if (const status s = check_quantized(config, weights, dev.kind(), activations, quantize); !s)
@@ -125,7 +125,7 @@ transformer::create(const model_config& config, const model_weights& weights, ke
     break;
 #endif
   }
-  return make_error("forward pass",
+  return error_in("forward pass",
                     "no forward pass for the device " + dev.name() + " in this build");
 }
 

@@ -95,7 +95,7 @@ status check_token_ids(const gguf_file& f, model_config& c) {
 
 status check_tensors(const gguf_file& f, const model_config& c) {
   auto tensor_error = [&](std::string_view name, const std::string& what) {
-    return make_error(f.path().string(), "tensor '" + std::string(name) + "': " + what);
+    return error_in(f.path().string(), "tensor '" + std::string(name) + "': " + what);
   };
   // NOTE: Llama 3.1's scaled RoPE arrives as per-frequency divisors in this
   // tensor; its low/high frequency factors and original context cannot be

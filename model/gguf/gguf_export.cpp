@@ -43,14 +43,14 @@ std::vector<float> interleave_halves(const std::vector<float>& v, int64_t rows, 
 status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& c, gguf_writer& w) {
   if (!spec.bpe.byte_level || spec.splits.size() != 1 ||
       !std::holds_alternative<split_pattern>(spec.splits.front()))
-    return make_error("GGUF tokenizer", "only byte-level BPE with one known split pattern is "
+    return error_in("GGUF tokenizer", "only byte-level BPE with one known split pattern is "
                                         "written (GGUF's gpt2 model)");
   const char* pre = nullptr;
   switch (std::get<split_pattern>(spec.splits.front())) {
   case split_pattern::llama3: pre = "llama-bpe"; break;
   case split_pattern::qwen2: pre = "qwen2"; break; // NOTE: its reader adds Qwen's NFC
   case split_pattern::gpt2: pre = "gpt-2"; break;
-  default: return make_error("GGUF tokenizer", "no GGUF pre-tokenizer name for its split");
+  default: return error_in("GGUF tokenizer", "no GGUF pre-tokenizer name for its split");
   }
   std::size_t n = 0;
   for (const auto& [symbol, id] : spec.vocab) n = std::max(n, static_cast<std::size_t>(id) + 1);

@@ -17,13 +17,13 @@ constexpr uint32_t max_dims = 4;
 
 error tensor_error(const std::filesystem::path& file, std::string_view name,
                    std::string_view what) {
-  return make_error(file.string(), "tensor '" + std::string(name) + "': " + std::string(what));
+  return error_in(file.string(), "tensor '" + std::string(name) + "': " + std::string(what));
 }
 
 status check_count(const std::filesystem::path& file, std::string_view what, uint64_t count,
                    uint64_t min_bytes, uint64_t remaining) {
   if (count <= remaining / min_bytes) return {};
-  return make_error(file.string(), "header claims " + std::to_string(count) + " " +
+  return error_in(file.string(), "header claims " + std::to_string(count) + " " +
                                      std::string(what) + " but only " +
                                      std::to_string(remaining) +
                                      " bytes follow (corrupt or truncated file?)");
@@ -34,10 +34,10 @@ status check_version(const std::filesystem::path& file, uint32_t version) {
   const uint32_t swapped = ((version & 0xffu) << 24) | ((version & 0xff00u) << 8) |
                            ((version >> 8) & 0xff00u) | (version >> 24);
   if (swapped >= 1 && swapped <= 3)
-    return make_error(file.string(), "big-endian GGUF file (version " + std::to_string(swapped) +
+    return error_in(file.string(), "big-endian GGUF file (version " + std::to_string(swapped) +
                                        " with its bytes swapped); kvactor reads little-endian "
                                        "files only");
-  return make_error(file.string(), "unsupported GGUF version " + std::to_string(version) +
+  return error_in(file.string(), "unsupported GGUF version " + std::to_string(version) +
                                      " (kvactor reads versions 2 and 3)");
 }
 
@@ -62,7 +62,7 @@ result<gguf_tensor_info> read_tensor_info(gguf_cursor& in, const std::filesystem
   std::string_view name;
   const std::string nth = "tensor info #" + std::to_string(index);
   if (!in.read_string(name))
-    return make_error(file.string(), "truncated tensor table: " + nth + "'s name");
+    return error_in(file.string(), "truncated tensor table: " + nth + "'s name");
   t.name = std::string(name);
   uint32_t num_dims = 0;
   if (!in.read_u32(num_dims)) return tensor_error(file, name, "truncated tensor table");
@@ -99,15 +99,15 @@ result<gguf_file> gguf_file::open(const std::filesystem::path& path) {
   gguf_cursor in(mapped->bytes());
   std::span<const std::byte> magic;
   if (!in.take(4, magic) || std::memcmp(magic.data(), "GGUF", 4) != 0)
-    return make_error(where, "not a GGUF file (the first bytes are not \"GGUF\")");
+    return error_in(where, "not a GGUF file (the first bytes are not \"GGUF\")");
   gguf_file f;
   f.path_ = path;
   uint64_t num_tensors = 0, num_kvs = 0;
   if (!in.read_u32(f.version_))
-    return make_error(where, "truncated header (" + std::to_string(in.size()) + " bytes)");
+    return error_in(where, "truncated header (" + std::to_string(in.size()) + " bytes)");
   if (auto ok = check_version(path, f.version_); !ok) return ok.error();
   if (!in.read_u64(num_tensors) || !in.read_u64(num_kvs))
-    return make_error(where, "truncated header (" + std::to_string(in.size()) + " bytes, " +
+    return error_in(where, "truncated header (" + std::to_string(in.size()) + " bytes, " +
                                std::to_string(header_bytes) + " needed)");
   if (auto ok = check_count(path, "metadata pairs", num_kvs, min_kv_bytes, in.remaining()); !ok)
     return ok.error();
@@ -120,7 +120,7 @@ result<gguf_file> gguf_file::open(const std::filesystem::path& path) {
     std::string_view key;
     uint32_t type_id = 0;
     if (!in.read_string(key))
-      return make_error(where, "truncated metadata: key #" + std::to_string(i));
+      return error_in(where, "truncated metadata: key #" + std::to_string(i));
     if (!in.read_u32(type_id)) return f.key_error(key, "truncated metadata (no value type)");
     const auto type = gguf_value_type_from_id(type_id);
     if (!type) return f.key_error(key, "unknown value type id " + std::to_string(type_id));
@@ -195,7 +195,7 @@ const std::byte* gguf_file::data(const gguf_tensor_info& t) const {
 }
 
 error gguf_file::key_error(std::string_view key, std::string_view what) const {
-  return make_error(path_.string(), "key '" + std::string(key) + "': " + std::string(what));
+  return error_in(path_.string(), "key '" + std::string(key) + "': " + std::string(what));
 }
 
 result<const gguf_value*> gguf_file::typed(std::string_view key, gguf_value_type type) const {

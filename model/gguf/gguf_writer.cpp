@@ -151,10 +151,10 @@ std::string gguf_writer::serialize() const {
 status gguf_writer::write(const std::filesystem::path& path) const {
   const std::string bytes = serialize();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error(path.string(), "cannot create file");
+  if (!out) return error_in(path.string(), "cannot create file");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return make_error(path.string(), "write failed");
+  if (!out) return error_in(path.string(), "write failed");
   return {};
 }
 

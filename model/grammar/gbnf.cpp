@@ -31,7 +31,7 @@ public:
       if (!alternatives) return alternatives.error();
       b_.define(r, std::move(*alternatives));
     }
-    if (!defined("root")) return make_error("grammar", "no rule 'root' (the grammar's start)");
+    if (!defined("root")) return error_in("grammar", "no rule 'root' (the grammar's start)");
     return b_.build(b_.rule("root"));
   }
 
@@ -242,7 +242,7 @@ private:
       column = text_[i] == '\n' ? 1 : column + 1;
       line += text_[i] == '\n';
     }
-    return make_error("grammar", "line " + std::to_string(line) + ", column " +
+    return error_in("grammar", "line " + std::to_string(line) + ", column " +
                                    std::to_string(column) + ": " + what);
   }
 

@@ -82,7 +82,7 @@ grammar_element grammar_builder::any_of(std::string_view hint,
 result<grammar_element> grammar_builder::repeat(const grammar_sequence& body, int64_t min,
                                                 int64_t max) {
   if (min > max_repeat || max > max_repeat)
-    return make_error("grammar", "a repetition count over " + std::to_string(max_repeat));
+    return error_in("grammar", "a repetition count over " + std::to_string(max_repeat));
   const grammar_element item = body.size() == 1 ? body[0] : any_of("item", {body});
   grammar_sequence whole(static_cast<size_t>(min), item);
   if (max < 0) {
@@ -130,7 +130,7 @@ std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>
 result<grammar> grammar_builder::build(uint32_t root) const {
   for (size_t r = 0; r < rules_.size(); ++r)
     if (!defined_[r])
-      return make_error("grammar", "rule '" + names_[r] + "' is used but not defined");
+      return error_in("grammar", "rule '" + names_[r] + "' is used but not defined");
   // Left recursion: a rule reaching itself through references that may
   // each match nothing before them.
   const std::vector<bool> nullable = nullable_rules(rules_);
@@ -157,7 +157,7 @@ result<grammar> grammar_builder::build(uint32_t root) const {
       }
       const uint32_t s = first[r][next++];
       if (mark[s] == 1)
-        return make_error("grammar", "rule '" + names_[s] +
+        return error_in("grammar", "rule '" + names_[s] +
                                        "' can reach itself without matching a byte (left "
                                        "recursion, or a repetition of something that may be "
                                        "empty)");

@@ -65,7 +65,7 @@ std::optional<std::string> pointer_part(std::string_view text) {
 } // namespace
 
 error schema_error(const std::string& path, std::string_view what) {
-  return make_error("json_schema", path + ": " + std::string(what));
+  return error_in("json_schema", path + ": " + std::string(what));
 }
 
 std::optional<simdjson::dom::element> member(simdjson::dom::object o, std::string_view key) {

@@ -122,7 +122,7 @@ private:
 } // namespace
 
 error regex_error(size_t offset, const std::string& what) {
-  return make_error("regex", what + " (at offset " + std::to_string(offset) + ")");
+  return error_in("regex", what + " (at offset " + std::to_string(offset) + ")");
 }
 
 std::string describe_code_point(uint32_t code_point) {

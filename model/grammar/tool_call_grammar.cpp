@@ -15,7 +15,7 @@ std::string_view to_string(tool_call_format f) {
 
 result<grammar> tool_call_grammar(const std::vector<tool_function>& functions,
                                   tool_call_format format, bool parallel) {
-  if (functions.empty()) return make_error("tool_calls", "no function to call");
+  if (functions.empty()) return error_in("tool_calls", "no function to call");
   grammar_builder b;
   json_grammar_parts parts(b);
   // NOTE: each schema's DOM lives while its compiler resolves its $refs.
@@ -27,11 +27,11 @@ result<grammar> tool_call_grammar(const std::vector<tool_function>& functions,
       auto& parser = *parsers.emplace_back(std::make_unique<simdjson::dom::parser>());
       simdjson::dom::element root;
       if (parser.parse(f.parameters).get(root))
-        return make_error("tool_calls", "function '" + f.name + "': parameters are not JSON");
+        return error_in("tool_calls", "function '" + f.name + "': parameters are not JSON");
       json_schema_compiler compiler(b, root);
       auto schema = compiler.reference("#", "schema");
       if (!schema)
-        return make_error("tools", "function '" + f.name + "': " + schema.error().message);
+        return error_in("tools", "function '" + f.name + "': " + schema.error().message);
       arguments = *schema;
     }
     const std::string head = format == tool_call_format::hermes ? "<tool_call>\n" : "";
@@ -80,16 +80,16 @@ result<grammar> tool_call_grammar_of_spec(std::string_view spec) {
   simdjson::dom::array list;
   if (parser.parse(text).get(root) || root["format"].get(format) ||
       root["parallel"].get(parallel) || root["functions"].get(list))
-    return make_error("tool_calls", "the constraint must be a JSON object with format, "
+    return error_in("tool_calls", "the constraint must be a JSON object with format, "
                                     "parallel and functions");
   if (format != "json" && format != "hermes")
-    return make_error("tool_calls", "format must be json or hermes");
+    return error_in("tool_calls", "format must be json or hermes");
   std::vector<tool_function> functions;
   for (simdjson::dom::element f : list) {
     std::string_view name;
     simdjson::dom::element parameters;
     if (f["name"].get(name) || f["parameters"].get(parameters))
-      return make_error("tool_calls", "each function needs a name and parameters");
+      return error_in("tool_calls", "each function needs a name and parameters");
     functions.push_back(
       {std::string(name), parameters.is_null() ? std::string() : simdjson::minify(parameters)});
   }

@@ -11,7 +11,7 @@ result<int64_t> parse_int(std::string_view key, std::string_view v) {
   int64_t n = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (ec != std::errc() || p != v.data() + v.size())
-    return make_error("--" + std::string(key), "expected an integer, got '" + std::string(v) + "'");
+    return error_in("--" + std::string(key), "expected an integer, got '" + std::string(v) + "'");
   return n;
 }
 
@@ -62,7 +62,7 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       continue;
     }
     if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos)
-      return make_error(arg, "expected --key=value (see --help)");
+      return error_in(arg, "expected --key=value (see --help)");
     const auto eq = arg.find('=');
     const std::string_view key = arg.substr(2, eq - 2), value = arg.substr(eq + 1);
     bool done = false;
@@ -81,13 +81,13 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       if (value == "llama") o.arch = architecture::llama;
       else if (value == "qwen2") o.arch = architecture::qwen2;
       else if (value == "qwen3") o.arch = architecture::qwen3;
-      else return make_error("--style", "expected llama, qwen2 or qwen3");
+      else return error_in("--style", "expected llama, qwen2 or qwen3");
     } else if (key == "gguf") {
       for (std::size_t at = 0; at <= value.size();) {
         const std::size_t end = std::min(value.find(',', at), value.size());
         const std::string_view type = value.substr(at, end - at);
         if (!gguf_matrices::parse(type))
-          return make_error("--gguf", "expected f32, q8_0, q4_0, q4_k, q6_k or q4_k_m, got '" +
+          return error_in("--gguf", "expected f32, q8_0, q4_0, q4_k, q6_k or q4_k_m, got '" +
                                         std::string(type) + "'");
         a.gguf.emplace_back(type);
         at = end + 1;
@@ -96,27 +96,27 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       if (value == "bf16") o.on_disk = dtype::bf16;
       else if (value == "f16") o.on_disk = dtype::f16;
       else if (value == "f32") o.on_disk = dtype::f32;
-      else return make_error("--dtype", "expected bf16, f16 or f32");
+      else return error_in("--dtype", "expected bf16, f16 or f32");
     } else if (key == "seed") {
       uint64_t s = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), s);
       if (ec != std::errc() || p != value.data() + value.size())
-        return make_error("--seed", "expected an integer");
+        return error_in("--seed", "expected an integer");
       o.seed = s;
     } else if (key == "rope-theta") {
       std::string v(value);
       char* end = nullptr;
       o.rope_theta = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0' || !(o.rope_theta > 0))
-        return make_error("--rope-theta", "expected a positive number");
+        return error_in("--rope-theta", "expected a positive number");
     } else {
-      return make_error(arg, "unknown option (see --help)");
+      return error_in(arg, "unknown option (see --help)");
     }
   }
   if (a.help) return a;
-  if (a.out.empty()) return make_error("--out", "missing (the folder to write)");
+  if (a.out.empty()) return error_in("--out", "missing (the folder to write)");
   if (auto ok = validate(o); !ok)
-    return make_error("--" + ok.error().message.substr(0, ok.error().message.find(':')),
+    return error_in("--" + ok.error().message.substr(0, ok.error().message.find(':')),
                       ok.error().message.substr(ok.error().message.find(':') + 2));
   return a;
 }

@@ -16,12 +16,12 @@ status validate(const tiny_options& o) {
     {"kv-heads", o.num_kv_heads}, {"head-dim", o.head_dim},  {"intermediate", o.intermediate_size},
     {"vocab", o.vocab_size},      {"context", o.max_context}};
   for (const auto& [name, v] : sizes)
-    if (v <= 0) return make_error(name, "must be positive");
-  if (o.num_shards <= 0) return make_error("shards", "must be positive");
-  if (o.num_heads % o.num_kv_heads != 0) return make_error("kv-heads", "must divide heads");
-  if (o.head_dim % 2 != 0) return make_error("head-dim", "must be even");
+    if (v <= 0) return error_in(name, "must be positive");
+  if (o.num_shards <= 0) return error_in("shards", "must be positive");
+  if (o.num_heads % o.num_kv_heads != 0) return error_in("kv-heads", "must divide heads");
+  if (o.head_dim % 2 != 0) return error_in("head-dim", "must be even");
   if (o.vocab_size < 256 + num_special_tokens)
-    return make_error("vocab", "must be at least " + std::to_string(256 + num_special_tokens) +
+    return error_in("vocab", "must be at least " + std::to_string(256 + num_special_tokens) +
                                    " (256 byte tokens and the special tokens)");
   return {};
 }
@@ -139,10 +139,10 @@ namespace {
 
 status write_text(const std::filesystem::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error(file.string(), "cannot create file");
+  if (!out) return error_in(file.string(), "cannot create file");
   out << text;
   out.close();
-  if (!out) return make_error(file.string(), "write failed");
+  if (!out) return error_in(file.string(), "write failed");
   return {};
 }
 
@@ -152,7 +152,7 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
   if (auto ok = validate(o); !ok) return ok;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(dir.string(), "cannot create directory: " + ec.message());
+  if (ec) return error_in(dir.string(), "cannot create directory: " + ec.message());
   // NOTE: weights of an earlier run in another layout would shadow or
   // contradict the new ones (an old index wins over model.safetensors).
   std::vector<std::filesystem::path> stale;
@@ -162,10 +162,10 @@ status write_model(const std::filesystem::path& dir, const tiny_options& o) {
         (name.starts_with("model-") && name.ends_with(".safetensors")))
       stale.push_back(it->path());
   }
-  if (ec) return make_error(dir.string(), "cannot list the folder: " + ec.message());
+  if (ec) return error_in(dir.string(), "cannot list the folder: " + ec.message());
   for (const auto& p : stale)
     if (!std::filesystem::remove(p, ec) && ec)
-      return make_error(p.string(), "cannot remove: " + ec.message());
+      return error_in(p.string(), "cannot remove: " + ec.message());
   if (auto ok = write_text(dir / "config.json", config_json(o)); !ok) return ok;
   if (auto ok = write_text(dir / "generation_config.json", generation_config_json(o)); !ok)
     return ok;

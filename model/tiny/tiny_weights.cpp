@@ -80,7 +80,7 @@ status write_sharded_weights(const std::filesystem::path& dir, const tiny_option
   std::ofstream out(dir / "model.safetensors.index.json", std::ios::binary | std::ios::trunc);
   out << index;
   out.close();
-  if (!out) return make_error((dir / "model.safetensors.index.json").string(), "write failed");
+  if (!out) return error_in((dir / "model.safetensors.index.json").string(), "write failed");
   return {};
 }
 

@@ -16,11 +16,11 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
   m.vocab_.reserve(vocab.size());
   for (const auto& [symbols, id] : vocab)
     if (!m.vocab_.emplace(symbols, id).second)
-      return make_error(source, "key 'model.vocab': token '" + symbols + "' appears twice");
+      return error_in(source, "key 'model.vocab': token '" + symbols + "' appears twice");
   if (options.unk_token) {
     auto it = m.vocab_.find(*options.unk_token);
     if (it == m.vocab_.end())
-      return make_error(source, "key 'model.unk_token': '" + *options.unk_token +
+      return error_in(source, "key 'model.unk_token': '" + *options.unk_token +
                                   "' is not in the vocabulary");
     m.unk_id_ = it->second;
   }
@@ -39,7 +39,7 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
       std::snprintf(buf, sizeof buf,
                     "key 'model.vocab': no token for byte 0x%02X ('%s') and no unk_token", b,
                     sym.c_str());
-      return make_error(source, buf);
+      return error_in(source, buf);
     }
   }
   m.merges_.reserve(merges.size());
@@ -47,7 +47,7 @@ result<bpe_model> bpe_model::build(const std::vector<std::pair<std::string, toke
     const auto& [a, b] = merges[rank];
     auto ia = m.vocab_.find(a), ib = m.vocab_.find(b), ir = m.vocab_.find(a + b);
     if (ia == m.vocab_.end() || ib == m.vocab_.end() || ir == m.vocab_.end())
-      return make_error(source, "key 'model.merges[" + std::to_string(rank) + "]': merge '" + a +
+      return error_in(source, "key 'model.merges[" + std::to_string(rank) + "]': merge '" + a +
                                   " " + b + "' uses a token that is not in the vocabulary");
     // NOTE: a repeated pair keeps its first (best) rank, as in HF tokenizers.
     m.merges_.emplace(pair_key(ia->second, ib->second),

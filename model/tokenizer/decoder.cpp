@@ -74,7 +74,7 @@ result<token_decoder> token_decoder::make(std::vector<decoder_step> steps,
                           step.prepend_scheme != metaspace::prepend::never;
       d.per_token_.push_back(std::move(step));
     } else {
-      return make_error(where, "key 'decoder': " + std::string(name_of(step.what)) +
+      return error_in(where, "key 'decoder': " + std::string(name_of(step.what)) +
                                  " after Fuse is not supported");
     }
   }

@@ -60,13 +60,13 @@ result<tokenizer> tokenizer::build(tokenizer_spec spec, std::string_view source)
   // tables below allocate gigabytes.
   const std::size_t num_entries = spec.vocab.size() + spec.added_tokens.size();
   if (static_cast<std::size_t>(max_id) + 1 > 2 * num_entries + 1024)
-    return make_error(source, "token ids are implausibly sparse (largest " +
+    return error_in(source, "token ids are implausibly sparse (largest " +
                                 std::to_string(max_id) + " for " + std::to_string(num_entries) +
                                 " tokens)");
   for (const auto& ids : {spec.prefix_ids, spec.suffix_ids})
     for (token_id id : ids)
       if (id < 0 || id > max_id)
-        return make_error(source, "key 'post_processor': token id " + std::to_string(id) +
+        return error_in(source, "key 'post_processor': token id " + std::to_string(id) +
                                     " is not in the vocabulary");
   const auto n = static_cast<std::size_t>(max_id + 1);
   t.bytes_.resize(n);

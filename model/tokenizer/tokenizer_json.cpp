@@ -152,7 +152,7 @@ result<tokenizer_spec> parse_tokenizer_json(std::string_view json_text, std::str
   if (auto err = parser.iterate(padded).get(doc)) return json::parse_error(where, err);
   simdjson::ondemand::object obj;
   if (auto err = doc.get_object().get(obj)) {
-    if (err == simdjson::INCORRECT_TYPE) return make_error(where, "expected a JSON object");
+    if (err == simdjson::INCORRECT_TYPE) return error_in(where, "expected a JSON object");
     return json::parse_error(where, err);
   }
   tokenizer_spec spec;

@@ -49,7 +49,7 @@ protected:
              int32_t max_waiting = 1024, jitter_options delays = {}) {
     tok_ = tiny_tokenizer();
     runner_ = std::make_shared<test_runner>(device_blocks, host_blocks, 4, vocab);
-    rt_ = spawn_runtime(sys_, runner_, {tok_, {vocab, 4096}}, std::move(config), max_waiting,
+    rt_ = spawn_actors(sys_, runner_, {tok_, {vocab, 4096}}, std::move(config), max_waiting,
                         delays);
     sink_ = sys_.spawn(sink_fn, events_);
   }
@@ -80,6 +80,14 @@ protected:
       .receive([&](const runtime_figures& x) { f = x; },
                [&](const caf::error& e) { ADD_FAILURE() << self_->system().render(e); });
     return f;
+  }
+
+  // Forces a preemption (of the request, or by the scheduler's choice for
+  // id 0) and returns once the scheduler has it: the runtime actor passes it
+  // on before it asks the scheduler for the figures asked after it.
+  void preempt(request_id id, bool by_swap) {
+    self_->send(rt_, preempt_atom::value, id, by_swap);
+    figures();
   }
 
   // Idle: every block free or cached, every pool sound.

@@ -4,9 +4,9 @@
 set(fuzzer ${BINARY_DIR}/line_protocol_fuzz)
 execute_process(
   COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
-          -fno-sanitize-recover=undefined -I${SOURCE_DIR} -I${SOURCE_DIR}/actors
-          ${SOURCE_DIR}/net/line_protocol.cpp ${SOURCE_DIR}/actors/request_fields.cpp
-          ${SOURCE_DIR}/actors/errors.cpp
+          -fno-sanitize-recover=undefined -I${SOURCE_DIR} -I${SOURCE_DIR}/actors/api
+          ${SOURCE_DIR}/net/line_protocol.cpp ${SOURCE_DIR}/actors/requests/request_fields.cpp
+          ${SOURCE_DIR}/actors/api/errors.cpp
           ${SOURCE_DIR}/net/json_writer.cpp ${SOURCE_DIR}/net/numeric_fields.cpp
           ${SOURCE_DIR}/net/token_fields.cpp ${SOURCE_DIR}/net/request_defaults.cpp
           ${SOURCE_DIR}/net/constraint_fields.cpp

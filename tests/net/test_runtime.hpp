@@ -31,7 +31,7 @@ struct test_runtime {
     EXPECT_TRUE(tok.has_value());
     tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
     runner = std::make_shared<kvactor::testing::test_runner>(device_blocks, 64, 4, vocab);
-    runtime = spawn_runtime(sys, runner, {tokenizer, {vocab, 8192}}, {}, max_waiting);
+    runtime = spawn_actors(sys, runner, {tokenizer, {vocab, 8192}}, {}, max_waiting);
   }
 
   // The tokens the stand-in model generates after `history`, sampling with

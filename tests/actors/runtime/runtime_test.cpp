@@ -160,7 +160,7 @@ TEST_F(runtime, forced_preemptions_keep_outputs_exact) {
     sent.emplace_back(generate(request_of(prompt, 40)).id, prompt);
   }
   for (int i = 0; i < 12; ++i) // while the first step is held: the next one preempts
-    caf::anon_send(rt_, preempt_atom::value, request_id{0}, i % 2 == 0);
+    preempt(request_id{0}, i % 2 == 0);
   runner_->resume();
   for (auto& [id, prompt] : sent)
     EXPECT_THAT(events_->wait_done(id).tokens, ElementsAreArray(expected_output(prompt, 40)));
@@ -178,7 +178,7 @@ TEST_F(runtime, a_swap_in_starts_the_executors_table_over) {
   auto a = generate(request_of(prompt, 4));
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(runner_->wait_arrived(1)); // the prefill, held
-  caf::anon_send(rt_, preempt_atom::value, a.id, true); // swapped out at the next step
+  preempt(a.id, true); // swapped out at the next step
   runner_->resume();
   auto done = events_->wait_done(a.id);
   EXPECT_THAT(done.tokens, ElementsAreArray(expected_output(prompt, 4)));
@@ -199,7 +199,7 @@ TEST_F(runtime, a_recompute_starts_the_executors_table_over) {
   auto b = generate(request_of(pb, 3));
   runner_->allow(1);
   ASSERT_TRUE(runner_->wait_arrived(2)); // a's decode and b's prefill, held
-  caf::anon_send(rt_, preempt_atom::value, b.id, false); // recomputed at the next step
+  preempt(b.id, false); // recomputed at the next step
   runner_->resume();
   EXPECT_THAT(events_->wait_done(a.id).tokens, ElementsAreArray(expected_output(pa, 4)));
   EXPECT_THAT(events_->wait_done(b.id).tokens, ElementsAreArray(expected_output(pb, 3)));
