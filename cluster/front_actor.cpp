@@ -55,7 +55,7 @@ void on_admission(front_self self, request_id id, size_t w, const relay_actor& r
       caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
     } else { // moved here from a lost worker: the client holds its admission
       done_event refused;
-      refused.finish_reason = "error";
+      refused.finish_reason = finish_reason::error;
       refused.error_code = a.error_code;
       refused.error_message = a.error_message;
       self->send(relay, end_atom::value, refused);
@@ -194,7 +194,7 @@ front_actor::behavior_type front_fn(front_self self, front_options options) {
       auto& s = self->state;
       s.stopping = true;
       done_event aborted;
-      aborted.finish_reason = "aborted";
+      aborted.finish_reason = finish_reason::aborted;
       admission refused{0, 0, errc::overloaded, "the front is shutting down"};
       end_requests(self, std::nullopt, aborted, refused);
       self->quit();

@@ -217,7 +217,7 @@ void on_down(front_self self, const caf::down_msg& dm) {
     const std::string why = "worker " + link.address.str() + " was lost (" +
                             self->system().render(dm.reason) + ")";
     done_event lost;
-    lost.finish_reason = "error";
+    lost.finish_reason = finish_reason::error;
     lost.error_code = errc::worker_lost;
     lost.error_message = why;
     st.routes->set_lost(w);

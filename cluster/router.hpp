@@ -51,7 +51,6 @@ public:
 
   size_t num_workers() const { return workers_.size(); }
   size_t num_live() const;
-  bool is_live(size_t w) const { return workers_[w].live; }
 
   // The worker joined (or rejoined) with these figures.
   void set_live(size_t w, worker_load load);

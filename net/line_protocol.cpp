@@ -218,7 +218,7 @@ std::string format_token(std::string_view id, const token_event& ev, int32_t num
 
 std::string format_done(std::string_view id, const done_event& d, int32_t num_choices) {
   // NOTE: ended without its result (a front lost its worker, the device failed)
-  if (d.finish_reason == "error")
+  if (d.finish_reason == finish_reason::error)
     return format_error({to_string(d.error_code), std::string(id), d.error_message,
                          num_choices > 1 ? std::optional<int32_t>(d.choice) : std::nullopt});
   json_writer usage;
@@ -231,7 +231,7 @@ std::string format_done(std::string_view id, const done_event& d, int32_t num_ch
   w.field("event", "done").field("id", id);
   if (num_choices > 1)
     w.field("choice", d.choice);
-  return w.field("finish_reason", d.finish_reason)
+  return w.field("finish_reason", to_string(d.finish_reason))
     .field("tokens", d.tokens)
     .field("text", d.text)
     .object("usage", usage)

@@ -338,14 +338,27 @@ std::string format_api_error(const api_error& e) {
   return json_writer().object("error", inner).str();
 }
 
-std::string_view openai_finish_reason(std::string_view why) {
-  if (why == "max_tokens")
-    return "length";
-  if (why == "aborted")
-    return "abort";
-  if (why == "error")
-    return "error"; // ended without its result (a front lost its worker, the device failed)
+std::string_view openai_finish_reason(finish_reason why) {
+  switch (why) {
+    case finish_reason::max_tokens: return "length";
+    case finish_reason::aborted: return "abort";
+    // ended without its result (a front lost its worker, the device failed)
+    case finish_reason::error: return "error";
+    case finish_reason::none:
+    case finish_reason::eos:
+    case finish_reason::stop: break;
+  }
   return "stop"; // eos or a stop sequence
+}
+
+finish_reason finish_reason_of_openai(std::string_view openai) {
+  if (openai == "stop" || openai == "tool_calls")
+    return finish_reason::stop;
+  if (openai == "length")
+    return finish_reason::max_tokens;
+  if (openai == "abort")
+    return finish_reason::aborted;
+  return finish_reason::error;
 }
 
 api_error admission_error(const admission& a, std::optional<size_t> prompt_index) {

@@ -70,7 +70,11 @@ parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_
 // The OpenAI finish reason for kvactor's: eos and stop -> stop, max_tokens ->
 // length, aborted -> abort (as vLLM reports a request it ended early),
 // error -> error (a front node lost the worker serving it).
-std::string_view openai_finish_reason(std::string_view finish_reason);
+std::string_view openai_finish_reason(finish_reason why);
+// kvactor's finish reason for an OpenAI one, as the load drivers read
+// answers: stop and tool_calls -> stop (an EOS is not told apart), length ->
+// max_tokens, abort -> aborted, anything else -> error.
+finish_reason finish_reason_of_openai(std::string_view openai);
 
 // The error for a refused admission: prompt_too_long and invalid_field ->
 // 400, overloaded -> 429.

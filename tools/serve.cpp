@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // TLS between nodes: CAF's own --openssl.certificate, --openssl.key and
-  // --openssl.cafile (README, "Several machines").
+  // --openssl.cafile (docs/several-machines.md, "TLS between nodes").
   if (cfg.tls())
     cfg.load<caf::openssl::manager>();
   caf::actor_system sys{cfg};

@@ -35,7 +35,7 @@ struct serve_config : caf::actor_system_config {
   std::string activations = "auto";
   std::string kv_dtype = "auto";
   int32_t fault_jitter_ms = 0;
-  // Several machines (README, "Several machines").
+  // Several machines (docs/several-machines.md).
   int32_t worker_port = -1; // >= 0: a worker (0: any free port)
   std::string worker_bind = "127.0.0.1";
   std::string workers;      // a front: host:port,host:port

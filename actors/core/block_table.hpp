@@ -1,8 +1,9 @@
 #pragma once
-// block_table: the blocks of one sequence, in logical order, and the mapping
-//   logical token index t -> (block table[t / block_size], offset t % block_size)
-//                         -> flat slot block * block_size + offset
-// which the cache-write and attention kernels read.
+// block_table: the blocks of one sequence, in logical order; token t lies in
+// block table[t / block_size] at offset t % block_size. The ledger's copy is
+// the one owner; the executor follows it through table_delta. (The flat slot
+// mapping the kernels read is built from the executor's copy, in
+// model/forward/batch.cpp.)
 
 #include "actors/core/table_delta.hpp"
 #include "actors/core/types.hpp"
@@ -12,11 +13,6 @@
 #include <vector>
 
 namespace kvactor {
-
-struct slot_location {
-  block_id block = no_block;
-  int32_t offset = 0;
-};
 
 class block_table {
 public:
@@ -39,20 +35,6 @@ public:
   int32_t num_new_blocks_for(int32_t num_tokens) const {
     int32_t extra = num_blocks_for(num_tokens) - num_blocks();
     return extra > 0 ? extra : 0;
-  }
-
-  slot_location locate(int32_t token_index) const {
-    KVACTOR_ASSERT(token_index >= 0 && token_index < num_slots(), "token beyond the table");
-    return {blocks_[token_index / block_size_], token_index % block_size_};
-  }
-  slot_id slot(int32_t token_index) const {
-    auto [block, offset] = locate(token_index);
-    return static_cast<slot_id>(block) * block_size_ + offset;
-  }
-  // Appends the slots of tokens [begin, end) to out.
-  void append_slot_mapping(int32_t begin, int32_t end, std::vector<slot_id>& out) const {
-    for (int32_t t = begin; t < end; ++t)
-      out.push_back(slot(t));
   }
 
   void append(block_id b) { blocks_.push_back(b); }

@@ -14,18 +14,6 @@ std::string_view to_string(sequence_status s) {
   return "?";
 }
 
-std::string_view to_string(finish_reason r) {
-  switch (r) {
-    case finish_reason::none: return "none";
-    case finish_reason::eos: return "eos";
-    case finish_reason::max_tokens: return "max_tokens";
-    case finish_reason::stop: return "stop";
-    case finish_reason::aborted: return "aborted";
-    case finish_reason::error: return "error";
-  }
-  return "?";
-}
-
 bool is_valid_transition(sequence_status from, sequence_status to) {
   using enum sequence_status;
   switch (from) {

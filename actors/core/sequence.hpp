@@ -9,6 +9,7 @@
 //   any state ──finish (eos, max_tokens, stop, aborted)──► finished
 
 #include "actors/core/types.hpp"
+#include "kvactor/finish_reason.hpp"
 
 #include <span>
 #include <string_view>
@@ -17,11 +18,8 @@
 namespace kvactor {
 
 enum class sequence_status : uint8_t { waiting, running, swapped, finished };
-// error: the sequence ended without its result (the device faulted).
-enum class finish_reason : uint8_t { none, eos, max_tokens, stop, aborted, error };
 
 std::string_view to_string(sequence_status s);
-std::string_view to_string(finish_reason r);
 bool is_valid_transition(sequence_status from, sequence_status to);
 
 class sequence {

@@ -11,7 +11,6 @@ namespace kvactor {
 using model::token_id;
 using block_id = int32_t;    // index of a block in the device or host pool
 using seq_id = uint64_t;     // one sequence (request) for its whole life
-using slot_id = int64_t;     // block * block_size + offset: a row of the KV cache
 using block_hash = uint64_t; // prefix-cache key of a full block, chained
 
 // A request's choices run as sequences of their own: choice c of request r

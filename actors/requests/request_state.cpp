@@ -154,7 +154,7 @@ done_event request_state::finish(int32_t choice, const sequence_update& last,
   const finish_reason why = o.stop_seen ? finish_reason::stop : last.finished;
   const bool failed = why == finish_reason::error;
   return {id_,
-          std::string(to_string(why)),
+          why,
           o.tokens,
           o.text,
           static_cast<int32_t>(prompt_.size()),

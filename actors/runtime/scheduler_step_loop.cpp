@@ -90,29 +90,38 @@ void scheduler_actor_state::dispatch(const std::vector<sequence_update>& updates
   run_commands();
 }
 
-// The scheduler's commands, as typed messages to their receivers, in order.
+namespace {
+
+// The commands' receivers: the block manager and the swap actor, by message.
+class by_message final : public command_receivers {
+public:
+  by_message(scheduler_actor::pointer self, const scheduler_parts& parts)
+    : self_(self), parts_(parts) {}
+  void release(seq_id id, int32_t n) override {
+    self_->send(parts_.blocks, release_atom::value, id, n);
+  }
+  void forget(seq_id id, int32_t n) override {
+    self_->send(parts_.blocks, forget_atom::value, id, n);
+  }
+  void fork(seq_id first, seq_id child) override {
+    self_->send(parts_.blocks, fork_atom::value, first, child);
+  }
+  void swap_out(seq_id id) override { self_->send(parts_.swap, swap_out_atom::value, id); }
+  void swap_in(seq_id id, int32_t n) override {
+    self_->send(parts_.swap, swap_in_atom::value, id, n);
+  }
+  void drop_host(seq_id id) override { self_->send(parts_.swap, drop_host_atom::value, id); }
+
+private:
+  scheduler_actor::pointer self_;
+  const scheduler_parts& parts_;
+};
+
+} // namespace
+
 void scheduler_actor_state::run_commands() {
-  const scheduler_commands commands = sched_->take_commands();
-  for (const block_command& c : commands.blocks) {
-    switch (c.kind) {
-      case block_command::release:
-        self_->send(parts_->blocks, release_atom::value, c.id, c.num_computed);
-        break;
-      case block_command::forget:
-        self_->send(parts_->blocks, forget_atom::value, c.id, c.num_computed);
-        break;
-      case block_command::fork: self_->send(parts_->blocks, fork_atom::value, c.id, c.child); break;
-    }
-  }
-  for (const swap_command& c : commands.swaps) {
-    switch (c.kind) {
-      case swap_command::swap_out: self_->send(parts_->swap, swap_out_atom::value, c.id); break;
-      case swap_command::swap_in:
-        self_->send(parts_->swap, swap_in_atom::value, c.id, c.num_blocks);
-        break;
-      case swap_command::drop_host: self_->send(parts_->swap, drop_host_atom::value, c.id); break;
-    }
-  }
+  by_message receivers(self_, *parts_);
+  deliver(sched_->take_commands(), receivers);
 }
 
 void scheduler_actor_state::maybe_finish_shutdown() {

@@ -38,7 +38,6 @@ struct settings {
   uint64_t seed = 1;
   int32_t max_delay_us = 200;
 };
-settings current_settings();
 // Tests: the settings of streams made from now on.
 void set_settings(const settings& s);
 

@@ -47,12 +47,6 @@ settings& configured(registry& r) {
 
 } // namespace
 
-settings current_settings() {
-  registry& r = reg();
-  std::lock_guard lock{r.mutex};
-  return configured(r);
-}
-
 void set_settings(const settings& s) {
   registry& r = reg();
   std::lock_guard lock{r.mutex};

@@ -40,7 +40,7 @@
 // (said once on stderr), never a step. A graph's results are the kernels'
 // own: the same launches with the same arguments.
 //
-// Runs on H100 and H200 GPUs (tools/gpu-check); model/README.md has the
+// Runs on H100 and H200 GPUs (tools/gpu-check); docs/model/cuda.md has the
 // figures.
 
 #include <cuda_runtime_api.h>

@@ -21,11 +21,11 @@
 // each product rounds its input rows to bf16 and multiplies bf16 matrices,
 // summing in fp32 — the CPU's bf16 instructions, cuBLAS's bf16 GEMM with
 // fp32 compute, the matrices bf16 on the device; lossy).
-// The CPU pass is batch-invariant on CPUs with AVX-512: a sequence's K/V
+// The CPU pass is batch-invariant on every CPU path: a sequence's K/V
 // and logits are bit-identical whatever else is in the step, however its
 // prompt is chunked, and whether a token is decoded or recomputed in a
 // prefill — every product sums in one fixed order (layers::linear), every
-// other op works row by row — see model/README.md.
+// other op works row by row — see docs/model/forward-pass.md.
 
 #include <atomic>
 #include <cstdint>

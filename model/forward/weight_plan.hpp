@@ -27,7 +27,7 @@
 // NOTE: bf16 matrices go with bf16 activations only: cuBLAS multiplies bf16
 // only by bf16 (cublasGemmEx takes one dtype for A and B), so bf16 weights
 // mean rounding the products' input rows to bf16, which the fp32 pass never
-// does (model/README.md).
+// does (docs/model/cuda.md).
 
 #include <cstddef>
 #include <cstdint>

@@ -265,7 +265,7 @@ status apply_pre_tokenizer(const node& n, tokenizer_spec& spec, bool& byte_level
     o.literal = !n.regex;
     // NOTE: the GPT-2, Llama 3 and Qwen2 patterns run by the hand-written
     // scanner, any other pattern by PCRE2 (with JIT as fast on Llama 3.1's
-    // pattern: model/README.md).
+    // pattern: docs/model/tokenizer.md).
     const auto p = n.regex ? recognise_split_pattern(*n.regex) : std::nullopt;
     if (p && o.behavior == split_behavior::isolated && !o.invert) {
       spec.splits.push_back(*p);

@@ -39,8 +39,8 @@ struct collector {
     for (const done_event& d : dones[id]) {
       EXPECT_TRUE(d.choice >= 0 && d.choice < n) << "choice " << d.choice;
       if (d.choice >= 0 && d.choice < n) {
-        EXPECT_EQ(by_choice[size_t(d.choice)].finish_reason, "") << "choice " << d.choice
-                                                                 << " ended twice";
+        EXPECT_EQ(by_choice[size_t(d.choice)].finish_reason, finish_reason::none)
+          << "choice " << d.choice << " ended twice";
         by_choice[size_t(d.choice)] = d;
       }
     }

@@ -65,7 +65,7 @@ TEST_F(message_types, requests_and_events_round_trip) {
   tok.top_logprobs = {{42, -0.5f, "a"}, {3, -1.5f, "b"}};
   done_event done;
   done.id = 7;
-  done.finish_reason = "error";
+  done.finish_reason = finish_reason::error;
   done.error_code = errc::worker_lost;
   done.error_message = "worker h:1 was lost";
   done.tokens = {42};
@@ -91,7 +91,7 @@ TEST_F(message_types, requests_and_events_round_trip) {
 
 TEST_F(message_types, an_error_event_keeps_its_code) {
   done_event d;
-  d.finish_reason = "error";
+  d.finish_reason = finish_reason::error;
   d.error_code = errc::worker_lost;
   auto back = round_trip(caf::make_message(d));
   ASSERT_TRUE(back.match_elements<done_event>());

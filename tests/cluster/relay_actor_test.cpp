@@ -62,7 +62,7 @@ TEST_F(relay, holds_events_until_admitted_then_passes_them_with_the_front_id) {
   EXPECT_EQ(next_at_client(9), 2);
   done_event d;
   d.id = 3;
-  d.finish_reason = "eos";
+  d.finish_reason = finish_reason::eos;
   caf::anon_send(r, d);
   EXPECT_EQ(next_at_client(9), -1);
   request_id ended = 0;
@@ -74,7 +74,7 @@ TEST_F(relay, passes_the_fronts_own_end_at_once) {
   auto r = spawn(5);
   caf::anon_send(r, token(1, 0)); // held, never admitted
   done_event lost;
-  lost.finish_reason = "error";
+  lost.finish_reason = finish_reason::error;
   lost.error_code = errc::worker_lost;
   caf::anon_send(r, end_atom::value, lost);
   std::string code;
@@ -89,7 +89,7 @@ TEST_F(relay, ends_with_the_last_choice) {
   auto r = spawn(4, 3);
   caf::anon_send(r, admitted_atom::value);
   done_event d;
-  d.finish_reason = "eos";
+  d.finish_reason = finish_reason::eos;
   d.choice = 1;
   caf::anon_send(r, d);
   EXPECT_EQ(next_at_client(4), -1);
@@ -97,7 +97,7 @@ TEST_F(relay, ends_with_the_last_choice) {
   front->receive([&](ended_atom, request_id id) { ended = id; }, caf::after(200ms) >> [] {});
   EXPECT_EQ(ended, 0u); // two choices live
   done_event lost;
-  lost.finish_reason = "error";
+  lost.finish_reason = finish_reason::error;
   lost.error_code = errc::worker_lost;
   caf::anon_send(r, end_atom::value, lost);
   std::vector<int32_t> choices;
@@ -111,7 +111,7 @@ TEST_F(relay, ends_with_the_last_choice) {
 // (the relay exits without a word); one that streamed a token may not.
 TEST_F(relay, stands_down_for_a_restart_only_while_the_client_saw_nothing) {
   done_event lost;
-  lost.finish_reason = "error";
+  lost.finish_reason = finish_reason::error;
   lost.error_code = errc::worker_lost;
   auto ask = [&](relay_actor r) {
     std::optional<bool> restart;

@@ -5,7 +5,7 @@
 // runtime is back to idle (0 blocks, 0 live, invariants ok).
 //
 // KVACTOR_ADVERSARIAL_SCALE=N multiplies the counts (the longer run,
-// README "Testing").
+// docs/tests.md, "Heavier runs").
 
 #include "http_fixture.hpp"
 #include "net/session.hpp"

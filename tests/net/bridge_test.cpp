@@ -59,7 +59,7 @@ generate_op op_with_prompt(std::string id, std::string prompt) {
 done_event done_of(request_id id, std::vector<int32_t> tokens, std::string reason) {
   done_event d;
   d.id = id;
-  d.finish_reason = std::move(reason);
+  d.finish_reason = finish_reason_of(reason).value();
   d.tokens = std::move(tokens);
   d.text = "some text";
   d.completion_tokens = static_cast<int32_t>(d.tokens.size());
@@ -146,7 +146,7 @@ TEST_F(bridge_test, drops_events_of_requests_it_does_not_know) {
   send(op("a", {1}));
   EXPECT_EQ(next_line(), format_accepted("a", 1));
   send(token_event{999, 0, 1, "stray"});
-  send(done_event{999, "eos", {1}, "stray"});
+  send(done_event{999, finish_reason::eos, {1}, "stray"});
   rt_.send_done(done_of(first_id, {3}, "eos"));
   rt_.send_token(first_id, 1, 4, "late"); // after its done
   send(op("b", {2}));

@@ -30,7 +30,7 @@ TEST(client_http, writes_a_completions_request_and_reads_a_status_line) {
 }
 
 TEST(client_lines, parse_event_reads_every_field_of_a_done_line) {
-  done_event d{7, "stop", {4, 5, 6}, "a \"quoted\"\nline", 11, 3, 2, 1.5, 20.25, 4};
+  done_event d{7, finish_reason::stop, {4, 5, 6}, "a \"quoted\"\nline", 11, 3, 2, 1.5, 20.25, 4};
   const std::string line = format_done("r1", d);
   auto e = parse_event(std::string_view(line).substr(0, line.size() - 1)); // without its '\n'
   ASSERT_TRUE(e.has_value());

@@ -23,7 +23,7 @@ done_event done(request_id id, std::string reason, std::string text, int32_t pro
                 int32_t generated) {
   done_event d;
   d.id = id;
-  d.finish_reason = std::move(reason);
+  d.finish_reason = finish_reason_of(reason).value();
   d.text = std::move(text);
   d.prompt_tokens = prompt;
   d.completion_tokens = generated;

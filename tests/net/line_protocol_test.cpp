@@ -137,7 +137,7 @@ TEST(line_protocol, names_the_request_in_field_errors) {
 
 TEST(line_protocol, formats_events_that_parse_back) {
   done_event d;
-  d.finish_reason = "stop";
+  d.finish_reason = finish_reason::stop;
   d.tokens = {5, 6};
   d.text = "a \"quoted\"\nline \xff";
   d.prompt_tokens = 3;
@@ -222,7 +222,7 @@ TEST(line_protocol, client_lines_parse_as_the_same_request) {
 TEST(line_protocol, formats_an_error_end_as_an_error_line) {
   done_event d;
   d.id = 4;
-  d.finish_reason = "error";
+  d.finish_reason = finish_reason::error;
   d.error_code = errc::worker_lost;
   d.error_message = "worker h:1 was lost";
   EXPECT_EQ(format_done("r4", d),

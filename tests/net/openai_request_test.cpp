@@ -184,11 +184,18 @@ TEST(openai_request, maps_refused_admissions_and_finish_reasons) {
   EXPECT_EQ(lng.status, 400);
   EXPECT_EQ(lng.code, "context_length_exceeded");
   EXPECT_EQ(lng.message, "prompt 1: too long");
-  EXPECT_EQ(openai_finish_reason("max_tokens"), "length");
-  EXPECT_EQ(openai_finish_reason("eos"), "stop");
-  EXPECT_EQ(openai_finish_reason("stop"), "stop");
-  EXPECT_EQ(openai_finish_reason("aborted"), "abort");
-  EXPECT_EQ(openai_finish_reason("error"), "error");
+  EXPECT_EQ(openai_finish_reason(finish_reason::max_tokens), "length");
+  EXPECT_EQ(openai_finish_reason(finish_reason::eos), "stop");
+  EXPECT_EQ(openai_finish_reason(finish_reason::stop), "stop");
+  EXPECT_EQ(openai_finish_reason(finish_reason::aborted), "abort");
+  EXPECT_EQ(openai_finish_reason(finish_reason::error), "error");
+  // and back, as the load drivers read answers
+  EXPECT_EQ(finish_reason_of_openai("stop"), finish_reason::stop);
+  EXPECT_EQ(finish_reason_of_openai("tool_calls"), finish_reason::stop);
+  EXPECT_EQ(finish_reason_of_openai("length"), finish_reason::max_tokens);
+  EXPECT_EQ(finish_reason_of_openai("abort"), finish_reason::aborted);
+  EXPECT_EQ(finish_reason_of_openai("error"), finish_reason::error);
+  EXPECT_EQ(finish_reason_of_openai("content_filter"), finish_reason::error);
   const api_error lost =
     admission_error({0, 0, errc::worker_lost, "worker h:1 was lost"}, std::nullopt);
   EXPECT_EQ(lost.status, 503);

@@ -136,7 +136,7 @@ completion_meta chat_meta(bool stream) {
 done_event done(request_id id, std::string reason, std::string text) {
   done_event d;
   d.id = id;
-  d.finish_reason = std::move(reason);
+  d.finish_reason = finish_reason_of(reason).value();
   d.text = std::move(text);
   return d;
 }

@@ -204,7 +204,7 @@ TEST_F(session_test, drain_closes_once_the_last_live_request_has_ended) {
   rt_.send_token(first_id, 0, 5, "t");
   done_event d;
   d.id = first_id;
-  d.finish_reason = "aborted";
+  d.finish_reason = finish_reason::aborted;
   d.tokens = {5};
   rt_.send_done(d);
   EXPECT_EQ(next(*c).event, "token");

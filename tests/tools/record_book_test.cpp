@@ -17,7 +17,7 @@ using wait_result = record_book::wait_result;
 
 done_event done_with(std::vector<int32_t> tokens) {
   done_event d;
-  d.finish_reason = "max_tokens";
+  d.finish_reason = finish_reason::max_tokens;
   d.tokens = std::move(tokens);
   d.completion_tokens = static_cast<int32_t>(d.tokens.size());
   return d;

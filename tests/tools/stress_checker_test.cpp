@@ -21,7 +21,7 @@ request_record ended_ok(std::vector<int32_t> tokens) {
   r.tokens = tokens;
   r.done_tokens = tokens;
   r.num_dones = 1;
-  r.finish_reason = "max_tokens";
+  r.finish_reason = finish_reason::max_tokens;
   return r;
 }
 
@@ -118,7 +118,7 @@ TEST(stress_fault_plan, jitter_delays_each_cancel_and_leaves_the_other_faults_al
 
 TEST(stress_checker, a_clean_run_passes_with_its_counts) {
   std::vector<request_record> records = {ended_ok({1, 2}), ended_ok({3})};
-  records[1].finish_reason = "aborted";
+  records[1].finish_reason = finish_reason::aborted;
   records[1].cancel_sent = true;
   auto c = check_run(records, {std::vector<int32_t>{1, 2}, std::nullopt}, idle());
   EXPECT_TRUE(c.passed());
@@ -163,7 +163,7 @@ TEST(stress_checker, catches_gaps_late_events_and_uncalled_aborts) {
   auto r = ended_ok({1, 2});
   r.num_index_gaps = 1;
   r.num_events_after_end = 1;
-  r.finish_reason = "aborted";
+  r.finish_reason = finish_reason::aborted;
   auto c = check_run({r}, {}, idle());
   EXPECT_EQ(c.failures.size(), 3u);
   EXPECT_EQ(c.num_mismatches, 1);

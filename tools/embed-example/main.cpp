@@ -25,9 +25,10 @@ kvactor::sink_actor::behavior_type printer(kvactor::sink_actor::pointer self, st
         caf::aout(self) << "[" << name << "] +" << ev.text << "\n";
     },
     [=](const kvactor::done_event& done) {
-      caf::aout(self) << "[" << name << "] done: " << done.finish_reason << ", "
-                      << done.completion_tokens << " tokens, text \"" << done.text << "\"\n";
-      caf::anon_send(coordinator, report_atom::value, name, done.finish_reason);
+      const std::string why(to_string(done.finish_reason));
+      caf::aout(self) << "[" << name << "] done: " << why << ", " << done.completion_tokens
+                      << " tokens, text \"" << done.text << "\"\n";
+      caf::anon_send(coordinator, report_atom::value, name, why);
       self->quit();
     },
   };

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 bool is_source(const fs::path& p) {
-  static const std::string exts[] = {".cpp", ".hpp", ".h", ".cu", ".cuh"};
+  static const std::string exts[] = {".cpp", ".hpp", ".h", ".inl", ".cu", ".cuh"};
   return std::find(std::begin(exts), std::end(exts), p.extension().string()) != std::end(exts);
 }
 

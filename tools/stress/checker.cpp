@@ -78,7 +78,7 @@ check_result check_run(const std::vector<request_record>& records,
     if (r.done_tokens != r.tokens)
       fail(name(r) + " done tokens differ from its streamed tokens: " +
            first_difference(r.tokens, r.done_tokens, "done event"));
-    if (r.finish_reason == "aborted") {
+    if (r.finish_reason == finish_reason::aborted) {
       ++c.num_aborted;
       if (!r.cancel_sent && !r.disconnected) {
         ++c.num_mismatches;
@@ -90,9 +90,10 @@ check_result check_run(const std::vector<request_record>& records,
     const auto& want = i < reference.size() ? reference[i] : std::nullopt;
     if (want && r.done_tokens != *want) {
       ++c.num_mismatches;
-      fail(name(r) + " output differs from the undisturbed run (" +
-           std::to_string(r.preemptions) + " preemptions, finish " + r.finish_reason + "): " +
-           first_difference(r.done_tokens, *want, "reference"));
+      std::string why = name(r) + " output differs from the undisturbed run (" +
+                        std::to_string(r.preemptions) + " preemptions, finish ";
+      why.append(to_string(r.finish_reason)).append("): ");
+      fail(why + first_difference(r.done_tokens, *want, "reference"));
     }
   }
   if (!end) {

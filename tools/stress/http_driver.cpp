@@ -1,6 +1,7 @@
 #include "tools/stress/http_driver.hpp"
 
 #include "net/client.hpp"
+#include "net/openai_request.hpp"
 #include "net/json_writer.hpp"
 
 #include <simdjson.h>
@@ -27,14 +28,6 @@ const std::string malformed_requests[] = {
   "GET /v1/nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
   "GET /health HTTP/1.1\r\nA header without a colon\r\n\r\n", // not HTTP
 };
-
-std::string kvactor_finish_reason(std::string_view openai) {
-  if (openai == "length")
-    return "max_tokens";
-  if (openai == "abort")
-    return "aborted";
-  return "stop"; // eos or a stop string: the checker compares the tokens
-}
 
 // Every open connection, so that a stalled run can interrupt their reads.
 class registry {
@@ -109,7 +102,7 @@ public:
       std::string_view reason;
       if (!choice["finish_reason"].get(reason)) {
         done_event d;
-        d.finish_reason = kvactor_finish_reason(reason);
+        d.finish_reason = net::finish_reason_of_openai(reason); // the checker compares the tokens
         d.tokens = mine;
         d.completion_tokens = static_cast<int32_t>(mine.size());
         d.choice = index;

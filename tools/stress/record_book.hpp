@@ -29,7 +29,7 @@ struct request_record {
   int32_t num_index_gaps = 0;    // token events whose index was not the next one
   int32_t num_dones = 0;
   int32_t num_events_after_end = 0;
-  std::string finish_reason;
+  kvactor::finish_reason finish_reason = kvactor::finish_reason::none;
   std::vector<int32_t> done_tokens;
   int32_t preemptions = 0;
   bool cancel_sent = false;

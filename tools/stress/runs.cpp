@@ -62,7 +62,7 @@ run_reference(caf::actor_system& sys, const stress_config& cfg, const std::strin
   auto records = book.records();
   out.outputs.resize(records.size());
   for (size_t i = 0; i < records.size(); ++i)
-    if (records[i].num_dones == 1 && records[i].finish_reason != "aborted")
+    if (records[i].num_dones == 1 && records[i].finish_reason != finish_reason::aborted)
       out.outputs[i] = records[i].done_tokens;
   out.check = check_run(records, {}, end);
   return out;

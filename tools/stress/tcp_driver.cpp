@@ -209,7 +209,7 @@ private:
         }
       } else if (ev->event == "done") {
         done_event d;
-        d.finish_reason = ev->finish_reason;
+        d.finish_reason = finish_reason_of(ev->finish_reason).value_or(finish_reason::error);
         d.tokens = ev->tokens;
         d.completion_tokens = static_cast<int32_t>(ev->completion_tokens);
         d.preemptions = static_cast<int32_t>(ev->preemptions);

@@ -18,6 +18,7 @@
 #include "kvactor/defaults.hpp"
 #include "kvactor/engine_config.hpp"
 #include "kvactor/errors.hpp"
+#include "kvactor/finish_reason.hpp"
 
 #include <caf/all.hpp>
 
@@ -129,7 +130,7 @@ struct token_event {
 // Exactly once per choice of an accepted request.
 struct done_event {
   request_id id = 0;
-  std::string finish_reason; // eos, max_tokens, stop, aborted, or error (see error_code)
+  kvactor::finish_reason finish_reason = kvactor::finish_reason::none; // kvactor/finish_reason.hpp
   std::vector<int32_t> tokens;
   std::string text;
   int32_t prompt_tokens = 0;
@@ -139,7 +140,7 @@ struct done_event {
   double total_ms = 0;
   int32_t preemptions = 0;
   int32_t choice{}; // which of the request's n choices, [0, n)
-  // finish_reason "error": why the request ended without its result
+  // finish_reason error: why the request ended without its result
   // (worker_lost: a front lost the worker that served it; device_unusable:
   // the device faulted, error_message naming the fault).
   errc error_code = errc::none;

@@ -6,25 +6,6 @@
 namespace kvactor {
 namespace {
 
-using ::testing::ElementsAre;
-
-TEST(block_table, maps_tokens_to_blocks_offsets_and_flat_slots) {
-  block_table table(16);
-  for (block_id b : {7, 2, 9})
-    table.append(b);
-  EXPECT_EQ(table.num_slots(), 48);
-  auto loc = table.locate(17);
-  EXPECT_EQ(loc.block, 2);
-  EXPECT_EQ(loc.offset, 1);
-  EXPECT_EQ(table.slot(0), 7 * 16);
-  EXPECT_EQ(table.slot(15), 7 * 16 + 15);
-  EXPECT_EQ(table.slot(16), 2 * 16);
-  EXPECT_EQ(table.slot(47), 9 * 16 + 15);
-  std::vector<slot_id> slots;
-  table.append_slot_mapping(14, 18, slots);
-  EXPECT_THAT(slots, ElementsAre(7 * 16 + 14, 7 * 16 + 15, 2 * 16, 2 * 16 + 1));
-}
-
 TEST(block_table, counts_new_blocks_only_at_block_boundaries) {
   block_table table(16);
   EXPECT_EQ(table.num_new_blocks_for(1), 1);
@@ -54,12 +35,6 @@ TEST(block_table_death, rejects_a_delta_that_keeps_more_than_it_has) {
   block_table table(16);
   table.append(3);
   EXPECT_DEATH(table.apply({2, {4}}), "keeps more blocks than the table has");
-}
-
-TEST(block_table_death, rejects_tokens_beyond_its_blocks) {
-  block_table table(16);
-  table.append(3);
-  EXPECT_DEATH((void)table.slot(16), "token beyond the table");
 }
 
 } // namespace

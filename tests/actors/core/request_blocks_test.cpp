@@ -22,7 +22,7 @@ TEST(request_blocks, choices_share_the_full_blocks_before_the_last_prompt_token)
   EXPECT_EQ(num_request_blocks(10, 4, 3, 4), 2 + 3 * 2); // 2 + 3
   EXPECT_EQ(num_request_blocks(8, 4, 2, 4), 1 + 2 * 2);  // block 1 is written after the fork
   EXPECT_EQ(num_request_blocks(1, 7, 4, 4), 0 + 4 * 2);  // nothing to share
-  EXPECT_EQ(num_request_blocks(2000, 1, 8, 8), 249 + 8); // README's example: 257
+  EXPECT_EQ(num_request_blocks(2000, 1, 8, 8), 249 + 8); // docs/serving.md's example: 257
 }
 
 // Issue 28's request: 128 choices of 1,500 tokens, far beyond a 16k-token

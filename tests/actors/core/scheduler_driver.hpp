@@ -126,33 +126,34 @@ public:
     return all;
   }
 
+  // The scheduler's commands through the delivery the scheduler actor uses
+  // (scheduler_commands.hpp), to the ledger and the host pool directly.
   void run_commands() {
-    const scheduler_commands commands = sched_.take_commands();
-    for (const block_command& cmd : commands.blocks)
-      switch (cmd.kind) {
-        case block_command::release: ledger_.release(cmd.id, cmd.num_computed); break;
-        case block_command::forget: ledger_.forget(cmd.id, cmd.num_computed); break;
-        case block_command::fork: ledger_.fork(cmd.id, cmd.child); break;
+    struct direct final : command_receivers {
+      driver& d;
+      explicit direct(driver& to) : d(to) {}
+      void release(seq_id id, int32_t n) override { d.ledger_.release(id, n); }
+      void forget(seq_id id, int32_t n) override { d.ledger_.forget(id, n); }
+      void fork(seq_id first, seq_id child) override { d.ledger_.fork(first, child); }
+      void drop_host(seq_id id) override { d.host_.release(id); }
+      void swap_out(seq_id id) override {
+        EXPECT_TRUE(d.host_.swap_out(id, d.ledger_.blocks_of(id)).has_value());
+        d.pending_swaps_.push_back({{swap_command::swap_out, id, 0}, std::vector<block_id>{}});
       }
-    for (const swap_command& cmd : commands.swaps)
-      switch (cmd.kind) {
-        case swap_command::drop_host: host_.release(cmd.id); break;
-        case swap_command::swap_out:
-          ASSERT_TRUE(host_.swap_out(cmd.id, ledger_.blocks_of(cmd.id)).has_value());
-          pending_swaps_.push_back({cmd, std::vector<block_id>{}});
-          break;
-        case swap_command::swap_in:
-          // NOTE: a refusal is held like a completion: in the runtime it
-          // travels back through the swap actor, and aborts can come first.
-          if (auto table = ledger_.allocate_for_swap_in(cmd.id, cmd.num_blocks)) {
-            host_.swap_in(cmd.id, *table);
-            pending_swaps_.push_back({cmd, std::move(table)});
-          } else {
-            ++num_swap_ins_denied;
-            pending_swaps_.push_back({cmd, std::nullopt});
-          }
-          break;
+      void swap_in(seq_id id, int32_t num_blocks) override {
+        const swap_command cmd{swap_command::swap_in, id, num_blocks};
+        // NOTE: a refusal is held like a completion: in the runtime it
+        // travels back through the swap actor, and aborts can come first.
+        if (auto table = d.ledger_.allocate_for_swap_in(id, num_blocks)) {
+          d.host_.swap_in(id, *table);
+          d.pending_swaps_.push_back({cmd, std::move(table)});
+        } else {
+          ++d.num_swap_ins_denied;
+          d.pending_swaps_.push_back({cmd, std::nullopt});
+        }
       }
+    } receivers(*this);
+    deliver(sched_.take_commands(), receivers);
   }
 
   void apply(const std::vector<sequence_update>& updates) {

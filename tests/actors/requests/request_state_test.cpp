@@ -189,7 +189,7 @@ TEST(request_state, streams_text_that_joins_up_to_the_whole) {
   auto done = r.finish(0, {7, no_token, finish_reason::max_tokens, 0, 0}, t0);
   EXPECT_EQ(done.text, "the café on the hill");
   EXPECT_EQ(streamed, done.text);
-  EXPECT_EQ(done.finish_reason, "max_tokens");
+  EXPECT_EQ(done.finish_reason, finish_reason::max_tokens);
   EXPECT_EQ(done.completion_tokens, int32_t(ids.size()));
 }
 
@@ -210,7 +210,7 @@ TEST(request_state, stops_at_a_stop_sequence_and_never_streams_it) {
   auto done = r.finish(0, {7, no_token, finish_reason::stop, 0, 1}, t0);
   EXPECT_EQ(done.text, "the cat ");
   EXPECT_EQ(streamed, "the cat ");
-  EXPECT_EQ(done.finish_reason, "stop");
+  EXPECT_EQ(done.finish_reason, finish_reason::stop);
   EXPECT_EQ(done.preemptions, 1);
 }
 
@@ -243,11 +243,11 @@ TEST(request_state, keeps_each_choice_apart) {
   const auto b = r.finish(1, {1, no_token, finish_reason::max_tokens, 0, 0}, t0);
   EXPECT_EQ(a.choice, 0);
   EXPECT_EQ(a.text, "the ");
-  EXPECT_EQ(a.finish_reason, "stop");
+  EXPECT_EQ(a.finish_reason, finish_reason::stop);
   EXPECT_EQ(b.choice, 1);
   EXPECT_EQ(b.text, "a cat");
   EXPECT_EQ(streamed[1], "a cat");
-  EXPECT_EQ(b.finish_reason, "max_tokens");
+  EXPECT_EQ(b.finish_reason, finish_reason::max_tokens);
   EXPECT_EQ(b.completion_tokens, int32_t(second.size()));
 }
 

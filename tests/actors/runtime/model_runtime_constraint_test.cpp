@@ -77,18 +77,18 @@ TEST_F(model_runtime, constrained_texts_lie_in_their_languages) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     const done_event r = events_->wait_done(generate(constrained(regex, seed)));
     EXPECT_TRUE(std::regex_match(r.text, std::regex("[a-z]{2,5}@(ab|cd)\\.com"))) << r.text;
-    EXPECT_EQ(r.finish_reason, "stop");
+    EXPECT_EQ(r.finish_reason, finish_reason::stop);
     const done_event c = events_->wait_done(generate(constrained(choice, seed)));
     EXPECT_TRUE(c.text == "yes" || c.text == "no" || c.text == "maybe so") << c.text;
-    EXPECT_EQ(c.finish_reason, "stop");
+    EXPECT_EQ(c.finish_reason, finish_reason::stop);
     const done_event s = events_->wait_done(generate(constrained(schema, seed, 400)));
-    if (s.finish_reason != "max_tokens") {
+    if (s.finish_reason != finish_reason::max_tokens) {
       EXPECT_TRUE(is_person(s.text));
       ++finished;
     }
     const done_event g = events_->wait_done(generate(constrained(grammar, seed)));
     EXPECT_TRUE(std::regex_match(g.text, std::regex("\\([0-9]{1,3}(\\+[0-9]{1,3})*\\)")) ||
-                g.finish_reason == "max_tokens")
+                g.finish_reason == finish_reason::max_tokens)
       << g.text;
   }
   EXPECT_GT(finished, 0); // a random model may run out of tokens inside a string
@@ -100,7 +100,7 @@ TEST_F(model_runtime, any_json_object_parses) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     const done_event d =
       events_->wait_done(generate(constrained({constraint_kind::json_object, {}, {}}, seed, 300)));
-    if (d.finish_reason == "max_tokens") continue;
+    if (d.finish_reason == finish_reason::max_tokens) continue;
     simdjson::dom::parser parser;
     simdjson::dom::object o;
     EXPECT_FALSE(parser.parse(d.text).get(o)) << d.text;
@@ -119,7 +119,7 @@ TEST_F(model_runtime, constrained_requests_keep_their_tokens_through_preemption_
   std::vector<std::vector<int32_t>> alone;
   for (const generate_request& r : reqs) {
     const done_event d = events_->wait_done(generate(r));
-    EXPECT_EQ(d.finish_reason, "max_tokens") << d.text;
+    EXPECT_EQ(d.finish_reason, finish_reason::max_tokens) << d.text;
     alone.push_back(d.tokens);
   }
   generate_request three = reqs[0];

@@ -55,7 +55,7 @@ outcome serve(engine_config e, const std::vector<std::vector<int32_t>>& prompts,
   outcome out;
   for (request_id id : ids) {
     const done_event done = events->wait_done(id);
-    EXPECT_EQ(done.finish_reason, "max_tokens");
+    EXPECT_EQ(done.finish_reason, finish_reason::max_tokens);
     out.tokens.push_back(done.tokens);
     out.num_preemptions += done.preemptions;
   }

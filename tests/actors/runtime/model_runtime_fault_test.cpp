@@ -63,7 +63,7 @@ TEST(model_runtime_fault, a_device_fault_mid_step_ends_every_request_with_its_na
   const std::string fault = "cudaErrorIllegalAddress: an illegal memory access was encountered";
   for (request_id id : ids) {
     const done_event done = events->wait_done(id);
-    EXPECT_EQ(done.finish_reason, "error") << "request " << id;
+    EXPECT_EQ(done.finish_reason, finish_reason::error) << "request " << id;
     EXPECT_EQ(done.error_code, errc::device_unusable);
     EXPECT_EQ(done.error_message.rfind(fault, 0), 0u) << done.error_message;
     EXPECT_LT(done.tokens.size(), 400u);

@@ -106,7 +106,7 @@ TEST_F(model_runtime, a_stop_token_id_ends_the_choice_and_min_tokens_holds_it_of
   req.ignore_eos = true;
   req.stop_token_ids = {stop_id};
   const done_event ended = events_->wait_done(generate(req));
-  EXPECT_EQ(ended.finish_reason, "stop");
+  EXPECT_EQ(ended.finish_reason, finish_reason::stop);
   EXPECT_THAT(ended.tokens, ElementsAreArray(greedy.begin(), greedy.begin() + ptrdiff_t(at) + 1));
 
   req.min_tokens = int32_t(at) + 2;
@@ -115,7 +115,7 @@ TEST_F(model_runtime, a_stop_token_id_ends_the_choice_and_min_tokens_holds_it_of
   EXPECT_EQ(std::count(held.tokens.begin(), held.tokens.begin() + req.min_tokens, stop_id), 0);
   EXPECT_THAT(std::vector<int32_t>(held.tokens.begin(), held.tokens.begin() + ptrdiff_t(at)),
               ElementsAreArray(greedy.begin(), greedy.begin() + ptrdiff_t(at)));
-  if (held.finish_reason == "stop") {
+  if (held.finish_reason == finish_reason::stop) {
     EXPECT_EQ(held.tokens.back(), stop_id);
   }
   expect_idle();

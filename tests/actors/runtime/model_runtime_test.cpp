@@ -44,7 +44,7 @@ TEST_F(model_runtime, concurrent_requests_match_the_forward_pass_alone) {
   }
   for (auto& [id, prompt] : sent) {
     const done_event done = events_->wait_done(id);
-    EXPECT_EQ(done.finish_reason, "max_tokens");
+    EXPECT_EQ(done.finish_reason, finish_reason::max_tokens);
     EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 12))) << "request " << id;
   }
   const runtime_figures f = figures();
@@ -247,7 +247,7 @@ TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
     start(e);
     pools[kv] = figures();
     const request_id id = generate(tokens(20, 4), 4); // it serves
-    EXPECT_EQ(events_->wait_done(id).finish_reason, "max_tokens");
+    EXPECT_EQ(events_->wait_done(id).finish_reason, finish_reason::max_tokens);
     expect_idle();
     stop();
   }
@@ -304,7 +304,7 @@ TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
     }
     const auto choices = events_->wait_choices(id, 4);
     for (int32_t c = 0; c < 4; ++c) {
-      EXPECT_EQ(choices[size_t(c)].finish_reason, "max_tokens");
+      EXPECT_EQ(choices[size_t(c)].finish_reason, finish_reason::max_tokens);
       EXPECT_THAT(choices[size_t(c)].tokens,
                   ElementsAreArray(events_->wait_done(solo[size_t(c)]).tokens))
         << to_string(mode) << ", choice " << c;
@@ -322,8 +322,8 @@ TEST_F(model_runtime, cancel_returns_every_block) {
   const request_id b = generate(tokens(8, 9), 900);
   caf::anon_send(rt_, cancel_atom::value, a);
   caf::anon_send(rt_, cancel_atom::value, b);
-  EXPECT_EQ(events_->wait_done(a).finish_reason, "aborted");
-  EXPECT_EQ(events_->wait_done(b).finish_reason, "aborted");
+  EXPECT_EQ(events_->wait_done(a).finish_reason, finish_reason::aborted);
+  EXPECT_EQ(events_->wait_done(b).finish_reason, finish_reason::aborted);
   expect_idle();
 }
 

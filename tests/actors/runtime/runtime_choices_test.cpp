@@ -38,7 +38,7 @@ TEST_F(runtime, choices_share_the_prompts_blocks) {
   runner_->resume();
   const auto ends = events_->wait_choices(a.id, 3);
   for (int32_t c = 0; c < 3; ++c) {
-    EXPECT_EQ(ends[c].finish_reason, "max_tokens") << "choice " << c;
+    EXPECT_EQ(ends[c].finish_reason, finish_reason::max_tokens) << "choice " << c;
     // Choice c samples with seed 1 + c: its tokens differ from the others',
     // and are wrong if a choice's write reached a block another one reads.
     EXPECT_THAT(ends[c].tokens, ElementsAreArray(expected_output(prompt, 3, 1 + c)))
@@ -73,7 +73,7 @@ TEST_F(runtime, refuses_choices_that_could_never_fit_together_at_once) {
   runner_->resume();
   EXPECT_THAT(events_->wait_done(first.id).tokens, ElementsAreArray(expected_output(other, 6)));
   for (const done_event& d : events_->wait_choices(fits.id, 3))
-    EXPECT_EQ(d.finish_reason, "max_tokens") << "choice " << d.choice;
+    EXPECT_EQ(d.finish_reason, finish_reason::max_tokens) << "choice " << d.choice;
   EXPECT_EQ(figures().preemptions, 0);
   {
     std::lock_guard lock(events_->mutex);
@@ -92,7 +92,7 @@ TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
   caf::anon_send(rt_, cancel_atom::value, a.id);
   runner_->resume();
   for (const done_event& d : events_->wait_choices(a.id, 4))
-    EXPECT_EQ(d.finish_reason, "aborted") << "choice " << d.choice;
+    EXPECT_EQ(d.finish_reason, finish_reason::aborted) << "choice " << d.choice;
   expect_idle();
 }
 

@@ -36,7 +36,7 @@ TEST_F(runtime, serves_concurrent_requests_with_exact_outputs) {
   for (auto& [id, prompt] : sent) {
     auto done = events_->wait_done(id);
     const auto want = expected_output(prompt, int32_t(done.completion_tokens));
-    EXPECT_EQ(done.finish_reason, "max_tokens");
+    EXPECT_EQ(done.finish_reason, finish_reason::max_tokens);
     EXPECT_THAT(done.tokens, ElementsAreArray(want));
     std::lock_guard lock(events_->mutex);
     ASSERT_EQ(events_->tokens[id].size(), done.tokens.size());
@@ -123,7 +123,7 @@ TEST_F(runtime, late_completions_keep_outputs_exact_and_pools_clean) {
   }
   for (int i = 0; i < 12; ++i) {
     auto done = events_->wait_done(sent[size_t(i)].first);
-    if (done.finish_reason != "aborted") {
+    if (done.finish_reason != finish_reason::aborted) {
       EXPECT_THAT(done.tokens, ElementsAreArray(expected_output(sent[size_t(i)].second, 24)));
     }
   }
@@ -143,7 +143,7 @@ TEST_F(runtime, cancel_ends_a_request_once_as_aborted) {
   ASSERT_TRUE(a.ok());
   caf::anon_send(rt_, cancel_atom::value, a.id);
   auto done = events_->wait_done(a.id);
-  EXPECT_EQ(done.finish_reason, "aborted");
+  EXPECT_EQ(done.finish_reason, finish_reason::aborted);
   caf::anon_send(rt_, cancel_atom::value, a.id); // a second cancel is ignored
   expect_idle();
   std::lock_guard lock(events_->mutex);
@@ -238,7 +238,7 @@ TEST_F(runtime, stop_sequences_end_the_text_before_them) {
   req.stop = {full.substr(3, 3)};
   auto a = generate(req);
   auto done = events_->wait_done(a.id);
-  EXPECT_EQ(done.finish_reason, "stop");
+  EXPECT_EQ(done.finish_reason, finish_reason::stop);
   EXPECT_EQ(done.text, full.substr(0, full.find(req.stop[0])));
   std::string streamed;
   std::lock_guard lock(events_->mutex);
@@ -255,7 +255,7 @@ TEST_F(runtime, shutdown_ends_live_requests_as_aborted) {
     ids.push_back(generate(request_of(tokens(5, 7 * i), long_generation)).id);
   shutdown();
   for (request_id id : ids)
-    EXPECT_EQ(events_->wait_done(id).finish_reason, "aborted");
+    EXPECT_EQ(events_->wait_done(id).finish_reason, finish_reason::aborted);
 }
 
 // A device fault mid-generation (the 5th step never completes, as after a
@@ -275,12 +275,12 @@ TEST_F(runtime, a_device_fault_ends_every_request_with_the_fault_and_refuses_new
   const request_id forked = generate(three).id;
   for (request_id id : ids) {
     const done_event done = events_->wait_done(id);
-    EXPECT_EQ(done.finish_reason, "error");
+    EXPECT_EQ(done.finish_reason, finish_reason::error);
     EXPECT_EQ(done.error_code, errc::device_unusable);
     EXPECT_EQ(done.error_message, fault);
   }
   for (const done_event& done : events_->wait_choices(forked, 3)) {
-    EXPECT_EQ(done.finish_reason, "error");
+    EXPECT_EQ(done.finish_reason, finish_reason::error);
     EXPECT_EQ(done.error_message, fault);
   }
   const admission refused = generate(request_of(tokens(5, 99), 4));

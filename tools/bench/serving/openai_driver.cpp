@@ -2,6 +2,7 @@
 
 #include "net/client.hpp"
 #include "net/json_writer.hpp"
+#include "net/openai_request.hpp"
 #include "tools/load/arrivals.hpp"
 
 #include <simdjson.h>
@@ -29,7 +30,7 @@ void run_one(const openai_target& target, const bench_request& r, size_t i, requ
                                : "no response");
   t.accepted(i);
   simdjson::dom::parser parser;
-  std::string finish = "none";
+  finish_reason finish = finish_reason::none;
   while (auto data = net::next_sse_data(**c)) {
     simdjson::dom::element choice;
     if (parser.parse(*data)["choices"].at(0).get(choice))
@@ -47,7 +48,7 @@ void run_one(const openai_target& target, const bench_request& r, size_t i, requ
     }
     std::string_view reason;
     if (!choice["finish_reason"].get(reason))
-      finish = reason == "length" ? "max_tokens" : reason == "stop" ? "eos" : std::string(reason);
+      finish = net::finish_reason_of_openai(reason);
   }
   t.done(i, finish, 0);
 }

@@ -25,14 +25,14 @@ void request_tracker::token(size_t i) {
   r.end_s = t; // the last token's time until the end
 }
 
-void request_tracker::done(size_t i, const std::string& finish_reason, int32_t cached_tokens) {
+void request_tracker::done(size_t i, finish_reason why, int32_t cached_tokens) {
   const double t = now_s();
   std::lock_guard lock(mutex_);
   request_timing& r = timings_[i];
   r.end_s = t;
   r.cached_tokens = cached_tokens;
-  if (finish_reason != "max_tokens" && finish_reason != "eos")
-    r.error = "ended as " + finish_reason;
+  if (why != finish_reason::max_tokens && why != finish_reason::eos && why != finish_reason::stop)
+    r.error.append("ended as ").append(to_string(why));
   end_one();
 }
 

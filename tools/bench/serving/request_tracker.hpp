@@ -28,7 +28,7 @@ public:
   void sent(size_t i);
   void accepted(size_t i);
   void token(size_t i);
-  void done(size_t i, const std::string& finish_reason, int32_t cached_tokens);
+  void done(size_t i, finish_reason why, int32_t cached_tokens);
   void refused(size_t i, std::string why);
 
   // Waits until fewer than `limit` requests are in flight (0: no limit).

@@ -26,7 +26,8 @@ void read_events(net::client& c, size_t num_requests, size_t num_expected, reque
     } else if (ev->event == "token") {
       t.token(index);
     } else if (ev->event == "done") {
-      t.done(index, ev->finish_reason, static_cast<int32_t>(ev->cached_tokens));
+      t.done(index, finish_reason_of(ev->finish_reason).value_or(finish_reason::error),
+             static_cast<int32_t>(ev->cached_tokens));
       ++num_ended;
     } else if (ev->event == "error") {
       t.refused(index, ev->code + ": " + ev->message);
