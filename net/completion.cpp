@@ -164,7 +164,7 @@ std::string completion::calls_chunk(choice& c, size_t index,
     arguments.field("arguments", calls[k].arguments);
     event(json_writer().field("index", static_cast<int64_t>(k)).object("function", arguments));
   }
-  return out + chunk(index, {}, "tool_calls", {});
+  return out + chunk(index, {}, calls_finish_reason(), {});
 }
 
 std::string completion::on_token(const token_event& ev) {
@@ -272,7 +272,8 @@ std::string completion::finish() const {
                                       : completion_logprobs(choices_[i].logprobs, 0));
     else
       c.null_field("logprobs");
-    c.field("finish_reason", calls ? "tool_calls" : openai_finish_reason(end.finish_reason));
+    c.field("finish_reason",
+            calls ? calls_finish_reason() : openai_finish_reason(end.finish_reason));
   }
   json_writer w = envelope();
   if (meta_.return_token_ids && meta_.chat) // one prompt

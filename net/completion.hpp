@@ -30,6 +30,7 @@ struct completion_meta {
   // comes as tool_calls (finish_reason "tool_calls"); streaming, its text
   // is held back while it may still become calls.
   std::optional<model::tool_call_format> tool_calls{};
+  bool named_tool = false; // completion_request::named_tool
 };
 
 class completion {
@@ -78,6 +79,8 @@ private:
   std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {});
   std::string_view object() const;
+  // An answer of calls ends with "tool_calls", a named function's with "stop".
+  const char* calls_finish_reason() const { return meta_.named_tool ? "stop" : "tool_calls"; }
   // The answer's calls, when meta_.tool_calls and `text` is nothing but calls.
   std::optional<std::vector<model::tool_call>> calls_in(std::string_view text) const;
   // OpenAI's tool_calls array of choice `index` (ids call_…); streamed:

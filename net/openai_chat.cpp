@@ -159,6 +159,7 @@ parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_
     f.params.stop.emplace_back(eot);
   completion_request out = openai::request_of(f);
   out.tool_calls = std::get<std::optional<model::tool_call_format>>(tools);
+  out.named_tool = f.named_tool && out.tool_calls.has_value();
   return out;
 }
 

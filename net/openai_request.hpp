@@ -48,6 +48,9 @@ struct completion_request {
   bool return_token_ids = false; // as vLLM: each choice (and chunk) carries its token ids
   // A chat with tools: its answers are read for calls in this format.
   std::optional<model::tool_call_format> tool_calls;
+  // tool_choice named a function: its call ends with finish_reason "stop",
+  // as OpenAI's forced calls do ("tool_calls" otherwise).
+  bool named_tool = false;
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request

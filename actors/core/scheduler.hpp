@@ -89,7 +89,6 @@ public:
   };
   planning begin_step();
   planning on_reservation(const reservation_result& r);
-  std::vector<sequence_update> update_from_output(const step_output& out);
   bool step_in_flight() const { return step_.has_value(); }
   // Fixed or padded batching: the next step would open a batch that is not
   // full. The scheduler actor then waits a short window for more arrivals
@@ -97,7 +96,10 @@ public:
   // only the requests that came before its first step).
   bool would_open_a_partial_batch() const;
 
-  // Commands issued since the last call, to run in order.
+  // What comes back, and what goes out (scheduler_reports.cpp).
+  // The step's output: tokens, ends (eos, max_tokens, stop tokens).
+  std::vector<sequence_update> update_from_output(const step_output& out);
+  // Commands issued since the last call, to run in order (deliver()).
   scheduler_commands take_commands();
   // The swap actor's reports. Each ends the sequence (its final update) when
   // an abort came while the swap held it.

@@ -65,6 +65,8 @@ TEST(openai_tools, tool_choice_decides_the_constraint_and_whether_answers_are_re
     parsed(std::string(tools) + R"(,"tool_choice":{"type":"function","function":{"name":"ping"}})");
   EXPECT_THAT(named.prompts.at(0).constraint.text, HasSubstr(R"("parallel":false)"));
   EXPECT_THAT(named.prompts.at(0).constraint.text, Not(HasSubstr("get_weather")));
+  EXPECT_TRUE(named.named_tool);
+  EXPECT_FALSE(required.named_tool);
 
   const completion_request serial =
     parsed(std::string(tools) + R"(,"tool_choice":"required","parallel_tool_calls":false)");
@@ -166,6 +168,22 @@ TEST(openai_tools, an_answer_of_calls_comes_as_tool_calls) {
   simdjson::dom::element second = body["choices"].at(1);
   EXPECT_EQ(std::string_view(second["finish_reason"]), "stop");
   EXPECT_EQ(std::string_view(second["message"]["content"]), "Just text.");
+}
+
+TEST(openai_tools, a_call_forced_by_a_named_tool_choice_ends_with_stop) {
+  for (const bool stream : {false, true}) {
+    completion_meta m = chat_meta(stream);
+    m.named_tool = true;
+    completion c(m, 1);
+    c.accepted(0, 1);
+    const std::string one_call =
+      "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+    std::string out = c.on_done(done(1, "stop", one_call));
+    out += c.finish();
+    EXPECT_THAT(out, HasSubstr(R"("finish_reason":"stop")")) << "stream " << stream;
+    EXPECT_THAT(out, Not(HasSubstr(R"("finish_reason":"tool_calls")"))) << "stream " << stream;
+    EXPECT_THAT(out, HasSubstr(R"("name":"ping")")) << "stream " << stream;
+  }
 }
 
 TEST(openai_tools, a_stream_holds_text_that_may_be_calls_and_sends_them_as_deltas) {
