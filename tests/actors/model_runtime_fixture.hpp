@@ -70,6 +70,25 @@ protected:
     return a.id;
   }
 
+  // Sends every request before it waits for their admissions, so that they
+  // reach the scheduler together however loaded the machine is.
+  std::vector<request_id> generate_all(const std::vector<generate_request>& reqs) {
+    using handle =
+      decltype(self_->request(rt_, caf::infinite, generate_atom::value, reqs.front(), sink_));
+    std::vector<handle> sent;
+    for (const auto& req : reqs)
+      sent.push_back(self_->request(rt_, caf::infinite, generate_atom::value, req, sink_));
+    std::vector<request_id> ids;
+    for (auto& h : sent) {
+      admission a;
+      h.receive([&](const admission& x) { a = x; },
+                [&](const caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+      EXPECT_TRUE(a.ok()) << a.error_message;
+      ids.push_back(a.id);
+    }
+    return ids;
+  }
+
   runtime_figures figures() {
     runtime_figures f;
     self_->request(rt_, caf::infinite, figures_atom::value)

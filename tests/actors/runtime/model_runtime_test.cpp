@@ -294,14 +294,20 @@ TEST_F(model_runtime, choices_give_the_tokens_of_requests_with_their_seeds) {
     req.temperature = 0.9f;
     req.seed = 41;
     req.n = 4;
-    const request_id id = generate(req);
-    std::vector<request_id> solo;
+    std::vector<generate_request> sent{req};
     for (int32_t c = 0; c < 4; ++c) {
       generate_request one = req;
       one.n = 1;
       one.seed = 41 + uint64_t(c);
-      solo.push_back(generate(one));
+      sent.push_back(one);
     }
+    // NOTE: all at once, and one preemption forced as well: under load the
+    // choices could end before the solo requests come (nothing would run
+    // short of blocks); the last admitted still has its 24 steps to run.
+    const std::vector<request_id> ids = generate_all(sent);
+    caf::anon_send(rt_, preempt_atom::value, request_id{0}, mode == preemption_mode::swap);
+    const request_id id = ids[0];
+    const std::vector<request_id> solo(ids.begin() + 1, ids.end());
     const auto choices = events_->wait_choices(id, 4);
     for (int32_t c = 0; c < 4; ++c) {
       EXPECT_EQ(choices[size_t(c)].finish_reason, finish_reason::max_tokens);

@@ -266,13 +266,22 @@ TEST_F(runtime, a_device_fault_ends_every_request_with_the_fault_and_refuses_new
   start(1024, 16);
   runner_->set_step_time(1ms);
   runner_->fail_at_step(5, fault);
+  // NOTE: held until every request is admitted: under load the fault could
+  // otherwise come first, and a request sent after it is refused.
+  runner_->pause();
   std::vector<request_id> ids;
-  for (int i = 0; i < 3; ++i)
-    ids.push_back(generate(request_of(tokens(5, 7 * i), long_generation)).id);
+  for (int i = 0; i < 3; ++i) {
+    const admission a = generate(request_of(tokens(5, 7 * i), long_generation));
+    ASSERT_TRUE(a.ok()) << a.error_message;
+    ids.push_back(a.id);
+  }
   auto three = request_of(tokens(9, 50), long_generation);
   three.n = 3;
   three.temperature = 1;
-  const request_id forked = generate(three).id;
+  const admission a_forked = generate(three);
+  ASSERT_TRUE(a_forked.ok()) << a_forked.error_message;
+  const request_id forked = a_forked.id;
+  runner_->resume();
   for (request_id id : ids) {
     const done_event done = events_->wait_done(id);
     EXPECT_EQ(done.finish_reason, finish_reason::error);
