@@ -6,6 +6,7 @@
 
 #include "actors/runtime/spawn.hpp"
 
+#include <memory>
 #include <optional>
 
 namespace kvactor {
@@ -57,34 +58,60 @@ runtime_figures merged(const scheduler_figures& sched, int32_t block_size, const
   return f;
 }
 
-// Asks the scheduler, the block manager, the swap actor, and the scheduler
-// again (whether it admitted anything meanwhile).
-void figures(runtime_self self, caf::typed_response_promise<runtime_figures> rp) {
-  const auto& parts = *self->state.parts;
-  auto sched = parts.scheduler;
-  auto swap = parts.swap;
-  const int32_t block_size = parts.block_size;
-  self->request(sched, caf::infinite, figures_atom::value)
-    .then([=](const scheduler_figures& before) mutable {
-      self->request(self->state.parts->blocks, caf::infinite, figures_atom::value)
-        .then([=](const pool_figures& pool, const std::vector<std::string>& broken) mutable {
-          self->request(swap, caf::infinite, figures_atom::value)
-            .then([=](const host_figures& host) mutable {
-              self->request(sched, caf::infinite, figures_atom::value)
-                .then([=](const scheduler_figures& after) mutable {
-                  auto f = merged(before, block_size, pool, host);
-                  f.broken_invariants = broken;
-                  f.broken_invariants.insert(f.broken_invariants.end(),
-                                             host.broken_invariants.begin(),
-                                             host.broken_invariants.end());
-                  if (before.idle && after.num_admitted == before.num_admitted)
-                    for (auto& b : idle_leftovers(pool, host))
-                      f.broken_invariants.push_back(std::move(b));
-                  rp.deliver(std::move(f));
-                });
-            });
-        });
-    });
+// One figures question: the scheduler's, the block manager's, the swap
+// actor's, then the scheduler's admissions again (see idle_leftovers).
+struct figures_round {
+  caf::typed_response_promise<runtime_figures> rp;
+  scheduler_figures before;
+  pool_figures pool;
+  std::vector<std::string> broken;
+  host_figures host;
+};
+using round_ptr = std::shared_ptr<figures_round>;
+
+// An actor that is gone (a shutdown that ended meanwhile) answers the host
+// with its error.
+auto failed(round_ptr r) {
+  return [r](caf::error& err) { r->rp.deliver(std::move(err)); };
+}
+
+void answer(runtime_self self, round_ptr r, const scheduler_figures& after) {
+  auto f = merged(r->before, self->state.parts->block_size, r->pool, r->host);
+  f.broken_invariants = std::move(r->broken);
+  f.broken_invariants.insert(f.broken_invariants.end(), r->host.broken_invariants.begin(),
+                             r->host.broken_invariants.end());
+  if (r->before.idle && after.num_admitted == r->before.num_admitted)
+    for (auto& b : idle_leftovers(r->pool, r->host))
+      f.broken_invariants.push_back(std::move(b));
+  r->rp.deliver(std::move(f));
+}
+
+void ask_swap(runtime_self self, round_ptr r) {
+  self->request(self->state.parts->swap, caf::infinite, figures_atom::value)
+    .then(
+      [=](const host_figures& host) {
+        r->host = host;
+        self->request(self->state.parts->scheduler, caf::infinite, figures_atom::value)
+          .then([=](const scheduler_figures& after) { answer(self, r, after); }, failed(r));
+      },
+      failed(r));
+}
+
+void figures(runtime_self self, round_ptr r) {
+  self->request(self->state.parts->scheduler, caf::infinite, figures_atom::value)
+    .then(
+      [=](const scheduler_figures& before) {
+        r->before = before;
+        self->request(self->state.parts->blocks, caf::infinite, figures_atom::value)
+          .then(
+            [=](const pool_figures& pool, const std::vector<std::string>& broken) {
+              r->pool = pool;
+              r->broken = broken;
+              ask_swap(self, r);
+            },
+            failed(r));
+      },
+      failed(r));
 }
 
 runtime_actor::behavior_type runtime_fn(runtime_self self, runtime_parts parts) {
@@ -110,18 +137,24 @@ runtime_actor::behavior_type runtime_fn(runtime_self self, runtime_parts parts) 
       self->send(self->state.parts->scheduler, preempt_atom::value, id, by_swap);
     },
     [=](figures_atom) {
-      auto rp = self->make_response_promise<runtime_figures>();
-      figures(self, rp);
-      return rp;
+      auto r = std::make_shared<figures_round>();
+      r->rp = self->make_response_promise<runtime_figures>();
+      figures(self, r);
+      return r->rp;
     },
     [=](shutdown_atom) {
       self->state.shutting_down = true;
       auto rp = self->make_response_promise<bool>();
       self->request(self->state.parts->scheduler, caf::infinite, shutdown_atom::value)
-        .then([=](bool done) mutable {
-          rp.deliver(done);
-          self->quit();
-        });
+        .then(
+          [=](bool done) mutable {
+            rp.deliver(done);
+            self->quit();
+          },
+          [=](caf::error& err) mutable {
+            rp.deliver(std::move(err));
+            self->quit();
+          });
       return rp;
     },
   };
