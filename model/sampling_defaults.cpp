@@ -11,7 +11,7 @@ namespace {
 
 using simdjson::ondemand::value;
 
-// NOTE: the ranges are the runtime's (actors/request_fields.cpp), stated
+// NOTE: the ranges are the runtime's (actors/requests/request_fields.cpp), stated
 // again here because model/ does not see the request type: a default out of
 // them would make every request that leaves the field out fail at admission,
 // naming a field its sender never wrote.

@@ -45,7 +45,7 @@
 namespace kvactor::model {
 
 // The largest step the scratch buffers hold: the caller's step limits (the
-// runtime's defaults are in actors/kvactor/defaults.hpp); 0 is refused.
+// runtime's defaults are in actors/api/kvactor/defaults.hpp); 0 is refused.
 struct forward_limits {
   int32_t max_num_tokens = 0; // token rows per step
   int32_t max_num_seqs = 0;   // sequences (and sampled rows) per step

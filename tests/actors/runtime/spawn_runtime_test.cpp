@@ -1,4 +1,4 @@
-// spawn_runtime's refusals (actors/runtime.cpp): the engine configuration
+// spawn_runtime's refusals (actors/runtime/spawn_runtime.cpp): the engine configuration
 // against the tiny model.
 
 #include "kvactor/kvactor.hpp"
