@@ -141,13 +141,14 @@ void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
     round_rows_to_bf16(pool, x, ldx, m, w.cols(), w.stored_cols(), x_bf16);
     const uint16_t* xb = x_bf16.data();
     const pair_isa isa = pair_product_isas().front();
-    part = [&, xb](int64_t i) {
+    // NOTE: isa by value: part runs after this block has ended.
+    part = [&, xb, isa](int64_t i) {
       pair_product(isa, xb, w.stored_cols(), m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy,
                    accumulate);
     };
   } else {
     const product_isa isa = fixed_order_isas().front();
-    part = [&](int64_t i) {
+    part = [&, isa](int64_t i) {
       fixed_order_product(isa, x, ldx, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
     };
   }
