@@ -90,6 +90,13 @@ protected:
     figures();
   }
 
+  // Cancels the request and returns once the scheduler has the cancel, as
+  // preempt() does.
+  void cancel(request_id id) {
+    self_->send(rt_, cancel_atom::value, id);
+    figures();
+  }
+
   // Idle: every block free or cached, every pool sound.
   void expect_idle() {
     auto f = figures();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string_view>
 
 namespace kvactor {
@@ -33,6 +34,11 @@ constexpr std::optional<finish_reason> finish_reason_of(std::string_view name) {
     if (to_string(r) == name)
       return r;
   return std::nullopt;
+}
+
+// Prints to_string's name (test failures and logs show "aborted", not a byte).
+inline std::ostream& operator<<(std::ostream& os, finish_reason r) {
+  return os << to_string(r);
 }
 
 } // namespace kvactor

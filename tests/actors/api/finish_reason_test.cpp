@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace kvactor {
 namespace {
 
@@ -13,6 +15,13 @@ TEST(finish_reason, names_read_back_as_their_reasons) {
   EXPECT_EQ(finish_reason_of("length"), std::nullopt); // OpenAI's name, not kvactor's
   EXPECT_EQ(finish_reason_of(""), std::nullopt);
   EXPECT_EQ(finish_reason_of("Stop"), std::nullopt);
+}
+
+TEST(finish_reason, prints_as_its_name) {
+  std::ostringstream os;
+  os << finish_reason::aborted << ' ' << finish_reason::eos;
+  EXPECT_EQ(os.str(), "aborted eos");
+  EXPECT_EQ(::testing::PrintToString(finish_reason::max_tokens), "max_tokens");
 }
 
 } // namespace

@@ -89,8 +89,8 @@ TEST_F(runtime, cancel_ends_every_choice_also_before_the_fork) {
   req.n = 4;
   auto a = generate(req);
   ASSERT_TRUE(runner_->wait_arrived(1)); // the shared prefill, held
-  caf::anon_send(rt_, cancel_atom::value, a.id);
-  runner_->resume();
+  cancel(a.id); // the scheduler has it before the prefill ends: the choices
+  runner_->resume(); // could otherwise reach max_tokens first
   for (const done_event& d : events_->wait_choices(a.id, 4))
     EXPECT_EQ(d.finish_reason, finish_reason::aborted) << "choice " << d.choice;
   expect_idle();
