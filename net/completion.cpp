@@ -58,7 +58,7 @@ void completion::write_logprobs(json_writer& w, std::span<const token_event> tok
              meta_.chat ? chat_logprobs(tokens) : completion_logprobs(tokens, first_offset));
 }
 
-std::string completion::chunk(size_t index, std::string_view text, const char* finish_reason,
+std::string completion::chunk(size_t index, std::string_view text, std::string_view finish_reason,
                               std::span<const int32_t> token_ids,
                               std::span<const token_event> tokens, int64_t first_offset,
                               bool opening, bool with_prompt) const {
@@ -79,7 +79,7 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
   if (meta_.return_token_ids && !opening)
     c.field("token_ids", std::vector<int32_t>(token_ids.begin(), token_ids.end()));
   write_logprobs(c, tokens, first_offset);
-  if (finish_reason)
+  if (!finish_reason.empty())
     c.field("finish_reason", finish_reason);
   else
     c.null_field("finish_reason");
@@ -93,14 +93,14 @@ std::string completion::chunk(size_t index, std::string_view text, const char* f
 }
 
 std::string completion::piece(choice& c, size_t index, std::string_view text,
-                              const char* finish_reason, std::span<const int32_t> token_ids,
+                              std::string_view finish_reason, std::span<const int32_t> token_ids,
                               std::span<const token_event> tokens) {
   std::string out;
   // The prompt's ids go with the choice's first event (a chat's opening).
   bool with_prompt = meta_.return_token_ids && !std::exchange(c.prompt_sent, true);
   if (meta_.chat && !c.opened) {
     c.opened = true;
-    out = chunk(index, {}, nullptr, {}, {}, 0, true, std::exchange(with_prompt, false));
+    out = chunk(index, {}, {}, {}, {}, 0, true, std::exchange(with_prompt, false));
   }
   out += chunk(index, text, finish_reason, token_ids, tokens, c.num_token_bytes, false,
                with_prompt);
@@ -108,63 +108,95 @@ std::string completion::piece(choice& c, size_t index, std::string_view text,
   return out;
 }
 
-std::optional<std::vector<model::tool_call>> completion::calls_in(std::string_view text) const {
+std::optional<completion::answer_calls> completion::calls_in(std::string_view text) const {
   if (!meta_.tool_calls)
     return std::nullopt;
-  return model::parse_tool_calls(text, *meta_.tool_calls);
+  if (auto calls = model::parse_tool_calls(text, *meta_.tool_calls))
+    return answer_calls{std::move(*calls), true};
+  if (!meta_.forced_calls)
+    return std::nullopt;
+  model::tool_call_reader reader;
+  reader.feed(text);
+  answer_calls cut;
+  for (const auto& call : reader.calls())
+    if (call.named)
+      cut.calls.push_back({call.name, call.arguments});
+  if (cut.calls.empty())
+    return std::nullopt;
+  return cut;
 }
 
-std::vector<json_writer> completion::tool_calls_json(size_t index,
-                                                     const std::vector<model::tool_call>& calls,
-                                                     bool streamed, bool with_arguments) const {
+std::string_view completion::calls_finish_reason(const answer_calls& a, finish_reason own) const {
+  if (!a.whole)
+    return openai_finish_reason(own);
+  return meta_.named_tool ? "stop" : "tool_calls";
+}
+
+std::string completion::call_id(size_t index, size_t k) const {
+  // NOTE: ids unique within the answer, the same each time it is read.
+  char id[32];
+  std::snprintf(id, sizeof id, "call_%016llx",
+                static_cast<unsigned long long>(std::hash<std::string>{}(
+                  meta_.id + "/" + std::to_string(index) + "/" + std::to_string(k))));
+  return id;
+}
+
+std::vector<json_writer>
+completion::tool_calls_json(size_t index, const std::vector<model::tool_call>& calls) const {
   std::vector<json_writer> out;
   for (size_t k = 0; k < calls.size(); ++k) {
-    // NOTE: ids unique within the answer, the same each time it is read.
-    char id[32];
-    std::snprintf(id, sizeof id, "call_%016llx",
-                  static_cast<unsigned long long>(
-                    std::hash<std::string>{}(meta_.id + "/" + std::to_string(index) + "/" +
-                                             std::to_string(k))));
-    json_writer& call = out.emplace_back();
-    if (streamed)
-      call.field("index", static_cast<int64_t>(k));
     json_writer function;
-    function.field("name", calls[k].name)
-      .field("arguments", with_arguments ? calls[k].arguments : std::string());
-    call.field("id", id).field("type", "function").object("function", function);
+    function.field("name", calls[k].name).field("arguments", calls[k].arguments);
+    out.emplace_back()
+      .field("id", call_id(index, k))
+      .field("type", "function")
+      .object("function", function);
   }
   return out;
 }
 
-std::string completion::calls_chunk(choice& c, size_t index,
-                                    const std::vector<model::tool_call>& calls) {
+std::string completion::tool_call_delta(size_t index, json_writer call) const {
+  json_writer delta;
+  delta.field("tool_calls", std::vector<json_writer>{std::move(call)});
+  json_writer ch;
+  ch.field("index", static_cast<int64_t>(index)).object("delta", delta).null_field("logprobs");
+  ch.null_field("finish_reason");
+  json_writer w = envelope();
+  w.field("choices", std::vector<json_writer>{ch});
+  if (meta_.include_usage)
+    w.null_field("usage");
+  return sse_event(w.str());
+}
+
+std::string completion::call_deltas(choice& c, size_t index) {
   std::string out;
-  if (!c.opened) {
-    c.opened = true;
-    out = chunk(index, {}, nullptr, {}, {}, 0, true);
-  }
-  // NOTE: as OpenAI streams a call: its id, type and name with empty
-  // arguments, then the arguments, which clients append to what they hold.
-  auto event = [&](json_writer call) {
-    json_writer delta;
-    delta.field("tool_calls", std::vector<json_writer>{std::move(call)});
-    json_writer ch;
-    ch.field("index", static_cast<int64_t>(index)).object("delta", delta).null_field("logprobs");
-    ch.null_field("finish_reason");
-    json_writer w = envelope();
-    w.field("choices", std::vector<json_writer>{ch});
-    if (meta_.include_usage)
-      w.null_field("usage");
-    out += sse_event(w.str());
-  };
-  const std::vector<json_writer> heads = tool_calls_json(index, calls, true, false);
+  const auto& calls = c.calls.calls();
   for (size_t k = 0; k < calls.size(); ++k) {
-    event(heads[k]);
-    json_writer arguments;
-    arguments.field("arguments", calls[k].arguments);
-    event(json_writer().field("index", static_cast<int64_t>(k)).object("function", arguments));
+    const auto at = static_cast<int64_t>(k);
+    if (k == c.arguments_sent.size()) { // not announced yet
+      if (!calls[k].named)
+        break;
+      if (!c.opened) {
+        c.opened = true;
+        out += chunk(index, {}, {}, {}, {}, 0, true);
+      }
+      json_writer function;
+      function.field("name", calls[k].name).field("arguments", "");
+      out += tool_call_delta(index, json_writer()
+                                      .field("index", at)
+                                      .field("id", call_id(index, k))
+                                      .field("type", "function")
+                                      .object("function", function));
+      c.arguments_sent.push_back(0);
+    }
+    if (calls[k].arguments.size() > c.arguments_sent[k]) {
+      json_writer function;
+      function.field("arguments", std::string_view(calls[k].arguments).substr(c.arguments_sent[k]));
+      out += tool_call_delta(index, json_writer().field("index", at).object("function", function));
+      c.arguments_sent[k] = calls[k].arguments.size();
+    }
   }
-  return out + chunk(index, {}, calls_finish_reason(), {});
+  return out;
 }
 
 std::string completion::on_token(const token_event& ev) {
@@ -178,6 +210,11 @@ std::string completion::on_token(const token_event& ev) {
       c.logprobs.push_back(ev);
     return {};
   }
+  if (meta_.forced_calls) { // nothing but calls: each as it is written
+    c.calls.feed(ev.text);
+    c.num_read += ev.text.size();
+    return call_deltas(c, *index);
+  }
   if (meta_.tool_calls && c.holding) {
     // NOTE: held text goes out as content once it cannot be calls (its
     // tokens' ids and logprobs with it are not sent).
@@ -186,14 +223,14 @@ std::string completion::on_token(const token_event& ev) {
       return {};
     c.holding = false;
     c.num_streamed += c.held.size();
-    return piece(c, *index, std::exchange(c.held, {}), nullptr, {});
+    return piece(c, *index, std::exchange(c.held, {}), {}, {});
   }
   // NOTE: a token whose text is held back sends nothing, unless its id or
   // its logprobs are asked for.
   if (ev.text.empty() && !meta_.return_token_ids && !logprobs)
     return {};
   c.num_streamed += ev.text.size();
-  return piece(c, *index, ev.text, nullptr, std::span<const int32_t>(&ev.token, 1),
+  return piece(c, *index, ev.text, {}, std::span<const int32_t>(&ev.token, 1),
                logprobs ? std::span<const token_event>(&ev, 1) : std::span<const token_event>());
 }
 
@@ -207,14 +244,18 @@ std::string completion::on_done(const done_event& d) {
   ++num_done_;
   if (!meta_.stream)
     return {};
-  if (meta_.tool_calls && c.holding)
-    if (auto calls = calls_in(d.text))
-      return calls_chunk(c, *index, *calls);
+  if (meta_.forced_calls || (meta_.tool_calls && c.holding))
+    if (const auto calls = calls_in(d.text)) {
+      // NOTE: the done event's text may end with what was held back (it
+      // could have begun a stop sequence); the reader takes it too.
+      c.calls.feed(std::string_view(d.text).substr(std::min(c.num_read, d.text.size())));
+      return call_deltas(c, *index) +
+             chunk(*index, {}, calls_finish_reason(*calls, d.finish_reason), {});
+    }
   // NOTE: text held back while it could have begun a stop sequence (or a
   // call) is only in the done event; the last chunk carries it.
   const std::string rest = c.num_streamed < d.text.size() ? d.text.substr(c.num_streamed) : "";
-  const std::string reason(openai_finish_reason(d.finish_reason));
-  return piece(c, *index, rest, reason.c_str(), {});
+  return piece(c, *index, rest, openai_finish_reason(d.finish_reason), {});
 }
 
 std::string completion::usage() const {
@@ -258,7 +299,7 @@ std::string completion::finish() const {
       c.object("message", json_writer()
                             .field("role", "assistant")
                             .null_field("content")
-                            .field("tool_calls", tool_calls_json(i, *calls, false)));
+                            .field("tool_calls", tool_calls_json(i, calls->calls)));
     else if (meta_.chat)
       c.object("message", json_writer().field("role", "assistant").field("content", end.text));
     else
@@ -272,8 +313,8 @@ std::string completion::finish() const {
                                       : completion_logprobs(choices_[i].logprobs, 0));
     else
       c.null_field("logprobs");
-    c.field("finish_reason",
-            calls ? calls_finish_reason() : openai_finish_reason(end.finish_reason));
+    c.field("finish_reason", calls ? calls_finish_reason(*calls, end.finish_reason)
+                                   : openai_finish_reason(end.finish_reason));
   }
   json_writer w = envelope();
   if (meta_.return_token_ids && meta_.chat) // one prompt

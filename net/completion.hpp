@@ -6,6 +6,7 @@
 // finish reason, the usage when asked for, and [DONE]. Pure.
 
 #include "kvactor/kvactor.hpp"
+#include "model/chat/tool_call_reader.hpp"
 #include "model/chat/tool_calls.hpp"
 #include "net/json_writer.hpp"
 
@@ -31,6 +32,10 @@ struct completion_meta {
   // is held back while it may still become calls.
   std::optional<model::tool_call_format> tool_calls{};
   bool named_tool = false; // completion_request::named_tool
+  // completion_request::forced_calls: the answer is calls, streamed as they
+  // are written (a call's id and name once its name is whole, then its
+  // arguments piece by piece), and a cut one is answered as far as it went.
+  bool forced_calls = false;
 };
 
 class completion {
@@ -61,6 +66,15 @@ private:
     bool prompt_sent = false;          // streaming: prompt_token_ids went out
     bool holding = true;               // streaming with tools: text held (may be calls)
     std::string held;
+    model::tool_call_reader calls;      // streaming: the calls read so far
+    size_t num_read = 0;                // bytes of text the reader has
+    std::vector<size_t> arguments_sent; // per call announced: bytes of its arguments sent
+  };
+  // The calls an answer's text makes: every one, when it is nothing but
+  // calls (`whole`), or, forced_calls, those named so far, as far as they went.
+  struct answer_calls {
+    std::vector<model::tool_call> calls;
+    bool whole = false;
   };
   // The answer's choice an event belongs to; nullopt for unknown requests.
   std::optional<size_t> choice_of(request_id id, int32_t choice) const;
@@ -70,26 +84,31 @@ private:
   // One event of choice `index`: a piece of text (with its token, when it
   // carries logprobs), its end, or (opening) a chat's role delta; a chat's
   // first event is preceded by its opening.
+  // `finish_reason`: OpenAI's, or empty while the choice goes on (null).
   // `with_prompt`: the event carries the prompt's token ids (a completion's
   // choice, a chat's envelope), as vLLM sends them in a choice's first.
-  std::string chunk(size_t index, std::string_view text, const char* finish_reason,
+  std::string chunk(size_t index, std::string_view text, std::string_view finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {},
                     int64_t first_offset = 0, bool opening = false,
                     bool with_prompt = false) const;
-  std::string piece(choice& c, size_t index, std::string_view text, const char* finish_reason,
+  std::string piece(choice& c, size_t index, std::string_view text, std::string_view finish_reason,
                     std::span<const int32_t> token_ids, std::span<const token_event> tokens = {});
   std::string_view object() const;
-  // An answer of calls ends with "tool_calls", a named function's with "stop".
-  const char* calls_finish_reason() const { return meta_.named_tool ? "stop" : "tool_calls"; }
-  // The answer's calls, when meta_.tool_calls and `text` is nothing but calls.
-  std::optional<std::vector<model::tool_call>> calls_in(std::string_view text) const;
-  // OpenAI's tool_calls array of choice `index` (ids call_…); streamed:
-  // with each call's index, and the arguments only `with_arguments`.
+  // An answer of whole calls ends with "tool_calls", a named function's with
+  // "stop"; a cut one with its own reason ("length", ...).
+  std::string_view calls_finish_reason(const answer_calls& a, finish_reason own) const;
+  // nullopt when the answer is not calls (or not a chat with tools).
+  std::optional<answer_calls> calls_in(std::string_view text) const;
+  // Call k of choice `index`'s id: call_…, unique in the answer.
+  std::string call_id(size_t index, size_t k) const;
+  // OpenAI's tool_calls array of choice `index`.
   std::vector<json_writer> tool_calls_json(size_t index,
-                                           const std::vector<model::tool_call>& calls,
-                                           bool streamed, bool with_arguments = true) const;
-  // A stream's chunk of choice `index` carrying its calls, then its end.
-  std::string calls_chunk(choice& c, size_t index, const std::vector<model::tool_call>& calls);
+                                           const std::vector<model::tool_call>& calls) const;
+  // A stream's events for what choice `index`'s calls gained since the last:
+  // a call's index, id, type and name with empty arguments once it is named,
+  // then the arguments' new text, which clients append to what they hold.
+  std::string call_deltas(choice& c, size_t index);
+  std::string tool_call_delta(size_t index, json_writer call) const;
   // id, object, created, model: what every answer and event starts with.
   json_writer envelope() const;
   std::string usage() const;

@@ -51,6 +51,9 @@ struct completion_request {
   // tool_choice named a function: its call ends with finish_reason "stop",
   // as OpenAI's forced calls do ("tool_calls" otherwise).
   bool named_tool = false;
+  // tool_choice required or named: the answer is constrained to calls, so a
+  // stream sends each call as it is written.
+  bool forced_calls = false;
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request

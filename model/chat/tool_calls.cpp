@@ -1,5 +1,7 @@
 #include "model/chat/tool_calls.hpp"
 
+#include "model/chat/tool_call_reader.hpp"
+
 #include <simdjson.h>
 
 namespace kvactor::model {
@@ -15,6 +17,8 @@ std::string_view trim(std::string_view s) {
 }
 
 // One call's JSON object: {"name": ..., "arguments" | "parameters": {...}}.
+// Checked here; read by the reader a stream uses, so that the arguments are
+// the text its fragments join to.
 std::optional<tool_call> parse_call(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::dom::object o;
@@ -24,7 +28,10 @@ std::optional<tool_call> parse_call(std::string_view json) {
   simdjson::dom::object arguments;
   if (o["name"].get(name) || (o["arguments"].get(arguments) && o["parameters"].get(arguments)))
     return std::nullopt;
-  return tool_call{std::string(name), simdjson::minify(arguments)};
+  tool_call_reader reader;
+  reader.feed(json);
+  const tool_call_reader::call& call = reader.calls().front();
+  return tool_call{call.name, call.arguments};
 }
 
 } // namespace

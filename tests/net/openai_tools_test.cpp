@@ -67,6 +67,8 @@ TEST(openai_tools, tool_choice_decides_the_constraint_and_whether_answers_are_re
   EXPECT_THAT(named.prompts.at(0).constraint.text, Not(HasSubstr("get_weather")));
   EXPECT_TRUE(named.named_tool);
   EXPECT_FALSE(required.named_tool);
+  EXPECT_TRUE(named.forced_calls); // both constrained to calls: streamed as written
+  EXPECT_TRUE(required.forced_calls);
 
   const completion_request serial =
     parsed(std::string(tools) + R"(,"tool_choice":"required","parallel_tool_calls":false)");
@@ -75,6 +77,7 @@ TEST(openai_tools, tool_choice_decides_the_constraint_and_whether_answers_are_re
   const completion_request automatic = parsed(tools);
   EXPECT_TRUE(automatic.prompts.at(0).constraint.empty());
   EXPECT_TRUE(automatic.tool_calls.has_value());
+  EXPECT_FALSE(automatic.forced_calls); // free text: held until it is known
   const completion_request none = parsed(std::string(tools) + R"(,"tool_choice":"none")");
   EXPECT_FALSE(none.tool_calls.has_value());
   EXPECT_FALSE(parsed(R"("max_tokens":3)").tool_calls.has_value());
@@ -212,6 +215,107 @@ TEST(openai_tools, a_stream_holds_text_that_may_be_calls_and_sends_them_as_delta
   EXPECT_THAT(text.on_token({1, 0, 9, "!"}), HasSubstr(R"("content":"!")"));
   EXPECT_THAT(text.on_done(done(1, "eos", " <toolbar> hi!")),
               HasSubstr(R"("finish_reason":"stop")"));
+}
+
+// What a client makes of a stream: the calls it assembles (a delta with an
+// id opens one; arguments append to the call of their index), the content,
+// the finish reason.
+struct client_view {
+  std::vector<std::pair<std::string, std::string>> calls; // name, arguments
+  std::string content, finish_reason;
+  size_t argument_deltas = 0;
+};
+
+void read_into(client_view& v, const std::string& stream) {
+  simdjson::dom::parser p;
+  for (const std::string& data : sse_events(stream)) {
+    if (data == "[DONE]")
+      continue;
+    simdjson::dom::element choice = p.parse(data)["choices"].at(0);
+    if (std::string_view reason; !choice["finish_reason"].get(reason))
+      v.finish_reason = reason;
+    if (std::string_view text; !choice["delta"]["content"].get(text))
+      v.content += text;
+    simdjson::dom::array calls;
+    if (choice["delta"]["tool_calls"].get(calls))
+      continue;
+    for (simdjson::dom::element call : calls) {
+      const auto k = size_t(int64_t(call["index"]));
+      if (std::string_view id; !call["id"].get(id)) {
+        EXPECT_EQ(k, v.calls.size()) << data;
+        v.calls.emplace_back(std::string_view(call["function"]["name"]), "");
+      }
+      ASSERT_LT(k, v.calls.size()) << data;
+      const std::string_view arguments = call["function"]["arguments"];
+      v.argument_deltas += !arguments.empty();
+      v.calls[k].second += arguments;
+    }
+  }
+}
+
+completion_meta forced_meta(bool stream) {
+  completion_meta m = chat_meta(stream);
+  m.forced_calls = true;
+  return m;
+}
+
+TEST(openai_tools, a_forced_call_streams_its_name_then_its_arguments_as_they_are_written) {
+  completion c(forced_meta(true), 1);
+  c.accepted(0, 1);
+  client_view v;
+  bool seen_a_part = false; // the first call named, its arguments begun, not whole
+  for (size_t at = 0; at < two_calls.size(); at += 4) {
+    read_into(v, c.on_token({1, 0, 7, std::string(two_calls.substr(at, 4))}));
+    seen_a_part |= !v.calls.empty() && v.calls[0].second.starts_with(R"({"ci)") &&
+                   !v.calls[0].second.ends_with("}");
+  }
+  EXPECT_TRUE(seen_a_part);
+  EXPECT_EQ(v.finish_reason, "");
+  read_into(v, c.on_done(done(1, "stop", std::string(two_calls))) + c.finish());
+  using call = std::pair<std::string, std::string>;
+  EXPECT_EQ(v.calls, (std::vector<call>{{"get_weather", R"({"city":"Oslo"})"}, {"ping", "{}"}}));
+  EXPECT_GT(v.argument_deltas, 3u); // piece by piece
+  EXPECT_EQ(v.content, "");
+  EXPECT_EQ(v.finish_reason, "tool_calls");
+
+  // Text held back from the tokens (it could have begun a stop sequence)
+  // comes with the done event; the calls end the same.
+  completion late(forced_meta(true), 1);
+  late.accepted(0, 1);
+  client_view w;
+  read_into(w, late.on_token({1, 0, 7, std::string(two_calls.substr(0, 40))}));
+  read_into(w, late.on_done(done(1, "stop", std::string(two_calls))));
+  EXPECT_EQ(w.calls, v.calls);
+  EXPECT_EQ(w.finish_reason, "tool_calls");
+}
+
+TEST(openai_tools, a_forced_call_cut_short_is_answered_as_far_as_it_went) {
+  const std::string cut(two_calls.substr(0, two_calls.find("slo")));
+  completion streamed(forced_meta(true), 1);
+  streamed.accepted(0, 1);
+  client_view v;
+  read_into(v, streamed.on_token({1, 0, 7, cut}));
+  read_into(v, streamed.on_done(done(1, "max_tokens", cut)) + streamed.finish());
+  using call = std::pair<std::string, std::string>;
+  EXPECT_EQ(v.calls, (std::vector<call>{{"get_weather", R"({"city":"O)"}}));
+  EXPECT_EQ(v.finish_reason, "length");
+
+  completion whole(forced_meta(false), 1);
+  whole.accepted(0, 1);
+  whole.on_done(done(1, "max_tokens", cut));
+  simdjson::dom::parser p;
+  simdjson::dom::element choice = p.parse(whole.finish())["choices"].at(0);
+  EXPECT_EQ(std::string_view(choice["finish_reason"]), "length");
+  EXPECT_TRUE(choice["message"]["content"].is_null());
+  EXPECT_EQ(std::string_view(choice["message"]["tool_calls"].at(0)["function"]["arguments"]),
+            R"({"city":"O)");
+
+  // Cut before a name: nothing to call, the text is the answer.
+  completion early(forced_meta(false), 1);
+  early.accepted(0, 1);
+  early.on_done(done(1, "max_tokens", "<tool_call>\n{\"na"));
+  choice = p.parse(early.finish())["choices"].at(0);
+  EXPECT_EQ(std::string_view(choice["message"]["content"]), "<tool_call>\n{\"na");
 }
 
 } // namespace

@@ -249,6 +249,7 @@ async function tool_calls_streamed() {
     // itself, then appends every fragment's arguments, the first's included
     // (it expects "" there, as OpenAI's API sends).
     const docs = {};
+    const pieces = []; // per call: its fragments with arguments
     let finish = null, content = "", usage = null, after_finish = false;
     for await (const chunk of stream) {
       expect(chunk.object === "chat.completion.chunk", "a chunk is a chat.completion.chunk", chunk);
@@ -268,6 +269,7 @@ async function tool_calls_streamed() {
             expect(!f.id || f.id === calls[f.index].id, "a call's later fragments keep its id", f);
           }
           calls[f.index].function.arguments += f.function?.arguments ?? "";
+          if (f.function?.arguments) pieces[f.index] = (pieces[f.index] ?? 0) + 1;
           const copy = structuredClone(f);
           if (!docs[copy.index]) docs[copy.index] = copy;
           docs[copy.index].function.arguments += copy.function?.arguments ?? "";
@@ -282,6 +284,10 @@ async function tool_calls_streamed() {
     expect(content === "", "no content besides the calls", content);
     expect(usage && usage.completion_tokens > 0, "include_usage gives the usage", usage);
     check_calls(calls);
+    // A forced call streams as it is written: arguments longer than a
+    // token or two come in several fragments.
+    calls.forEach((c, k) => expect(c.function.arguments.length <= 8 || pieces[k] > 1,
+      "a call's arguments stream piece by piece", { arguments: c.function.arguments, fragments: pieces[k] }));
     // The same seed unstreamed gave the same calls (ids aside).
     const strip = (cs) => cs.map((c) => [c.function.name, c.function.arguments]);
     expect(deep_equal(strip(calls), strip(keep[seed])), "the stream gives the calls of the same request unstreamed",
