@@ -113,7 +113,7 @@ std::optional<completion::answer_calls> completion::calls_in(std::string_view te
     return std::nullopt;
   if (auto calls = model::parse_tool_calls(text, *meta_.tool_calls))
     return answer_calls{std::move(*calls), true};
-  if (!meta_.forced_calls)
+  if (!meta_.constrained_calls || !model::begins_tool_call(text, *meta_.tool_calls))
     return std::nullopt;
   model::tool_call_reader reader;
   reader.feed(text);
@@ -210,15 +210,24 @@ std::string completion::on_token(const token_event& ev) {
       c.logprobs.push_back(ev);
     return {};
   }
-  if (meta_.forced_calls) { // nothing but calls: each as it is written
+  if (c.calling) { // each call as it is written
     c.calls.feed(ev.text);
     c.num_read += ev.text.size();
     return call_deltas(c, *index);
   }
   if (meta_.tool_calls && c.holding) {
     // NOTE: held text goes out as content once it cannot be calls (its
-    // tokens' ids and logprobs with it are not sent).
+    // tokens' ids and logprobs with it are not sent), as calls once the
+    // grammar holds it to them, else when the answer ends.
     c.held += ev.text;
+    if (meta_.constrained_calls && model::begins_tool_call(c.held, *meta_.tool_calls)) {
+      c.holding = false;
+      c.calling = true;
+      c.calls.feed(c.held);
+      c.num_read = c.held.size();
+      c.held.clear();
+      return call_deltas(c, *index);
+    }
     if (model::may_be_tool_calls(c.held, *meta_.tool_calls))
       return {};
     c.holding = false;
@@ -244,7 +253,7 @@ std::string completion::on_done(const done_event& d) {
   ++num_done_;
   if (!meta_.stream)
     return {};
-  if (meta_.forced_calls || (meta_.tool_calls && c.holding))
+  if (c.calling || (meta_.tool_calls && c.holding))
     if (const auto calls = calls_in(d.text)) {
       // NOTE: the done event's text may end with what was held back (it
       // could have begun a stop sequence); the reader takes it too.

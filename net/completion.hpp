@@ -32,10 +32,11 @@ struct completion_meta {
   // is held back while it may still become calls.
   std::optional<model::tool_call_format> tool_calls{};
   bool named_tool = false; // completion_request::named_tool
-  // completion_request::forced_calls: the answer is calls, streamed as they
-  // are written (a call's id and name once its name is whole, then its
-  // arguments piece by piece), and a cut one is answered as far as it went.
-  bool forced_calls = false;
+  // completion_request::constrained_calls: once the answer begins a call,
+  // its calls stream as they are written (a call's id and name once its
+  // name is whole, then its arguments piece by piece), and a cut one is
+  // answered as far as it went.
+  bool constrained_calls = false;
 };
 
 class completion {
@@ -65,13 +66,15 @@ private:
     int64_t num_token_bytes = 0;       // streaming: text_offset of the next token
     bool prompt_sent = false;          // streaming: prompt_token_ids went out
     bool holding = true;               // streaming with tools: text held (may be calls)
+    bool calling = false;              // streaming: the answer has begun its calls
     std::string held;
     model::tool_call_reader calls;      // streaming: the calls read so far
     size_t num_read = 0;                // bytes of text the reader has
     std::vector<size_t> arguments_sent; // per call announced: bytes of its arguments sent
   };
   // The calls an answer's text makes: every one, when it is nothing but
-  // calls (`whole`), or, forced_calls, those named so far, as far as they went.
+  // calls (`whole`), or, constrained_calls, those named so far, as far as
+  // they went.
   struct answer_calls {
     std::vector<model::tool_call> calls;
     bool whole = false;

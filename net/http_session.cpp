@@ -259,7 +259,7 @@ void http_session::complete(const request& req, bool chat) {
                          .count(),
                        front_->model_name, c.stream, c.include_usage, chat,
                        c.return_token_ids, !c.prompts.empty() && c.prompts.front().logprobs >= 0,
-                       c.tool_calls, c.named_tool, c.forced_calls};
+                       c.tool_calls, c.named_tool, c.constrained_calls};
   live_ = spawn_completion(front_->sys, front_->runtime, std::move(c), std::move(meta),
                            on_strand(&http_session::reply));
 }

@@ -160,7 +160,8 @@ parse_chat_request(std::string_view body, uint64_t draw_seed, const model::chat_
   completion_request out = openai::request_of(f);
   out.tool_calls = std::get<std::optional<model::tool_call_format>>(tools);
   out.named_tool = f.named_tool && out.tool_calls.has_value();
-  out.forced_calls = out.tool_calls && f.params.constraint.kind == constraint_kind::tool_calls;
+  out.constrained_calls =
+    out.tool_calls && f.params.constraint.kind == constraint_kind::tool_calls;
   return out;
 }
 

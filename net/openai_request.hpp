@@ -51,9 +51,10 @@ struct completion_request {
   // tool_choice named a function: its call ends with finish_reason "stop",
   // as OpenAI's forced calls do ("tool_calls" otherwise).
   bool named_tool = false;
-  // tool_choice required or named: the answer is constrained to calls, so a
-  // stream sends each call as it is written.
-  bool forced_calls = false;
+  // The answer's calls are held to the tools' grammar (tool_choice required
+  // or named: the answer is calls; auto without another constraint: calls
+  // once it begins one), so a stream sends each call as it is written.
+  bool constrained_calls = false;
 };
 
 // Parses a /v1/completions body. `draw_seed` gives the seed of a request

@@ -91,7 +91,17 @@ apply_tool_choice(fields& f, model::tool_call_format format) {
   const std::string choice = f.tool_choice.value_or(f.tools.empty() ? "none" : "auto");
   if (choice == "none") return std::optional<model::tool_call_format>();
   if (f.tools.empty()) return invalid("tool_choice", "tool_choice '" + choice + "' needs tools");
-  if (choice == "auto") return std::optional<model::tool_call_format>(format);
+  if (choice == "auto") {
+    // NOTE: text, or calls held to their schemas once the answer begins
+    // one; a request constrained otherwise keeps its constraint, and its
+    // answer is read for calls when it ends.
+    if (f.params.constraint.empty())
+      f.params.constraint = {
+        constraint_kind::tool_calls,
+        model::tool_call_spec(f.tools, format, {.parallel = f.parallel_tool_calls, .lazy = true}),
+        {}};
+    return std::optional<model::tool_call_format>(format);
+  }
   std::vector<model::tool_function> callable = f.tools;
   if (f.named_tool) {
     std::erase_if(callable, [&](const auto& t) { return t.name != choice; });
@@ -104,7 +114,8 @@ apply_tool_choice(fields& f, model::tool_call_format format) {
                                     "(response_format, structured_outputs, ...) besides");
   f.params.constraint = {
     constraint_kind::tool_calls,
-    model::tool_call_spec(callable, format, f.parallel_tool_calls && !f.named_tool),
+    model::tool_call_spec(callable, format,
+                          {.parallel = f.parallel_tool_calls && !f.named_tool}),
     {}};
   return std::optional<model::tool_call_format>(format);
 }

@@ -4,7 +4,8 @@
 // assistant tool_calls — read for the chat template (which renders them)
 // and for the runtime: tool_choice "required" or a named function becomes
 // a tool_calls constraint in the template's format, so the call always
-// parses; "auto" lets the model choose, and its answer is read for calls.
+// parses; "auto" a lazy one (text, or calls once the answer begins one),
+// unless the request carries another constraint; answers are read for calls.
 // Internal to net/.
 
 #include "net/openai_fields.hpp"

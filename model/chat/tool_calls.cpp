@@ -10,6 +10,11 @@ namespace {
 
 constexpr std::string_view open_tag = "<tool_call>", close_tag = "</tool_call>";
 
+std::string_view trim_start(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t\r\n");
+  return first == std::string_view::npos ? std::string_view() : s.substr(first);
+}
+
 std::string_view trim(std::string_view s) {
   const size_t first = s.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return {};
@@ -69,11 +74,14 @@ std::optional<std::vector<tool_call>> parse_tool_calls(std::string_view text,
 }
 
 bool may_be_tool_calls(std::string_view text, tool_call_format format) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return true;
-  text = text.substr(first);
+  text = trim_start(text);
+  if (text.empty()) return true;
   if (format == tool_call_format::json) return text.front() == '{';
   return text.size() <= open_tag.size() ? open_tag.starts_with(text) : text.starts_with(open_tag);
+}
+
+bool begins_tool_call(std::string_view text, tool_call_format format) {
+  return trim_start(text).starts_with(tool_call_trigger(format));
 }
 
 tool_call_format tool_call_format_of(std::string_view template_text) {

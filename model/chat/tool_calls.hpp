@@ -28,6 +28,10 @@ std::optional<std::vector<tool_call>> parse_tool_calls(std::string_view text,
 // Whether `text`, a prefix of an answer, may still turn out to be calls.
 bool may_be_tool_calls(std::string_view text, tool_call_format format);
 
+// Whether `text` (after any whitespace) has begun a call: under a calls
+// grammar, lazy or forced, the answer is then calls.
+bool begins_tool_call(std::string_view text, tool_call_format format);
+
 // The format a chat template's text teaches: hermes when it writes
 // <tool_call> blocks, else json.
 tool_call_format tool_call_format_of(std::string_view template_text);

@@ -8,6 +8,12 @@
 //                            several: joined by "; "
 //   hermes  (Qwen2.5, Qwen3) <tool_call>\n{"name": "get_weather", "arguments": {...}}\n</tool_call>
 //                            several: one block after another, "\n" between
+//
+// A lazy grammar (tool_choice auto) lets the answer be text instead, as
+// long as it does not begin a call: after any whitespace, either the calls
+// or text that leaves the call's opening (tool_call_trigger) before its end.
+// Once an answer has begun a call, the call is held to its function's
+// schema like a forced one.
 
 #include "base/result.hpp"
 #include "model/grammar/grammar.hpp"
@@ -28,15 +34,23 @@ struct tool_function {
   std::string parameters; // a JSON Schema (JSON text); "" : any object
 };
 
-// One call of one of `functions`, or with `parallel` one or more.
+struct tool_call_options {
+  bool parallel = false; // one or more calls, else one
+  bool lazy = false;     // or text that does not begin a call
+};
+
+// What every call of the format begins with: "<tool_call>", "{\"name\"".
+std::string_view tool_call_trigger(tool_call_format format);
+
+// Calls of `functions` in `format`.
 result<grammar> tool_call_grammar(const std::vector<tool_function>& functions,
-                                  tool_call_format format, bool parallel);
+                                  tool_call_format format, tool_call_options options);
 
 // The constraint text of constraint_kind tool_calls:
-//   {"format": "json" | "hermes", "parallel": bool,
+//   {"format": "json" | "hermes", "parallel": bool, "lazy": bool (optional),
 //    "functions": [{"name": ..., "parameters": {...}}, ...]}
 std::string tool_call_spec(const std::vector<tool_function>& functions, tool_call_format format,
-                           bool parallel);
+                           tool_call_options options);
 result<grammar> tool_call_grammar_of_spec(std::string_view spec);
 
 } // namespace kvactor::model

@@ -67,17 +67,26 @@ TEST(openai_tools, tool_choice_decides_the_constraint_and_whether_answers_are_re
   EXPECT_THAT(named.prompts.at(0).constraint.text, Not(HasSubstr("get_weather")));
   EXPECT_TRUE(named.named_tool);
   EXPECT_FALSE(required.named_tool);
-  EXPECT_TRUE(named.forced_calls); // both constrained to calls: streamed as written
-  EXPECT_TRUE(required.forced_calls);
+  EXPECT_TRUE(named.constrained_calls); // calls held to the grammar: streamed as written
+  EXPECT_TRUE(required.constrained_calls);
 
   const completion_request serial =
     parsed(std::string(tools) + R"(,"tool_choice":"required","parallel_tool_calls":false)");
   EXPECT_THAT(serial.prompts.at(0).constraint.text, HasSubstr(R"("parallel":false)"));
 
+  // auto: text, or calls held to their schemas once one begins (a lazy
+  // grammar); a request constrained otherwise keeps its own constraint.
   const completion_request automatic = parsed(tools);
-  EXPECT_TRUE(automatic.prompts.at(0).constraint.empty());
+  EXPECT_EQ(automatic.prompts.at(0).constraint.kind, constraint_kind::tool_calls);
+  EXPECT_THAT(automatic.prompts.at(0).constraint.text, HasSubstr(R"("lazy":true)"));
+  EXPECT_THAT(automatic.prompts.at(0).constraint.text, HasSubstr(R"("parallel":true)"));
   EXPECT_TRUE(automatic.tool_calls.has_value());
-  EXPECT_FALSE(automatic.forced_calls); // free text: held until it is known
+  EXPECT_TRUE(automatic.constrained_calls);
+  const completion_request as_json =
+    parsed(std::string(tools) + R"(,"response_format":{"type":"json_object"})");
+  EXPECT_EQ(as_json.prompts.at(0).constraint.kind, constraint_kind::json_object);
+  EXPECT_TRUE(as_json.tool_calls.has_value()); // read for calls when it ends
+  EXPECT_FALSE(as_json.constrained_calls);
   const completion_request none = parsed(std::string(tools) + R"(,"tool_choice":"none")");
   EXPECT_FALSE(none.tool_calls.has_value());
   EXPECT_FALSE(parsed(R"("max_tokens":3)").tool_calls.has_value());
@@ -253,14 +262,14 @@ void read_into(client_view& v, const std::string& stream) {
   }
 }
 
-completion_meta forced_meta(bool stream) {
+completion_meta constrained_meta(bool stream) {
   completion_meta m = chat_meta(stream);
-  m.forced_calls = true;
+  m.constrained_calls = true;
   return m;
 }
 
-TEST(openai_tools, a_forced_call_streams_its_name_then_its_arguments_as_they_are_written) {
-  completion c(forced_meta(true), 1);
+TEST(openai_tools, a_constrained_call_streams_its_name_then_its_arguments_as_they_are_written) {
+  completion c(constrained_meta(true), 1);
   c.accepted(0, 1);
   client_view v;
   bool seen_a_part = false; // the first call named, its arguments begun, not whole
@@ -280,7 +289,7 @@ TEST(openai_tools, a_forced_call_streams_its_name_then_its_arguments_as_they_are
 
   // Text held back from the tokens (it could have begun a stop sequence)
   // comes with the done event; the calls end the same.
-  completion late(forced_meta(true), 1);
+  completion late(constrained_meta(true), 1);
   late.accepted(0, 1);
   client_view w;
   read_into(w, late.on_token({1, 0, 7, std::string(two_calls.substr(0, 40))}));
@@ -289,9 +298,9 @@ TEST(openai_tools, a_forced_call_streams_its_name_then_its_arguments_as_they_are
   EXPECT_EQ(w.finish_reason, "tool_calls");
 }
 
-TEST(openai_tools, a_forced_call_cut_short_is_answered_as_far_as_it_went) {
+TEST(openai_tools, a_constrained_call_cut_short_is_answered_as_far_as_it_went) {
   const std::string cut(two_calls.substr(0, two_calls.find("slo")));
-  completion streamed(forced_meta(true), 1);
+  completion streamed(constrained_meta(true), 1);
   streamed.accepted(0, 1);
   client_view v;
   read_into(v, streamed.on_token({1, 0, 7, cut}));
@@ -300,7 +309,7 @@ TEST(openai_tools, a_forced_call_cut_short_is_answered_as_far_as_it_went) {
   EXPECT_EQ(v.calls, (std::vector<call>{{"get_weather", R"({"city":"O)"}}));
   EXPECT_EQ(v.finish_reason, "length");
 
-  completion whole(forced_meta(false), 1);
+  completion whole(constrained_meta(false), 1);
   whole.accepted(0, 1);
   whole.on_done(done(1, "max_tokens", cut));
   simdjson::dom::parser p;
@@ -311,11 +320,36 @@ TEST(openai_tools, a_forced_call_cut_short_is_answered_as_far_as_it_went) {
             R"({"city":"O)");
 
   // Cut before a name: nothing to call, the text is the answer.
-  completion early(forced_meta(false), 1);
+  completion early(constrained_meta(false), 1);
   early.accepted(0, 1);
   early.on_done(done(1, "max_tokens", "<tool_call>\n{\"na"));
   choice = p.parse(early.finish())["choices"].at(0);
   EXPECT_EQ(std::string_view(choice["message"]["content"]), "<tool_call>\n{\"na");
+}
+
+// tool_choice auto under its lazy grammar: text streams as content once it
+// cannot begin a call; an answer that begins one streams as calls from there.
+TEST(openai_tools, an_auto_answer_streams_as_text_or_as_calls_once_it_begins_one) {
+  completion c(constrained_meta(true), 2);
+  c.accepted(0, 1);
+  c.accepted(1, 2);
+  client_view calls, text;
+  EXPECT_EQ(c.on_token({1, 0, 7, " \n<tool"}), ""); // may begin a call: held
+  read_into(calls, c.on_token({1, 0, 8, "_call>\n{\"name\": \"pi"}));
+  EXPECT_TRUE(calls.calls.empty()); // a call, not yet named
+  read_into(calls, c.on_token({1, 0, 9, "ng\", \"arguments\": {"}));
+  ASSERT_EQ(calls.calls.size(), 1u);
+  EXPECT_EQ(calls.calls[0].second, "{");
+  read_into(text, c.on_token({2, 0, 7, "Sure"}));
+  EXPECT_EQ(text.content, "Sure");
+  const std::string ping = " \n<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+  read_into(calls, c.on_token({1, 0, 10, "}}\n</tool_call>"}) + c.on_done(done(1, "stop", ping)));
+  read_into(text, c.on_done(done(2, "eos", "Sure")));
+  using call = std::pair<std::string, std::string>;
+  EXPECT_EQ(calls.calls, (std::vector<call>{{"ping", "{}"}}));
+  EXPECT_EQ(calls.content, "");
+  EXPECT_EQ(calls.finish_reason, "tool_calls");
+  EXPECT_EQ(text.finish_reason, "stop");
 }
 
 } // namespace

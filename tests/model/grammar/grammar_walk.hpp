@@ -62,12 +62,15 @@ inline std::optional<std::string> shortest_ending(grammar_matcher m, int max_dep
   return std::nullopt;
 }
 
-// A random sentence of `g`'s language (nullopt: the walk found no end).
+// A random sentence of `g`'s language that begins with `prefix` (nullopt:
+// the grammar refuses the prefix, or the walk found no end).
 inline std::optional<std::string> random_sentence(std::shared_ptr<const grammar> g,
                                                   std::mt19937_64& rng, size_t budget = 200,
-                                                  double stop_chance = 0.3) {
+                                                  double stop_chance = 0.3,
+                                                  std::string_view prefix = {}) {
   grammar_matcher m(std::move(g));
-  std::string out;
+  if (!m.advance(prefix)) return std::nullopt;
+  std::string out(prefix);
   while (out.size() < budget) {
     if (m.can_end() && (m.must_end() || std::bernoulli_distribution(stop_chance)(rng))) return out;
     const std::vector<uint8_t> next = allowed_bytes(m, m.current());
