@@ -5,7 +5,7 @@
 #include "actors/core/kv_ledger.hpp"
 #include "actors/core/pool_invariants.hpp"
 #include "actors/core/scheduler.hpp"
-#include "actors/core/swap_space.hpp"
+#include "actors/core/swap_protocol.hpp"
 #include "sequence_builder.hpp"
 
 #include <gmock/gmock.h>
@@ -21,7 +21,8 @@ namespace kvactor::testing {
 inline constexpr int32_t bs = 4;
 
 // Plays the block manager, swap and executor actors, synchronously and in
-// the order their messages would arrive. The "model" samples a token that
+// the order their messages would arrive; the swap actor's part is its own
+// protocol (swap_protocol.hpp). The "model" samples a token that
 // depends only on the tokens so far and the seed, so any schedule must yield
 // the same outputs; swaps complete when the test says so (or at once). Like an
 // executor it keeps each sequence's block table from the plans' changes, and
@@ -29,7 +30,7 @@ inline constexpr int32_t bs = 4;
 class driver {
 public:
   driver(int32_t num_blocks, int32_t num_host_blocks, scheduler_config config)
-    : ledger_(num_blocks, bs, config.prefix_caching), host_(num_host_blocks),
+    : ledger_(num_blocks, bs, config.prefix_caching), swaps_(num_host_blocks),
       sched_(std::move(config), num_blocks, num_host_blocks, bs) {}
 
   std::optional<std::string> add(seq_id id, std::vector<token_id> prompt, int32_t max_tokens,
@@ -108,17 +109,15 @@ public:
   // caused.
   std::vector<sequence_update> complete_swaps() {
     std::vector<sequence_update> all;
-    for (auto& [cmd, table] : std::exchange(pending_swaps_, {})) {
-      std::vector<sequence_update> updates;
-      if (cmd.kind == swap_command::swap_out) {
-        ledger_.release_swapped(cmd.id);
-        updates = sched_.complete_swap_out(cmd.id);
-      } else if (!table) {
-        updates = sched_.swap_in_denied(cmd.id);
-      } else {
-        host_.release(cmd.id);
-        updates = sched_.complete_swap_in(cmd.id);
-      }
+    swap_side side(*this);
+    for (const pending_swap& p : std::exchange(pending_swaps_, {})) {
+      if (p.denied)
+        reported_ = sched_.swap_in_denied(p.id);
+      else if (p.direction == swap_direction::out)
+        swaps_.copied_out(p.id, side);
+      else
+        swaps_.copied_in(p.id, side);
+      const std::vector<sequence_update> updates = std::exchange(reported_, {});
       run_commands();
       apply(updates);
       all.insert(all.end(), updates.begin(), updates.end());
@@ -127,31 +126,19 @@ public:
   }
 
   // The scheduler's commands through the delivery the scheduler actor uses
-  // (scheduler_commands.hpp), to the ledger and the host pool directly.
+  // (scheduler_commands.hpp): the block manager's to the ledger directly,
+  // the swap actor's to its protocol.
   void run_commands() {
     struct direct final : command_receivers {
       driver& d;
-      explicit direct(driver& to) : d(to) {}
+      swap_side side;
+      explicit direct(driver& to) : d(to), side(to) {}
       void release(seq_id id, int32_t n) override { d.ledger_.release(id, n); }
       void forget(seq_id id, int32_t n) override { d.ledger_.forget(id, n); }
       void fork(seq_id first, seq_id child) override { d.ledger_.fork(first, child); }
-      void drop_host(seq_id id) override { d.host_.release(id); }
-      void swap_out(seq_id id) override {
-        EXPECT_TRUE(d.host_.swap_out(id, d.ledger_.blocks_of(id)).has_value());
-        d.pending_swaps_.push_back({{swap_command::swap_out, id, 0}, std::vector<block_id>{}});
-      }
-      void swap_in(seq_id id, int32_t num_blocks) override {
-        const swap_command cmd{swap_command::swap_in, id, num_blocks};
-        // NOTE: a refusal is held like a completion: in the runtime it
-        // travels back through the swap actor, and aborts can come first.
-        if (auto table = d.ledger_.allocate_for_swap_in(id, num_blocks)) {
-          d.host_.swap_in(id, *table);
-          d.pending_swaps_.push_back({cmd, std::move(table)});
-        } else {
-          ++d.num_swap_ins_denied;
-          d.pending_swaps_.push_back({cmd, std::nullopt});
-        }
-      }
+      void drop_host(seq_id id) override { d.swaps_.drop_host(id); }
+      void swap_out(seq_id id) override { d.swaps_.swap_out(id, side); }
+      void swap_in(seq_id id, int32_t n) override { d.swaps_.swap_in(id, n, side); }
     } receivers(*this);
     deliver(sched_.take_commands(), receivers);
   }
@@ -176,11 +163,11 @@ public:
   void expect_idle_and_sound() {
     EXPECT_EQ(ledger_.num_sequences(), 0);
     EXPECT_EQ(blocks().pool().num_used_blocks(), 0);
-    EXPECT_EQ(host_.num_free_blocks(), host_.num_blocks());
+    EXPECT_EQ(host().num_free_blocks(), host().num_blocks());
     EXPECT_EQ(sched_.num_host_blocks_used(), 0);
     EXPECT_EQ(sched_.num_sequences(), 0);
     EXPECT_THAT(ledger_.check_invariants(), ::testing::IsEmpty());
-    EXPECT_THAT(check_invariants(host_), ::testing::IsEmpty());
+    EXPECT_THAT(check_invariants(host()), ::testing::IsEmpty());
   }
 
   std::vector<token_id> output(seq_id id, size_t prompt_len) const {
@@ -193,19 +180,52 @@ public:
   scheduler& sched() { return sched_; }
   kv_ledger& ledger() { return ledger_; }
   const block_allocator& blocks() const { return ledger_.blocks(); }
-  swap_space& host() { return host_; }
+  const swap_space& host() const { return swaps_.space(); }
   std::map<seq_id, sequence_update>& finished() { return finished_; }
   bool hold_swaps = false;
   int32_t num_swap_ins_denied = 0;
 
 private:
+  // The swap protocol's messages: the block manager answers at once, copies
+  // end when complete_swaps() says, and so do refusals (in the runtime they
+  // travel back through the swap actor, and aborts can come first).
+  struct pending_swap {
+    seq_id id = 0;
+    swap_direction direction = swap_direction::out;
+    bool denied = false;
+  };
+  class swap_side final : public swap_outbox {
+  public:
+    explicit swap_side(driver& to) : d(to) {}
+    void ask_blocks(seq_id id) override {
+      d.swaps_.blocks_known(id, d.ledger_.blocks_of(id), *this);
+    }
+    void allocate(seq_id id, int32_t num_blocks) override {
+      auto table = d.ledger_.allocate_for_swap_in(id, num_blocks);
+      d.num_swap_ins_denied += !table;
+      d.swaps_.allocated(id, table, *this);
+    }
+    void free_swapped(seq_id id) override { d.ledger_.release_swapped(id); }
+    void copy(swap_order order) override {
+      d.pending_swaps_.push_back({order.id, order.direction, false});
+    }
+    void swapped_out(seq_id id) override { d.reported_ = d.sched_.complete_swap_out(id); }
+    void swapped_in(seq_id id) override { d.reported_ = d.sched_.complete_swap_in(id); }
+    void swap_in_denied(seq_id id) override {
+      d.pending_swaps_.push_back({id, swap_direction::in, true});
+    }
+
+  private:
+    driver& d;
+  };
+
   kv_ledger ledger_;
-  swap_space host_;
+  swap_protocol swaps_;
   scheduler sched_;
   std::map<seq_id, std::vector<token_id>> tokens_;
   std::map<seq_id, sequence_update> finished_;
-  // Swaps ordered and not yet reported; a swap-in's table, or none if refused.
-  std::vector<std::pair<swap_command, std::optional<std::vector<block_id>>>> pending_swaps_;
+  std::vector<pending_swap> pending_swaps_; // swaps ordered and not yet reported
+  std::vector<sequence_update> reported_;   // what the scheduler made of the last report
   std::map<seq_id, std::vector<block_id>> tables_; // the executor's
   uint64_t next_arrival_ = 0;
 };
