@@ -1,7 +1,7 @@
 #pragma once
 // The scheduler's commands to the block manager and the swap actor, and
 // their delivery: deliver() hands each to its receiver's verb, in order, the
-// block manager's first. The scheduler actor's receivers send messages; the
+// block commands first. The scheduler actor's receivers send messages; the
 // core tests' receivers call the ledger and the swap space directly, so both
 // go through the same delivery.
 
@@ -25,7 +25,8 @@ struct block_command {
   friend bool operator==(const block_command&, const block_command&) = default;
 };
 
-// Work the scheduler hands to the swap actor, in order.
+// Swaps, in order: out and in through the block manager, which adds their
+// blocks and hands them to the swap actor; drop_host to the swap actor.
 struct swap_command {
   enum kind_t : uint8_t {
     swap_out, // copy to host, then have the device blocks freed
@@ -52,9 +53,10 @@ public:
   virtual void release(seq_id id, int32_t num_computed) = 0;
   virtual void forget(seq_id id, int32_t num_computed) = 0;
   virtual void fork(seq_id first, seq_id child) = 0;
-  // The swap actor's.
+  // Swaps: the block manager's (it hands them on with their blocks) ...
   virtual void swap_out(seq_id id) = 0;
   virtual void swap_in(seq_id id, int32_t num_blocks) = 0;
+  // ... and the swap actor's.
   virtual void drop_host(seq_id id) = 0;
 };
 

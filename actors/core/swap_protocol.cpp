@@ -4,8 +4,8 @@
 
 namespace kvactor {
 
-void swap_protocol::blocks_known(seq_id id, const std::vector<block_id>& device_blocks,
-                                 swap_outbox& out) {
+void swap_protocol::swap_out(seq_id id, const std::vector<block_id>& device_blocks,
+                             swap_outbox& out) {
   auto copies = space_.swap_out(id, device_blocks);
   KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
   out.copy({id, swap_direction::out, std::move(*copies)});
@@ -16,13 +16,8 @@ void swap_protocol::copied_out(seq_id id, swap_outbox& out) {
   out.swapped_out(id);
 }
 
-void swap_protocol::allocated(seq_id id, const std::optional<std::vector<block_id>>& table,
-                              swap_outbox& out) {
-  if (!table) {
-    out.swap_in_denied(id);
-    return;
-  }
-  out.copy({id, swap_direction::in, space_.swap_in(id, *table)});
+void swap_protocol::swap_in(seq_id id, const std::vector<block_id>& table, swap_outbox& out) {
+  out.copy({id, swap_direction::in, space_.swap_in(id, table)});
 }
 
 void swap_protocol::copied_in(seq_id id, swap_outbox& out) {

@@ -1,4 +1,6 @@
-// block_manager_actor: the kv_ledger behind messages.
+// block_manager_actor: the kv_ledger behind messages. It hands each of the
+// scheduler's swaps to the swap actor with its blocks (a swap-out's device
+// blocks, a swap-in's fresh ones), or refuses a swap-in it has no blocks for.
 
 #include "actors/core/kv_ledger.hpp"
 #include "actors/runtime/spawn.hpp"
@@ -10,25 +12,39 @@ namespace {
 struct block_manager_state {
   block_manager_state() = default;
   std::optional<kv_ledger> ledger;
+  swap_actor swap;       // where swaps go, and
+  scheduler_actor sched; // where refused swap-ins are reported (attach_atom)
+  jitter delays;         // of refused swap-ins (the executor delays the copies' ends)
 };
 
 block_manager_actor::behavior_type
 block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self,
-                 int32_t num_blocks, int32_t block_size, bool prefix_caching) {
+                 int32_t num_blocks, int32_t block_size, bool prefix_caching,
+                 jitter_options delays) {
   self->state.ledger.emplace(num_blocks, block_size, prefix_caching);
+  self->state.delays = jitter(delays);
   auto& ledger = *self->state.ledger;
+  auto& st = self->state;
   return {
+    [&st](attach_atom, swap_actor swap, scheduler_actor sched) {
+      st.swap = std::move(swap);
+      st.sched = std::move(sched);
+    },
     [&ledger](reserve_atom, const std::vector<reservation_entry>& entries) {
       return ledger.reserve(entries);
     },
     [&ledger](release_atom, seq_id id, int32_t num_computed) { ledger.release(id, num_computed); },
     [&ledger](forget_atom, seq_id id, int32_t num_computed) { ledger.forget(id, num_computed); },
     [&ledger](fork_atom, seq_id first, seq_id choice) { ledger.fork(first, choice); },
-    [&ledger](blocks_atom, seq_id id) { return ledger.blocks_of(id); },
+    [self, &st](swap_out_atom, seq_id id) {
+      self->send(st.swap, swap_out_atom::value, id, st.ledger->blocks_of(id));
+    },
     [&ledger](free_swapped_atom, seq_id id) { ledger.release_swapped(id); },
-    [&ledger](allocate_atom, seq_id id, int32_t num_wanted) {
-      auto table = ledger.allocate_for_swap_in(id, num_wanted);
-      return std::make_tuple(table.has_value(), table.value_or(std::vector<block_id>{}));
+    [self, &st](swap_in_atom, seq_id id, int32_t num_wanted) {
+      if (auto table = st.ledger->allocate_for_swap_in(id, num_wanted))
+        self->send(st.swap, swap_in_atom::value, id, std::move(*table));
+      else
+        send_after(st.delays.next(), st.sched, swap_in_denied_atom::value, id);
     },
     [&ledger](figures_atom) {
       return std::make_tuple(ledger.figures(), ledger.check_invariants());
@@ -39,8 +55,9 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
 } // namespace
 
 block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
-                                        int32_t block_size, bool prefix_caching) {
-  return sys.spawn(block_manager_fn, num_blocks, block_size, prefix_caching);
+                                        int32_t block_size, bool prefix_caching,
+                                        jitter_options delays) {
+  return sys.spawn(block_manager_fn, num_blocks, block_size, prefix_caching, delays);
 }
 
 } // namespace kvactor

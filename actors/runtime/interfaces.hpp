@@ -7,12 +7,13 @@
 //          cancel,      │                        │ submit, stop  ▲ updates
 //          figures      ▼                        ▼               │
 //                     scheduler ◄────────────────────────────────┘
-//          reserve,    │  ▲   ▲ swapped_out / swapped_in / swap_in_denied
-//          release     ▼  │   └──────────────────────────────────┐
-//                 block_manager ◄── blocks, allocate ── swap ◄───┤ swap_out, swap_in
-//                      ▲                                │ swap_order
-//                      │           step_plan            ▼
-//                   scheduler ───────────────────► executor (device streams)
+//          reserve,    │  ▲   ▲ swapped_out / swapped_in
+//          release,    │  │   └───────────────────────────┐
+//        swap_out/in   ▼  │ swap_in_denied                │
+//                 block_manager ── swap_out/in + blocks ─► swap ── swap_order ─► executor
+//                      ▲       ◄── free_swapped ───────┘            ▲
+//                      │           step_plan                        │
+//                   scheduler ──────────────────────────────────────┘
 
 #include "actors/runtime/messages.hpp"
 
@@ -40,16 +41,32 @@ using scheduler_actor = caf::typed_actor<
   // answers when they are asked to quit, and quits.
   caf::replies_to<shutdown_atom>::with<bool>,
   // The swap actor's reports: swap-out copied (device blocks freed),
-  // swap-in copied (the ledger holds the new table), swap-in refused for
-  // lack of blocks.
+  // swap-in copied (the ledger holds the new table); the block manager's:
+  // swap-in refused for lack of blocks.
   caf::reacts_to<swapped_out_atom, seq_id>,
   caf::reacts_to<swapped_in_atom, seq_id>,
   caf::reacts_to<swap_in_denied_atom, seq_id>,
   // Its own timer: a static batch's window for arrivals has passed.
   caf::reacts_to<window_atom>>;
 
+// The pinned host pool (swap_protocol over swap_space).
+using swap_actor = caf::typed_actor<
+  // The scheduler, once, before any command: where the reports go.
+  caf::reacts_to<attach_atom, scheduler_actor>,
+  // From the block manager: copy the sequence's device blocks to host, then
+  // have them freed.
+  caf::reacts_to<swap_out_atom, seq_id, std::vector<block_id>>,
+  // From the block manager: copy the sequence back into these fresh blocks.
+  caf::reacts_to<swap_in_atom, seq_id, std::vector<block_id>>,
+  // Free the host blocks of an ended sequence.
+  caf::reacts_to<drop_host_atom, seq_id>,
+  caf::replies_to<figures_atom>::with<host_figures>>;
+
 // The device block pool and prefix cache (kv_ledger).
 using block_manager_actor = caf::typed_actor<
+  // From the scheduler, once, before any command: where swaps go and where
+  // a refused swap-in is reported.
+  caf::reacts_to<attach_atom, swap_actor, scheduler_actor>,
   // Slots for a whole step, in scheduling order, until one does not fit.
   caf::replies_to<reserve_atom, std::vector<reservation_entry>>::with<reservation_result>,
   // Preempted by recompute: free its blocks and drop its progress, once its
@@ -59,26 +76,15 @@ using block_manager_actor = caf::typed_actor<
   caf::reacts_to<forget_atom, seq_id, int32_t>,
   // A request's choice (second) starts as a copy of its first (first).
   caf::reacts_to<fork_atom, seq_id, seq_id>,
-  // A sequence's blocks, to swap out.
-  caf::replies_to<blocks_atom, seq_id>::with<std::vector<block_id>>,
-  // Its swap-out copy is done: free its device blocks.
+  // Swap the sequence out: to the swap actor with its blocks.
+  caf::reacts_to<swap_out_atom, seq_id>,
+  // From the swap actor: its swap-out copy is done; free its device blocks.
   caf::reacts_to<free_swapped_atom, seq_id>,
-  // Fresh blocks to swap a sequence back into (false: not enough).
-  caf::replies_to<allocate_atom, seq_id, int32_t>::with<bool, std::vector<block_id>>,
+  // Swap the sequence back into this many fresh blocks: to the swap actor
+  // with them, or, short of blocks, swap_in_denied to the scheduler.
+  caf::reacts_to<swap_in_atom, seq_id, int32_t>,
   // Figures and broken invariants.
   caf::replies_to<figures_atom>::with<pool_figures, std::vector<std::string>>>;
-
-// The pinned host pool (swap_space).
-using swap_actor = caf::typed_actor<
-  // The scheduler, once, before any command: where the reports go.
-  caf::reacts_to<attach_atom, scheduler_actor>,
-  // Copy the sequence's blocks to host, then have its device blocks freed.
-  caf::reacts_to<swap_out_atom, seq_id>,
-  // Get this many device blocks for the sequence and copy it back.
-  caf::reacts_to<swap_in_atom, seq_id, int32_t>,
-  // Free the host blocks of an ended sequence.
-  caf::reacts_to<drop_host_atom, seq_id>,
-  caf::replies_to<figures_atom>::with<host_figures>>;
 
 // Owns the device and the model: steps on the compute stream, swaps on
 // their own streams; never blocks a CAF thread.

@@ -24,16 +24,17 @@ using reserve_atom = caf::atom_constant<caf::atom("reserve")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using fork_atom = caf::atom_constant<caf::atom("fork")>;
-// Scheduler -> swap actor: commands, and once, where its reports go.
+// Scheduler -> block manager and swap actor, once: where messages go.
 using attach_atom = caf::atom_constant<caf::atom("attach")>;
+// Swaps: scheduler -> block manager, which adds their blocks -> swap actor.
 using swap_out_atom = caf::atom_constant<caf::atom("swap_out")>;
 using swap_in_atom = caf::atom_constant<caf::atom("swap_in")>;
+// Scheduler -> swap actor.
 using drop_host_atom = caf::atom_constant<caf::atom("drop_host")>;
 // Swap actor -> block manager.
-using blocks_atom = caf::atom_constant<caf::atom("blocks")>;
 using free_swapped_atom = caf::atom_constant<caf::atom("free_swap")>;
-using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
-// Swap actor -> scheduler: its reports.
+// Swap actor -> scheduler: its reports; block manager -> scheduler: a
+// swap-in refused.
 using swapped_out_atom = caf::atom_constant<caf::atom("out_done")>;
 using swapped_in_atom = caf::atom_constant<caf::atom("in_done")>;
 using swap_in_denied_atom = caf::atom_constant<caf::atom("in_denied")>;

@@ -10,6 +10,7 @@ void scheduler_actor_state::init(self_ptr self, scheduler_parts parts) {
   self_ = self;
   sched_.emplace(parts.config, parts.num_device_blocks, parts.num_host_blocks, parts.block_size);
   self->send(parts.swap, attach_atom::value, scheduler_actor{self});
+  self->send(parts.blocks, attach_atom::value, parts.swap, scheduler_actor{self});
   parts_.emplace(std::move(parts));
 }
 

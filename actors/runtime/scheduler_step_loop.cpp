@@ -92,7 +92,8 @@ void scheduler_actor_state::dispatch(const std::vector<sequence_update>& updates
 
 namespace {
 
-// The commands' receivers: the block manager and the swap actor, by message.
+// The commands' receivers: the block manager (swaps too: it adds their
+// blocks and hands them to the swap actor) and the swap actor, by message.
 class by_message final : public command_receivers {
 public:
   by_message(scheduler_actor::pointer self, const scheduler_parts& parts)
@@ -106,9 +107,9 @@ public:
   void fork(seq_id first, seq_id child) override {
     self_->send(parts_.blocks, fork_atom::value, first, child);
   }
-  void swap_out(seq_id id) override { self_->send(parts_.swap, swap_out_atom::value, id); }
+  void swap_out(seq_id id) override { self_->send(parts_.blocks, swap_out_atom::value, id); }
   void swap_in(seq_id id, int32_t n) override {
-    self_->send(parts_.swap, swap_in_atom::value, id, n);
+    self_->send(parts_.blocks, swap_in_atom::value, id, n);
   }
   void drop_host(seq_id id) override { self_->send(parts_.swap, drop_host_atom::value, id); }
 

@@ -14,13 +14,14 @@
 namespace kvactor {
 
 // `delays` (jitter.hpp): how late each step's and swap's completion is
-// reported; a swap actor's refused swap-ins are late by its own stream.
+// reported; the block manager's refused swap-ins are late by its own stream.
 executor_actor spawn_executor(caf::actor_system& sys, std::shared_ptr<step_runner> runner,
                               jitter_options delays = {});
 block_manager_actor spawn_block_manager(caf::actor_system& sys, int32_t num_blocks,
-                                        int32_t block_size, bool prefix_caching = true);
+                                        int32_t block_size, bool prefix_caching = true,
+                                        jitter_options delays = {});
 swap_actor spawn_swap(caf::actor_system& sys, int32_t num_host_blocks, block_manager_actor blocks,
-                      executor_actor executor, jitter_options delays = {});
+                      executor_actor executor);
 
 // What a request actor needs besides its request.
 struct request_context {

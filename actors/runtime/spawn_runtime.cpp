@@ -146,11 +146,12 @@ runtime_actor spawn_actors(caf::actor_system& sys, std::shared_ptr<step_runner> 
   parts.block_size = runner->block_size();
   parts.max_waiting = max_waiting;
   parts.executor = spawn_executor(sys, runner, delays);
+  // NOTE: a stream of its own, so the block manager's draws do not shift the executor's.
+  jitter_options refusals = delays;
+  refusals.seed = ~refusals.seed;
   parts.blocks = spawn_block_manager(sys, parts.num_device_blocks, parts.block_size,
-                                     parts.config.prefix_caching);
-  // NOTE: a stream of its own, so the swap actor's draws do not shift the executor's.
-  delays.seed = ~delays.seed;
-  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor, delays);
+                                     parts.config.prefix_caching, refusals);
+  parts.swap = spawn_swap(sys, parts.num_host_blocks, parts.blocks, parts.executor);
   runtime_parts front{{}, parts.blocks, parts.swap, parts.block_size, std::move(requests)};
   front.scheduler = spawn_scheduler(sys, std::move(parts));
   return spawn_runtime_actor(sys, std::move(front));

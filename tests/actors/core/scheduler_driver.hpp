@@ -137,8 +137,16 @@ public:
       void forget(seq_id id, int32_t n) override { d.ledger_.forget(id, n); }
       void fork(seq_id first, seq_id child) override { d.ledger_.fork(first, child); }
       void drop_host(seq_id id) override { d.swaps_.drop_host(id); }
-      void swap_out(seq_id id) override { d.swaps_.swap_out(id, side); }
-      void swap_in(seq_id id, int32_t n) override { d.swaps_.swap_in(id, n, side); }
+      // The block manager's part: the blocks, or a refusal.
+      void swap_out(seq_id id) override { d.swaps_.swap_out(id, d.ledger_.blocks_of(id), side); }
+      void swap_in(seq_id id, int32_t n) override {
+        if (auto table = d.ledger_.allocate_for_swap_in(id, n)) {
+          d.swaps_.swap_in(id, *table, side);
+        } else {
+          ++d.num_swap_ins_denied;
+          d.pending_swaps_.push_back({id, swap_direction::in, true});
+        }
+      }
     } receivers(*this);
     deliver(sched_.take_commands(), receivers);
   }
@@ -186,9 +194,9 @@ public:
   int32_t num_swap_ins_denied = 0;
 
 private:
-  // The swap protocol's messages: the block manager answers at once, copies
-  // end when complete_swaps() says, and so do refusals (in the runtime they
-  // travel back through the swap actor, and aborts can come first).
+  // The swap protocol's messages: copies end when complete_swaps() says, and
+  // so do the block manager's refusals (in the runtime they travel back as a
+  // message, and aborts can come first).
   struct pending_swap {
     seq_id id = 0;
     swap_direction direction = swap_direction::out;
@@ -197,23 +205,12 @@ private:
   class swap_side final : public swap_outbox {
   public:
     explicit swap_side(driver& to) : d(to) {}
-    void ask_blocks(seq_id id) override {
-      d.swaps_.blocks_known(id, d.ledger_.blocks_of(id), *this);
-    }
-    void allocate(seq_id id, int32_t num_blocks) override {
-      auto table = d.ledger_.allocate_for_swap_in(id, num_blocks);
-      d.num_swap_ins_denied += !table;
-      d.swaps_.allocated(id, table, *this);
-    }
     void free_swapped(seq_id id) override { d.ledger_.release_swapped(id); }
     void copy(swap_order order) override {
       d.pending_swaps_.push_back({order.id, order.direction, false});
     }
     void swapped_out(seq_id id) override { d.reported_ = d.sched_.complete_swap_out(id); }
     void swapped_in(seq_id id) override { d.reported_ = d.sched_.complete_swap_in(id); }
-    void swap_in_denied(seq_id id) override {
-      d.pending_swaps_.push_back({id, swap_direction::in, true});
-    }
 
   private:
     driver& d;

@@ -22,63 +22,47 @@ struct recording_outbox final : swap_outbox {
     std::string line(verb);
     sent.push_back(line.append(" ").append(std::to_string(id)));
   }
-  void ask_blocks(seq_id id) override { note("ask_blocks", id); }
-  void allocate(seq_id id, int32_t) override { note("allocate", id); }
-  void free_swapped(seq_id id) override { note("free_swapped", id); }
   void copy(swap_order order) override {
     note(order.direction == swap_direction::out ? "copy_out" : "copy_in", order.id);
     copies.push_back(std::move(order));
   }
+  void free_swapped(seq_id id) override { note("free_swapped", id); }
   void swapped_out(seq_id id) override { note("swapped_out", id); }
   void swapped_in(seq_id id) override { note("swapped_in", id); }
-  void swap_in_denied(seq_id id) override { note("swap_in_denied", id); }
 };
 
 TEST(swap_protocol, a_swap_out_frees_the_device_blocks_before_it_reports) {
   swap_protocol p(8);
   recording_outbox out;
-  p.swap_out(7, out);
-  EXPECT_THAT(out.sent,
-              ElementsAre("ask_blocks 7")); // nothing reserved before the blocks are known
-  EXPECT_EQ(p.space().num_free_blocks(), 8);
-  p.blocks_known(7, {4, 2, 9}, out);
+  p.swap_out(7, {4, 2, 9}, out);
   EXPECT_EQ(p.space().num_free_blocks(), 5);
   ASSERT_EQ(out.copies.size(), 1u);
   ASSERT_EQ(out.copies[0].copies.size(), 3u);
   EXPECT_EQ(out.copies[0].copies[1].src, 2); // in table order, device -> host
   EXPECT_EQ(out.copies[0].copies[1].dst, p.space().host_blocks(7)[1]);
+  EXPECT_THAT(out.sent, ElementsAre("copy_out 7")); // nothing else until the copy is done
   p.copied_out(7, out);
   // The scheduler may hand the freed blocks out at once: the block manager
   // hears first.
-  EXPECT_THAT(out.sent,
-              ElementsAre("ask_blocks 7", "copy_out 7", "free_swapped 7", "swapped_out 7"));
+  EXPECT_THAT(out.sent, ElementsAre("copy_out 7", "free_swapped 7", "swapped_out 7"));
   EXPECT_TRUE(p.space().holds(7));
 }
 
-TEST(swap_protocol, a_swap_in_copies_back_then_frees_the_host_blocks_or_is_denied) {
+TEST(swap_protocol, a_swap_in_copies_back_then_frees_the_host_blocks) {
   swap_protocol p(8);
   recording_outbox out;
-  p.swap_out(7, out);
-  p.blocks_known(7, {4, 2}, out);
+  p.swap_out(7, {4, 2}, out);
   p.copied_out(7, out);
   out.sent.clear();
-  const std::vector<block_id> host(p.space().host_blocks(7).begin(),
-                                   p.space().host_blocks(7).end());
-
-  p.swap_in(7, 2, out);
-  p.allocated(7, std::nullopt, out); // no room on the device yet: held on the host
-  EXPECT_THAT(out.sent, ElementsAre("allocate 7", "swap_in_denied 7"));
-  EXPECT_TRUE(p.space().holds(7));
-
-  out.sent.clear();
-  p.swap_in(7, 2, out);
-  p.allocated(7, std::vector<block_id>{11, 12}, out);
+  const auto held = p.space().host_blocks(7);
+  const std::vector<block_id> host(held.begin(), held.end());
+  p.swap_in(7, {11, 12}, out);
   ASSERT_EQ(out.copies.size(), 2u);
   EXPECT_EQ(out.copies[1].copies[0].src, host[0]); // host -> device, in table order
   EXPECT_EQ(out.copies[1].copies[0].dst, 11);
   EXPECT_TRUE(p.space().holds(7)); // until the copy is done
   p.copied_in(7, out);
-  EXPECT_THAT(out.sent, ElementsAre("allocate 7", "copy_in 7", "swapped_in 7"));
+  EXPECT_THAT(out.sent, ElementsAre("copy_in 7", "swapped_in 7"));
   EXPECT_FALSE(p.space().holds(7));
   EXPECT_EQ(p.space().num_free_blocks(), 8);
 }
@@ -86,8 +70,7 @@ TEST(swap_protocol, a_swap_in_copies_back_then_frees_the_host_blocks_or_is_denie
 TEST(swap_protocol, an_ended_sequence_drops_its_host_blocks) {
   swap_protocol p(4);
   recording_outbox out;
-  p.swap_out(3, out);
-  p.blocks_known(3, {1, 2, 3}, out);
+  p.swap_out(3, {1, 2, 3}, out);
   p.copied_out(3, out);
   p.drop_host(3);
   EXPECT_FALSE(p.space().holds(3));
