@@ -26,7 +26,12 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
   auto& ledger = *self->state.ledger;
   auto& st = self->state;
   return {
-    [&st](attach_atom, swap_actor swap, scheduler_actor sched) {
+    [self, &st](attach_atom, swap_actor swap, scheduler_actor sched) {
+      // NOTE: this actor and the swap actor hold each other's handle; each
+      // ends with the scheduler (a host may end the runtime with an exit
+      // message rather than a shutdown), so neither keeps the other alive.
+      self->monitor(sched);
+      self->set_down_handler([self](const caf::down_msg&) { self->quit(); });
       st.swap = std::move(swap);
       st.sched = std::move(sched);
     },

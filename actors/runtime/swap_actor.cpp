@@ -76,7 +76,13 @@ swap_actor::behavior_type swap_fn(swap_self self, int32_t num_host_blocks,
   auto& protocol = self->state.protocol.emplace(num_host_blocks);
   auto& out = self->state.outbox.emplace(self, std::move(blocks), std::move(executor));
   return {
-    [&out](attach_atom, scheduler_actor sched) { out.sched = std::move(sched); },
+    [self, &out](attach_atom, scheduler_actor sched) {
+      // NOTE: ends with the scheduler, as the block manager does: the two
+      // hold each other's handle.
+      self->monitor(sched);
+      self->set_down_handler([self](const caf::down_msg&) { self->quit(); });
+      out.sched = std::move(sched);
+    },
     [&protocol, &out](swap_out_atom, seq_id id, const std::vector<block_id>& device_blocks) {
       protocol.swap_out(id, device_blocks, out);
     },

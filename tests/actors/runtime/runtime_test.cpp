@@ -258,6 +258,23 @@ TEST_F(runtime, shutdown_ends_live_requests_as_aborted) {
     EXPECT_EQ(events_->wait_done(id).finish_reason, finish_reason::aborted);
 }
 
+// A host may end the runtime with an exit message instead of a shutdown
+// (kvactor-serve does on a bad generation_config.json): every actor ends
+// with it, also the block manager and the swap actor, which hold each
+// other's handle; an actor left running would keep the actor system (and
+// the process) from ending.
+TEST_F(runtime, an_exit_message_ends_every_actor) {
+  const size_t before = sys_.registry().running();
+  start(16, 16);
+  preempt(request_id{0}, true); // nothing to preempt: a round trip once all are up
+  EXPECT_GT(sys_.registry().running(), before + 1);
+  caf::anon_send_exit(rt_, caf::exit_reason::user_shutdown);
+  rt_ = nullptr;
+  for (int i = 0; i < 1000 && sys_.registry().running() > before + 1; ++i) // the sink stays
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(sys_.registry().running(), before + 1);
+}
+
 // A device fault mid-generation (the 5th step never completes, as after a
 // CUDA kernel's illegal address): every live choice ends at once with the
 // fault, a new request is refused with it, and the runtime still shuts down.
