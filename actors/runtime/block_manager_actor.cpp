@@ -41,12 +41,12 @@ block_manager_fn(block_manager_actor::stateful_pointer<block_manager_state> self
     [&ledger](release_atom, seq_id id, int32_t num_computed) { ledger.release(id, num_computed); },
     [&ledger](forget_atom, seq_id id, int32_t num_computed) { ledger.forget(id, num_computed); },
     [&ledger](fork_atom, seq_id first, seq_id choice) { ledger.fork(first, choice); },
-    [self, &st](swap_out_atom, seq_id id) {
-      self->send(st.swap, swap_out_atom::value, id, st.ledger->blocks_of(id));
+    [self, &st, &ledger](swap_out_atom, seq_id id) {
+      self->send(st.swap, swap_out_atom::value, id, ledger.blocks_of(id));
     },
     [&ledger](free_swapped_atom, seq_id id) { ledger.release_swapped(id); },
-    [self, &st](swap_in_atom, seq_id id, int32_t num_wanted) {
-      if (auto table = st.ledger->allocate_for_swap_in(id, num_wanted))
+    [self, &st, &ledger](swap_in_atom, seq_id id, int32_t num_wanted) {
+      if (auto table = ledger.allocate_for_swap_in(id, num_wanted))
         self->send(st.swap, swap_in_atom::value, id, std::move(*table));
       else
         send_after(st.delays.next(), st.sched, swap_in_denied_atom::value, id);

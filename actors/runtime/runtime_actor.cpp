@@ -86,13 +86,29 @@ void answer(runtime_self self, round_ptr r, const scheduler_figures& after) {
   r->rp.deliver(std::move(f));
 }
 
+// The round's steps, one request each, in order.
+void ask_after(runtime_self self, round_ptr r) {
+  self->request(self->state.parts->scheduler, caf::infinite, figures_atom::value)
+    .then([=](const scheduler_figures& after) { answer(self, r, after); }, failed(r));
+}
+
 void ask_swap(runtime_self self, round_ptr r) {
   self->request(self->state.parts->swap, caf::infinite, figures_atom::value)
     .then(
       [=](const host_figures& host) {
         r->host = host;
-        self->request(self->state.parts->scheduler, caf::infinite, figures_atom::value)
-          .then([=](const scheduler_figures& after) { answer(self, r, after); }, failed(r));
+        ask_after(self, r);
+      },
+      failed(r));
+}
+
+void ask_blocks(runtime_self self, round_ptr r) {
+  self->request(self->state.parts->blocks, caf::infinite, figures_atom::value)
+    .then(
+      [=](const pool_figures& pool, const std::vector<std::string>& broken) {
+        r->pool = pool;
+        r->broken = broken;
+        ask_swap(self, r);
       },
       failed(r));
 }
@@ -102,14 +118,7 @@ void figures(runtime_self self, round_ptr r) {
     .then(
       [=](const scheduler_figures& before) {
         r->before = before;
-        self->request(self->state.parts->blocks, caf::infinite, figures_atom::value)
-          .then(
-            [=](const pool_figures& pool, const std::vector<std::string>& broken) {
-              r->pool = pool;
-              r->broken = broken;
-              ask_swap(self, r);
-            },
-            failed(r));
+        ask_blocks(self, r);
       },
       failed(r));
 }

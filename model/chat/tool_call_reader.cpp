@@ -40,18 +40,26 @@ void tool_call_reader::step(char ch) {
     }
     return;
   }
-  if (depth_ > 1) { // inside an object or array value
-    if (!is_space(ch))
-      keep(ch);
-    if (ch == '"')
-      in_string_ = true;
-    else if (ch == '{' || ch == '[')
-      ++depth_;
-    else if (ch == '}' || ch == ']')
-      --depth_;
-    return;
-  }
-  top_level(ch);
+  if (depth_ > 1) // inside an object or array value
+    value(ch);
+  else
+    top_level(ch);
+}
+
+void tool_call_reader::value(char ch) {
+  if (!is_space(ch))
+    keep(ch);
+  if (ch == '"')
+    in_string_ = true;
+  else if (ch == '{' || ch == '[')
+    ++depth_;
+  else if ((ch == '}' || ch == ']') && depth_ > 1) // the call's own '}' is top_level's
+    --depth_;
+}
+
+void tool_call_reader::close_call() {
+  calls_.back().closed = true;
+  depth_ = 0;
 }
 
 void tool_call_reader::top_level(char ch) {
@@ -62,8 +70,7 @@ void tool_call_reader::top_level(char ch) {
         place_ = place::key;
         key_.clear();
       } else if (ch == '}') {
-        calls_.back().closed = true;
-        depth_ = 0;
+        close_call();
       }
       return;
     case place::key: return; // read as a string, in step()
@@ -89,18 +96,11 @@ void tool_call_reader::top_level(char ch) {
       if (ch == ',' || ch == '}') {
         capture_ = capture::none;
         place_ = place::key_expected;
-        if (ch == '}') {
-          calls_.back().closed = true;
-          depth_ = 0;
-        }
+        if (ch == '}')
+          close_call();
         return;
       }
-      if (!is_space(ch))
-        keep(ch);
-      if (ch == '"')
-        in_string_ = true;
-      else if (ch == '{' || ch == '[')
-        ++depth_;
+      value(ch);
       return;
   }
 }

@@ -39,6 +39,8 @@ private:
 
   void step(char ch);
   void top_level(char ch);
+  void value(char ch); // a value's character outside its strings
+  void close_call();
   void keep(char ch); // into the value's capture
   void string_closed();
 
