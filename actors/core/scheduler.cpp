@@ -281,9 +281,11 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
   ++num_preemptions_;
   e.preempted_this_step = true;
   const int32_t n = e.num_blocks;
-  if (mode == preemption_mode::swap && host_used_ + n <= num_host_blocks_) {
+  // Whether the host pool has room now is the swap actor's to say (a
+  // swap-out it has no room for comes back as swap_out_denied, and the
+  // sequence is recomputed then); one it could never hold is recomputed now.
+  if (mode == preemption_mode::swap && n <= num_host_blocks_) {
     commands_.swaps.push_back({swap_command::swap_out, e.seq.id()});
-    host_used_ += n;
     e.num_host_blocks = n;
     e.swap = swap_state::out;
     e.seq.set_status(sequence_status::swapped);

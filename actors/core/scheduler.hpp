@@ -18,12 +18,15 @@
 //   updates = update_from_output(out)     tokens, ends (eos, max_tokens)
 //
 // Preemption takes the running sequence last in scheduling order (lowest
-// priority, latest arrival): by swap while the host pool has room, else by
-// recompute. A swapped-out sequence's device blocks come free only when the
-// swap actor reports the copy done; meanwhile a sequence they would serve
-// waits a step. Preempted sequences resume ahead of new arrivals of the same
-// priority. An abort while a step or a swap holds the sequence takes effect
-// when that work completes (or is refused), and its late token is dropped.
+// priority, latest arrival): by swap, else by recompute. The swap actor owns
+// the host pool's room: a swap-out it cannot hold now comes back denied and
+// the sequence is recomputed then (its blocks free a round trip later); one
+// larger than the whole pool is recomputed at once. A swapped-out sequence's
+// device blocks come free only when the swap actor reports the copy done;
+// meanwhile a sequence they would serve waits a step. Preempted sequences
+// resume ahead of new arrivals of the same priority. An abort while a step
+// or a swap holds the sequence takes effect when that work completes (or is
+// refused), and its late token is dropped.
 //
 // The comparison modes (static and padded batching, contiguous reservation)
 // are batching_policy's rules, consulted at admission, at each step's start
@@ -101,9 +104,11 @@ public:
   std::vector<sequence_update> update_from_output(const step_output& out);
   // Commands issued since the last call, to run in order (deliver()).
   scheduler_commands take_commands();
-  // The swap actor's reports. Each ends the sequence (its final update) when
-  // an abort came while the swap held it.
+  // The swap actor's reports (and the block manager's refusal of a swap-in).
+  // Each ends the sequence (its final update) when an abort came while the
+  // swap held it. A swap-out the host pool had no room for is recomputed.
   std::vector<sequence_update> complete_swap_out(seq_id id);
+  std::vector<sequence_update> swap_out_denied(seq_id id);
   std::vector<sequence_update> complete_swap_in(seq_id id);
   std::vector<sequence_update> swap_in_denied(seq_id id);
 
@@ -111,7 +116,6 @@ public:
   int32_t num_running() const;
   int32_t num_swapped() const;
   int32_t num_sequences() const { return static_cast<int32_t>(entries_.size()); }
-  int32_t num_host_blocks_used() const { return host_used_; }
   int64_t num_preemptions() const { return num_preemptions_; }
   // Device blocks held by contiguous reservations (0 when paged).
   int32_t num_reserved_blocks() const { return policy_.num_reserved_blocks(); }
@@ -197,9 +201,8 @@ private:
 
   scheduler_config config_;
   int32_t num_device_blocks_;
-  int32_t num_host_blocks_;
+  int32_t num_host_blocks_; // the host pool's size (its room is the swap actor's)
   int32_t block_size_;
-  int32_t host_used_ = 0;
   std::unordered_map<seq_id, entry> entries_;
   std::vector<entry*> by_arrival_; // every entry by priority, arrival, id (keys that never change)
   uint64_t next_step_id_ = 1;

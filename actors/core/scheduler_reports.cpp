@@ -71,10 +71,18 @@ std::vector<sequence_update> scheduler::complete_swap_out(seq_id id) {
 std::vector<sequence_update> scheduler::complete_swap_in(seq_id id) {
   entry& e = entries_.at(id);
   KVACTOR_ASSERT(e.swap == swap_state::in, "swap-in completion for a sequence not swapping in");
-  e.num_blocks = e.num_host_blocks; // as many fresh device blocks
-  host_used_ -= std::exchange(e.num_host_blocks, 0);
+  e.num_blocks = std::exchange(e.num_host_blocks, 0); // as many fresh device blocks
   e.swap = swap_state::none;
   e.seq.set_status(sequence_status::running);
+  return settle(e);
+}
+
+std::vector<sequence_update> scheduler::swap_out_denied(seq_id id) {
+  entry& e = entries_.at(id);
+  KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out denial for a sequence not swapping out");
+  e.swap = swap_state::none;
+  e.num_host_blocks = 0;
+  release_to_waiting(e); // recomputed instead: its device blocks come free now
   return settle(e);
 }
 
@@ -123,10 +131,8 @@ std::vector<sequence_update> scheduler::end(entry& e, finish_reason why) {
 
 sequence_update scheduler::finish(entry& e, finish_reason why) {
   KVACTOR_ASSERT(!held(e), "finishing a sequence that in-flight work still holds");
-  if (e.swap == swap_state::resting) {
+  if (e.swap == swap_state::resting)
     commands_.swaps.push_back({swap_command::drop_host, e.seq.id()});
-    host_used_ -= e.num_host_blocks;
-  }
   commands_.blocks.push_back({block_command::forget, e.seq.id(), e.seq.num_computed_tokens()});
   policy_.left(e.row);
   e.num_blocks = 0;
@@ -159,7 +165,6 @@ std::vector<sequence_update> scheduler::fail_all(const std::string& why) {
   released_.clear();
   commands_ = {};
   forced_.reset();
-  host_used_ = 0;
   return ends;
 }
 

@@ -19,7 +19,7 @@ bool is_valid_transition(sequence_status from, sequence_status to) {
   switch (from) {
     case waiting: return to == running || to == finished;
     case running: return to == waiting || to == swapped || to == finished;
-    case swapped: return to == running || to == finished;
+    case swapped: return to == running || to == waiting || to == finished;
     case finished: return false;
   }
   return false;

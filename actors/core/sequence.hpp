@@ -4,8 +4,9 @@
 // (block table, prefix-cache keys) is the kv_ledger's (kv_sequence.hpp).
 //
 //   waiting ──schedule──► running ──swap out──► swapped
-//      ▲                    │  ▲                  │
-//      └──preempt (recompute)┘  └─────swap in─────┘
+//      ▲ ▲                  │  ▲                  │ │
+//      │ └──preempt (recompute)┘  └─────swap in─────┘ │
+//      └──────── swap-out denied (recompute) ─────────┘
 //   any state ──finish (eos, max_tokens, stop, aborted)──► finished
 
 #include "actors/core/types.hpp"

@@ -1,14 +1,13 @@
 #include "actors/core/swap_protocol.hpp"
 
-#include "base/assert.hpp"
-
 namespace kvactor {
 
 void swap_protocol::swap_out(seq_id id, const std::vector<block_id>& device_blocks,
                              swap_outbox& out) {
-  auto copies = space_.swap_out(id, device_blocks);
-  KVACTOR_ASSERT(copies.has_value(), "the scheduler checked the host pool's room");
-  out.copy({id, swap_direction::out, std::move(*copies)});
+  if (auto copies = space_.swap_out(id, device_blocks))
+    out.copy({id, swap_direction::out, std::move(*copies)});
+  else
+    out.swap_out_denied(id); // the host pool's room is this space's to say
 }
 
 void swap_protocol::copied_out(seq_id id, swap_outbox& out) {

@@ -4,7 +4,9 @@
 // manager hands each swap over with its blocks (a swap-out's device blocks,
 // a swap-in's fresh ones; a swap-in short of blocks it refuses itself).
 //
-//   swap_out(id, blocks)    reserve host blocks, copy device -> host
+//   swap_out(id, blocks)    reserve host blocks, copy device -> host; or,
+//                           when the host pool has no room for them, report
+//                           swap_out_denied (the scheduler recomputes it)
 //   copied_out(id)          have the device blocks freed, then report
 //                           swapped_out (the scheduler may reuse them next)
 //   swap_in(id, table)      copy host -> device into the fresh table
@@ -30,6 +32,7 @@ public:
   // To the block manager: free id's swapped-out device blocks.
   virtual void free_swapped(seq_id id) = 0;
   // To the scheduler.
+  virtual void swap_out_denied(seq_id id) = 0;
   virtual void swapped_out(seq_id id) = 0;
   virtual void swapped_in(seq_id id) = 0;
 };

@@ -7,7 +7,7 @@
 //          cancel,      │                        │ submit, stop  ▲ updates
 //          figures      ▼                        ▼               │
 //                     scheduler ◄────────────────────────────────┘
-//          reserve,    │  ▲   ▲ swapped_out / swapped_in
+//          reserve,    │  ▲   ▲ swapped_out / swapped_in / swap_out_denied
 //          release,    │  │   └───────────────────────────┐
 //        swap_out/in   ▼  │ swap_in_denied                │
 //                 block_manager ── swap_out/in + blocks ─► swap ── swap_order ─► executor
@@ -40,9 +40,11 @@ using scheduler_actor = caf::typed_actor<
   // Ends every request, then the block manager, swap actor and executor;
   // answers when they are asked to quit, and quits.
   caf::replies_to<shutdown_atom>::with<bool>,
-  // The swap actor's reports: swap-out copied (device blocks freed),
-  // swap-in copied (the ledger holds the new table); the block manager's:
-  // swap-in refused for lack of blocks.
+  // The swap actor's reports: swap-out refused for lack of host room (the
+  // sequence is recomputed), swap-out copied (device blocks freed), swap-in
+  // copied (the ledger holds the new table); the block manager's: swap-in
+  // refused for lack of blocks.
+  caf::reacts_to<swap_out_denied_atom, seq_id>,
   caf::reacts_to<swapped_out_atom, seq_id>,
   caf::reacts_to<swapped_in_atom, seq_id>,
   caf::reacts_to<swap_in_denied_atom, seq_id>,
@@ -54,7 +56,7 @@ using swap_actor = caf::typed_actor<
   // The scheduler, once, before any command: where the reports go.
   caf::reacts_to<attach_atom, scheduler_actor>,
   // From the block manager: copy the sequence's device blocks to host, then
-  // have them freed.
+  // have them freed; or, when the host pool has no room, refuse.
   caf::reacts_to<swap_out_atom, seq_id, std::vector<block_id>>,
   // From the block manager: copy the sequence back into these fresh blocks.
   caf::reacts_to<swap_in_atom, seq_id, std::vector<block_id>>,

@@ -37,6 +37,7 @@ using free_swapped_atom = caf::atom_constant<caf::atom("free_swap")>;
 // swap-in refused.
 using swapped_out_atom = caf::atom_constant<caf::atom("out_done")>;
 using swapped_in_atom = caf::atom_constant<caf::atom("in_done")>;
+using swap_out_denied_atom = caf::atom_constant<caf::atom("out_denied")>;
 using swap_in_denied_atom = caf::atom_constant<caf::atom("in_denied")>;
 // The scheduler's own timer.
 using window_atom = caf::atom_constant<caf::atom("window")>;

@@ -89,6 +89,8 @@ caf::typed_response_promise<bool> scheduler_actor_state::shutdown() {
   return rp;
 }
 
+void scheduler_actor_state::swap_out_denied(seq_id id) { settle(sched_->swap_out_denied(id)); }
+
 void scheduler_actor_state::swapped_out(seq_id id) { settle(sched_->complete_swap_out(id)); }
 
 void scheduler_actor_state::swapped_in(seq_id id) { settle(sched_->complete_swap_in(id)); }
@@ -120,6 +122,7 @@ scheduler_actor::behavior_type scheduler_fn(scheduler_self self, scheduler_parts
     [&st](preempt_atom, request_id id, bool by_swap) { st.preempt(id, by_swap); },
     [&st](figures_atom) { return st.figures(); },
     [&st](shutdown_atom) { return st.shutdown(); },
+    [&st](swap_out_denied_atom, seq_id id) { st.swap_out_denied(id); },
     [&st](swapped_out_atom, seq_id id) { st.swapped_out(id); },
     [&st](swapped_in_atom, seq_id id) { st.swapped_in(id); },
     [&st](swap_in_denied_atom, seq_id id) { st.swap_in_denied(id); },

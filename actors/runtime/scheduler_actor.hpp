@@ -35,6 +35,7 @@ public:
   void preempt(request_id id, bool by_swap);
   scheduler_figures figures() const;
   caf::typed_response_promise<bool> shutdown();
+  void swap_out_denied(seq_id id);
   void swapped_out(seq_id id);
   void swapped_in(seq_id id);
   void swap_in_denied(seq_id id);

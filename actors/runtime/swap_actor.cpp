@@ -1,9 +1,9 @@
 // swap_actor: swap_protocol behind messages. The block manager hands it each
-// swap with its blocks; it reserves host blocks, has the executor copy on
-// the swap-out stream, and only when the copy is done has the device blocks
-// freed and tells the scheduler; a swap-in copies back on the swap-in
-// stream, then frees the host blocks. The actor only carries the protocol's
-// messages.
+// swap with its blocks; it reserves host blocks (or refuses a swap-out the
+// pool has no room for), has the executor copy on the swap-out stream, and
+// only when the copy is done has the device blocks freed and tells the
+// scheduler; a swap-in copies back on the swap-in stream, then frees the
+// host blocks. The actor only carries the protocol's messages.
 
 #include "actors/core/pool_invariants.hpp"
 #include "actors/core/swap_protocol.hpp"
@@ -27,6 +27,7 @@ public:
 
   void copy(swap_order order) override;
   void free_swapped(seq_id id) override;
+  void swap_out_denied(seq_id id) override;
   void swapped_out(seq_id id) override;
   void swapped_in(seq_id id) override;
 
@@ -61,6 +62,10 @@ void actor_outbox::copy(swap_order order) {
 
 void actor_outbox::free_swapped(seq_id id) {
   self_->send(blocks_, free_swapped_atom::value, id);
+}
+
+void actor_outbox::swap_out_denied(seq_id id) {
+  self_->send(sched, swap_out_denied_atom::value, id);
 }
 
 void actor_outbox::swapped_out(seq_id id) {

@@ -339,6 +339,73 @@ TEST(scheduler, abort_during_a_refused_swap_in_ends_at_the_refusal) {
   d.expect_idle_and_sound();
 }
 
+// The swap actor owns the host pool's room: a swap-out it cannot hold comes
+// back denied, and the sequence is recomputed instead, to the same tokens.
+TEST(scheduler, a_swap_out_the_host_pool_has_no_room_for_is_recomputed) {
+  driver d(16, 3, config(64));
+  d.add(1, token_run(9), 6);
+  d.add(2, token_run(9, 100), 6);
+  d.step(); // three blocks each
+  d.hold_swaps = true;
+  d.sched().force_preemption(1, preemption_mode::swap);
+  d.step(); // 1 takes the whole host pool
+  d.sched().force_preemption(2, preemption_mode::swap);
+  d.step();
+  ASSERT_EQ(d.num_swap_outs_denied, 1);
+  EXPECT_EQ(d.sched().find(2)->status(), sequence_status::swapped); // until the denial comes
+  const int32_t used = d.blocks().pool().num_used_blocks();
+  d.complete_swaps();
+  EXPECT_EQ(d.sched().find(1)->status(), sequence_status::swapped);
+  EXPECT_EQ(d.sched().find(2)->status(), sequence_status::waiting);
+  EXPECT_EQ(d.sched().find(2)->num_computed_tokens(), 0);
+  EXPECT_EQ(d.blocks().pool().num_used_blocks(), used - 6); // 1's copied out, 2's released
+  d.hold_swaps = false;
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 9), reference(token_run(9), 6));
+  EXPECT_EQ(d.output(2, 9), reference(token_run(9, 100), 6));
+  EXPECT_EQ(d.finished().at(2).num_preemptions, 1);
+  d.expect_idle_and_sound();
+}
+
+// A sequence the host pool could not hold even empty is recomputed at once,
+// without asking the swap actor.
+TEST(scheduler, a_sequence_larger_than_the_host_pool_is_recomputed_at_once) {
+  driver d(16, 2, config(64));
+  d.add(1, token_run(9), 4);
+  d.step(); // three blocks
+  d.sched().force_preemption(1, preemption_mode::swap);
+  d.step();
+  EXPECT_EQ(d.num_swap_outs_denied, 0);
+  EXPECT_EQ(d.host().num_used_blocks(), 0);
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 9), reference(token_run(9), 4));
+  EXPECT_EQ(d.finished().at(1).num_preemptions, 1);
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, abort_during_a_refused_swap_out_ends_at_the_refusal) {
+  driver d(16, 3, config(64));
+  d.add(1, token_run(9), 6);
+  d.add(2, token_run(9, 100), 6);
+  d.step();
+  d.hold_swaps = true;
+  d.sched().force_preemption(1, preemption_mode::swap);
+  d.step();
+  d.sched().force_preemption(2, preemption_mode::swap);
+  d.step(); // 2's swap-out is refused
+  ASSERT_EQ(d.num_swap_outs_denied, 1);
+  EXPECT_TRUE(d.abort(2).empty()); // the refusal is still on its way
+  auto done = d.complete_swaps();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].id, 2);
+  EXPECT_EQ(done[0].finished, finish_reason::aborted);
+  EXPECT_EQ(d.sched().find(2), nullptr);
+  d.hold_swaps = false;
+  d.run_until_idle();
+  EXPECT_EQ(d.output(1, 9), reference(token_run(9), 6));
+  d.expect_idle_and_sound();
+}
+
 TEST(scheduler, eos_ends_a_sequence_unless_ignored) {
   auto prompt = token_run(6);
   auto expected = reference(prompt, 5);

@@ -30,10 +30,11 @@ TEST(sequence, allows_exactly_the_documented_transitions) {
   for (auto from : all)
     for (auto to : all)
       allowed += is_valid_transition(from, to);
-  EXPECT_EQ(allowed, 7);
+  EXPECT_EQ(allowed, 8);
   EXPECT_TRUE(is_valid_transition(running, waiting));  // recompute
   EXPECT_TRUE(is_valid_transition(running, swapped));
   EXPECT_TRUE(is_valid_transition(swapped, running));
+  EXPECT_TRUE(is_valid_transition(swapped, waiting)); // no host room after all: recompute
   EXPECT_TRUE(is_valid_transition(swapped, finished)); // abort while swapped
   EXPECT_FALSE(is_valid_transition(waiting, swapped));
   EXPECT_FALSE(is_valid_transition(finished, running));

@@ -27,6 +27,7 @@ struct recording_outbox final : swap_outbox {
     copies.push_back(std::move(order));
   }
   void free_swapped(seq_id id) override { note("free_swapped", id); }
+  void swap_out_denied(seq_id id) override { note("swap_out_denied", id); }
   void swapped_out(seq_id id) override { note("swapped_out", id); }
   void swapped_in(seq_id id) override { note("swapped_in", id); }
 };
@@ -65,6 +66,21 @@ TEST(swap_protocol, a_swap_in_copies_back_then_frees_the_host_blocks) {
   EXPECT_THAT(out.sent, ElementsAre("copy_in 7", "swapped_in 7"));
   EXPECT_FALSE(p.space().holds(7));
   EXPECT_EQ(p.space().num_free_blocks(), 8);
+}
+
+// The host pool's room is the swap space's alone: a swap-out it cannot
+// hold whole is refused, nothing reserved, and one that fits still goes.
+TEST(swap_protocol, a_swap_out_the_host_pool_has_no_room_for_is_denied) {
+  swap_protocol p(4);
+  recording_outbox out;
+  p.swap_out(1, {5, 6, 7}, out);
+  p.swap_out(2, {8, 9}, out);
+  EXPECT_THAT(out.sent, ElementsAre("copy_out 1", "swap_out_denied 2"));
+  EXPECT_FALSE(p.space().holds(2));
+  EXPECT_EQ(p.space().num_free_blocks(), 1);
+  p.swap_out(3, {10}, out);
+  EXPECT_THAT(out.sent, ElementsAre("copy_out 1", "swap_out_denied 2", "copy_out 3"));
+  EXPECT_EQ(p.space().num_free_blocks(), 0);
 }
 
 TEST(swap_protocol, an_ended_sequence_drops_its_host_blocks) {

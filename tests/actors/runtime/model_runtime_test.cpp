@@ -237,6 +237,34 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute),
                          [](const auto& p) { return to_string(p.param); });
 
+// A host pool with room for one grown request: the swap actor refuses the
+// swap-outs it cannot hold, the scheduler recomputes those, and the outputs
+// stay those of each request alone.
+TEST_F(model_runtime, a_short_host_pool_recomputes_what_it_cannot_hold) {
+  engine_config e;
+  e.kv_dtype = number_format::bf16;
+  e.preemption = preemption_mode::swap;
+  e.block_size = 4;
+  e.kv_cache_bytes = 12 * 2048; // as above: each request grows to 9 blocks
+  e.swap_bytes = 10 * 2048;
+  start(e);
+  ASSERT_EQ(figures().host_blocks_total, 10);
+  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+  for (int i = 0; i < 4; ++i) {
+    auto prompt = tokens(9, 100 * i + 7);
+    sent.emplace_back(generate(prompt, 24), prompt);
+  }
+  int preemptions = 0;
+  for (auto& [id, prompt] : sent) {
+    const done_event done = events_->wait_done(id);
+    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::bf16, 4)))
+      << "request " << id;
+    preemptions += done.preemptions;
+  }
+  EXPECT_GT(preemptions, 1);
+  expect_idle();
+}
+
 TEST_F(model_runtime, a_bf16_kv_cache_holds_twice_the_blocks_of_an_f32_one) {
   std::map<number_format, runtime_figures> pools;
   for (number_format kv : {number_format::f32, number_format::bf16}) {
