@@ -1,13 +1,18 @@
 // kvactor-bench-grammar: what an output constraint costs a sampled row, on a
-// real tokenizer's vocabulary — the grammar's compile time, then for
-// --seqs sequences generating --steps tokens each (a random allowed token at
-// each step, as a model of random weights picks), the time of each step's
-// mask: cold (the first sequences, walking each new state's mask over the
-// vocabulary) and warm (the same sequences again: the cached masks), and
+// real tokenizer's vocabulary — the grammar's compile time, its binding to
+// the vocabulary (each slot's split, token_grammar.hpp), then for --seqs
+// sequences generating --steps tokens each (a random allowed token at each
+// step, as a model of random weights picks), the time of each step's mask:
+// cold (the first sequences, making each new state's mask from its tops'
+// splits) and warm (the same sequences again: the cached masks), and
 // applying a mask to a row of logits. For any JSON object, a 20-property
 // JSON Schema and a regular expression.
 //
-//   kvactor-bench-grammar --tokenizer=PATH/tokenizer.json [--steps=64] [--seqs=8]
+// Then --seqs other sequences of the same grammar: new states, whose tops
+// the first ones met (what a server in use sees). --no-splits makes every
+// new state's mask walk the whole vocabulary instead, to compare.
+//
+//   kvactor-bench-grammar --tokenizer=PATH/tokenizer.json [--steps=64] [--seqs=8] [--no-splits]
 
 #include "model/grammar/json_schema_grammar.hpp"
 #include "model/grammar/regex_grammar.hpp"
@@ -38,6 +43,7 @@ struct options {
   std::string tokenizer;
   int steps = 64;
   int seqs = 8;
+  bool splits = true; // --no-splits: every new state walks the whole vocabulary
 };
 
 bool parse(int argc, char** argv, options& o) {
@@ -52,6 +58,8 @@ bool parse(int argc, char** argv, options& o) {
       o.steps = std::atoi(s);
     else if (const char* n = value("--seqs="))
       o.seqs = std::atoi(n);
+    else if (a == "--no-splits")
+      o.splits = false;
     else
       return false;
   }
@@ -92,10 +100,12 @@ struct run_figures {
   int ended = 0;
 };
 
-run_figures generate(const std::shared_ptr<const token_grammar>& g, const options& o) {
+// Sequences first_seed .. first_seed + o.seqs - 1.
+run_figures generate(const std::shared_ptr<const token_grammar>& g, const options& o,
+                     int first_seed) {
   run_figures f;
   for (int s = 0; s < o.seqs; ++s) {
-    std::mt19937_64 rng(static_cast<uint64_t>(s) + 1);
+    std::mt19937_64 rng(static_cast<uint64_t>(first_seed + s));
     token_matcher m(g);
     for (int step = 0; step < o.steps; ++step) {
       const auto t0 = clock_type::now();
@@ -126,18 +136,28 @@ void bench(std::string_view name, const std::function<result<grammar>()>& build,
     std::fprintf(stderr, "%.*s: %s\n", int(name.size()), name.data(), g.error().message.c_str());
     std::exit(1);
   }
+  const auto t1 = clock_type::now();
   auto tg = std::make_shared<const token_grammar>(std::make_shared<const grammar>(std::move(*g)),
-                                                  vocab, size_t{256} << 20);
-  const run_figures cold = generate(tg, o);
+                                                  vocab, size_t{256} << 20, o.splits);
+  const double bind_us = us_since(t1); // the slots' splits over the vocabulary
+  const run_figures cold = generate(tg, o, 1);
   const int64_t walks = tg->num_walks();
-  const run_figures warm = generate(tg, o);
-  double cold_total = 0;
-  for (double us : cold.mask_us) cold_total += us;
-  std::printf("%-22.*s compile %8.0f us  masks: cold median %8.1f us, mean %8.1f us (%lld walks "
-              "over %zu steps); warm median %6.2f us  (%d tokens, %d of %d sequences ended)\n",
-              int(name.size()), name.data(), compile_us, median(cold.mask_us),
-              cold_total / double(cold.mask_us.size()), static_cast<long long>(walks),
-              cold.mask_us.size(), median(warm.mask_us), cold.tokens, cold.ended, o.seqs);
+  const run_figures warm = generate(tg, o, 1);
+  // Other sequences of a grammar in use: new states, known tops.
+  const run_figures next = generate(tg, o, 1 + o.seqs);
+  const int64_t next_walks = tg->num_walks() - walks;
+  auto mean = [](const std::vector<double>& v) {
+    double total = 0;
+    for (double us : v) total += us;
+    return v.empty() ? 0 : total / double(v.size());
+  };
+  std::printf("%-22.*s compile %8.0f us, bind %6.0f us  masks: cold median %6.1f us, mean %6.1f "
+              "us (%lld walks over %zu steps); warm median %5.2f us; other sequences mean %6.1f "
+              "us (%lld walks)  (%d tokens, %d of %d sequences ended)\n",
+              int(name.size()), name.data(), compile_us, bind_us, median(cold.mask_us),
+              mean(cold.mask_us), static_cast<long long>(walks), cold.mask_us.size(),
+              median(warm.mask_us), mean(next.mask_us), static_cast<long long>(next_walks),
+              cold.tokens, cold.ended, o.seqs);
 }
 
 } // namespace
@@ -146,7 +166,7 @@ int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr, "usage: kvactor-bench-grammar --tokenizer=PATH/tokenizer.json [--steps=N] "
-                         "[--seqs=N]\n");
+                         "[--seqs=N] [--no-splits]\n");
     return 2;
   }
   auto tok = tokenizer::load(o.tokenizer);

@@ -3,6 +3,7 @@
 #include "model/grammar/utf8_ranges.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace kvactor::model {
 
@@ -79,24 +80,56 @@ grammar_element grammar_builder::any_of(std::string_view hint,
   return ref(r);
 }
 
+std::vector<grammar_sequence> grammar_builder::spelled_out(const grammar_element& item) const {
+  constexpr size_t max_alternatives = 32;
+  std::vector<grammar_sequence> out{{item}};
+  for (int depth = 0; depth < 8; ++depth) { // a cycle of single references stays as it is
+    std::vector<grammar_sequence> next;
+    bool changed = false;
+    for (const grammar_sequence& alt : out) {
+      if (alt.size() == 1 && alt[0].kind == slot_kind::rule && defined_[alt[0].arg]) {
+        const std::vector<grammar_sequence>& inner = rules_[alt[0].arg];
+        if (!inner.empty() && std::ranges::none_of(inner, &grammar_sequence::empty)) {
+          next.insert(next.end(), inner.begin(), inner.end());
+          changed = true;
+          continue;
+        }
+      }
+      next.push_back(alt);
+    }
+    if (!changed || next.size() > max_alternatives) break;
+    out = std::move(next);
+  }
+  return out;
+}
+
 result<grammar_element> grammar_builder::repeat(const grammar_sequence& body, int64_t min,
                                                 int64_t max) {
   if (min > max_repeat || max > max_repeat)
     return error_in("grammar", "a repetition count over " + std::to_string(max_repeat));
   const grammar_element item = body.size() == 1 ? body[0] : any_of("item", {body});
   grammar_sequence whole(static_cast<size_t>(min), item);
+  const std::vector<grammar_sequence> items = spelled_out(item);
+  // item_1 then, item_2 then, ... or nothing.
+  auto each_then = [&](std::optional<grammar_element> then) {
+    std::vector<grammar_sequence> alternatives = items;
+    if (then)
+      for (grammar_sequence& alt : alternatives) alt.push_back(*then);
+    alternatives.emplace_back();
+    return alternatives;
+  };
   if (max < 0) {
     const uint32_t star = fresh_rule("star");
-    define(star, {{item, ref(star)}, {}});
+    define(star, each_then(ref(star)));
     whole.push_back(ref(star));
   } else if (max > min) {
     // NOTE: optional_k ::= item optional_{k-1} | "" — the last reference is
     // a tail call, so the matcher's stacks do not grow with the count.
     uint32_t optional = fresh_rule("optional");
-    define(optional, {{item}, {}});
+    define(optional, each_then(std::nullopt));
     for (int64_t k = min + 1; k < max; ++k) {
       const uint32_t next = fresh_rule("optional");
-      define(next, {{item, ref(optional)}, {}});
+      define(next, each_then(ref(optional)));
       optional = next;
     }
     whole.push_back(ref(optional));

@@ -74,6 +74,12 @@ bool grammar_matcher::advance(std::string_view bytes) {
   return true;
 }
 
+grammar_matcher::state grammar_matcher::alone(uint32_t slot) {
+  state s;
+  s.tops.push_back(intern(slot, -1));
+  return s;
+}
+
 void grammar_matcher::rollback(size_t mark) {
   for (size_t i = mark; i < nodes_.size(); ++i)
     index_.erase(node_key(nodes_[i].slot, nodes_[i].parent));

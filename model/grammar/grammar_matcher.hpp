@@ -47,6 +47,11 @@ public:
   void step(const state& from, uint8_t b, state& to);
   size_t mark() const { return nodes_.size(); }
   void rollback(size_t mark);
+  // The byte-class slot a top node of a state stands on, and a state that
+  // stands there alone: its rule's end completes it, where in a state its
+  // stack would go on below.
+  uint32_t slot_of(int32_t top) const { return nodes_[size_t(top)].slot; }
+  state alone(uint32_t slot);
   // The content of `s` (each stack's slots, sorted), equal for equal
   // states of any two matchers of one grammar.
   std::string key(const state& s) const;

@@ -1,5 +1,6 @@
 #include "model/grammar/token_grammar.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -28,29 +29,35 @@ void apply_mask(std::span<float> logits, const token_mask& mask) {
   }
 }
 
-token_grammar::token_grammar(std::shared_ptr<const grammar> g,
-                             std::shared_ptr<const token_vocabulary> v, size_t max_cached_bytes)
-  : grammar_(std::move(g)), vocab_(std::move(v)), max_cached_(max_cached_bytes) {}
+namespace {
 
-token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state& s) const {
-  ++num_walks_;
-  const token_vocabulary& v = *vocab_;
-  token_mask mask;
-  mask.bits.assign((v.vocab_size() + 63) / 64, 0);
-  auto allow = [&](token_id t) { mask.bits[size_t(t) >> 6] |= uint64_t{1} << (size_t(t) & 63); };
-  if (s.complete)
-    for (token_id t : v.end_tokens()) allow(t);
+enum class outcome : uint8_t { accepted, undecided };
+
+// Walks the tokens at sorted positions pos(0) < pos(1) < ... < pos(n - 1),
+// each sharing lcp(k) leading bytes with the one before, from state s, as a
+// trie: a token starts from the state its shared prefix reached, and a
+// prefix that fails decides every token after it that begins with it.
+// seen(k, outcome) for each token accepted, or undecided: refused from s
+// after some prefix of it completed s (so whatever lies below s could take
+// the rest). Refused tokens are not reported. end(k, d): the first
+// position after k whose token does not share k's first d bytes.
+template <class Pos, class Lcp, class End, class Seen>
+void walk_tokens(const token_vocabulary& v, grammar_matcher& m, const grammar_matcher::state& s,
+                 size_t n, Pos pos, Lcp lcp, End end, Seen seen) {
   const std::vector<token_id>& sorted = v.sorted();
-  const std::vector<uint32_t>& lcp = v.shared_prefix();
   const size_t mark = m.mark();
   // at[d]: the state after the current token's first d bytes, valid for
-  // d <= valid.
+  // d <= valid; ended[d]: whether one of those prefixes completed s.
   std::vector<grammar_matcher::state> at(1, s);
+  std::vector<uint8_t> ended(1, 0);
   size_t valid = 0;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const std::string& b = v.bytes(sorted[i]);
-    if (at.size() < b.size() + 1) at.resize(b.size() + 1);
-    size_t d = std::min<size_t>(lcp[i], valid);
+  for (size_t k = 0; k < n; ++k) {
+    const std::string& b = v.bytes(sorted[pos(k)]);
+    if (at.size() < b.size() + 1) {
+      at.resize(b.size() + 1);
+      ended.resize(b.size() + 1);
+    }
+    size_t d = std::min<size_t>(lcp(k), valid);
     bool ok = true;
     while (d < b.size()) {
       if (at[d].tops.empty()) { // complete: nothing may follow
@@ -58,6 +65,7 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
         break;
       }
       m.step(at[d], static_cast<uint8_t>(b[d]), at[d + 1]);
+      ended[d + 1] = ended[d] || at[d + 1].complete;
       ++d;
       if (at[d].dead()) {
         ok = false;
@@ -66,14 +74,149 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
     }
     valid = d;
     if (ok) {
-      allow(sorted[i]);
+      seen(k, outcome::accepted);
       continue;
     }
-    // NOTE: every token after this one that shares its first d bytes is
-    // refused with it (they come next in byte order).
-    while (i + 1 < sorted.size() && lcp[i + 1] >= d) ++i;
+    // NOTE: every token after this one that shares its first d bytes fails
+    // with it, and the same way (they come next in byte order).
+    if (ended[d] == 0) {
+      k = end(k, d) - 1;
+      continue;
+    }
+    seen(k, outcome::undecided);
+    while (k + 1 < n && lcp(k + 1) >= d) seen(++k, outcome::undecided);
   }
   m.rollback(mark);
+}
+
+void allow(token_mask& mask, token_id t) {
+  mask.bits[size_t(t) >> 6] |= uint64_t{1} << (size_t(t) & 63);
+}
+
+token_mask empty_mask(const token_vocabulary& v, const grammar_matcher::state& s) {
+  token_mask mask;
+  mask.bits.assign((v.vocab_size() + 63) / 64, 0);
+  if (s.complete)
+    for (token_id t : v.end_tokens()) allow(mask, t);
+  return mask;
+}
+
+size_t common_prefix(const std::string& a, const std::string& b) {
+  return static_cast<size_t>(std::ranges::mismatch(a, b).in1 - a.begin());
+}
+
+// Every token in byte order, with the vocabulary's shared prefixes.
+template <class Seen>
+void walk_vocabulary(const token_vocabulary& v, grammar_matcher& m,
+                     const grammar_matcher::state& s, Seen seen) {
+  walk_tokens(
+    v, m, s, v.sorted().size(), [](size_t k) { return k; },
+    [&](size_t k) { return v.shared_prefix()[k]; },
+    [&](size_t k, size_t d) { return v.prefix_end(k, d); }, seen);
+}
+
+} // namespace
+
+token_grammar::token_grammar(std::shared_ptr<const grammar> g,
+                             std::shared_ptr<const token_vocabulary> v, size_t max_cached_bytes,
+                             bool split_tops)
+  : grammar_(std::move(g)),
+    vocab_(std::move(v)),
+    max_cached_(max_cached_bytes),
+    split_tops_(split_tops),
+    splits_(grammar_->slots.size()),
+    met_(grammar_->slots.size(), false) {}
+
+std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32_t slot) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (splits_[slot]) return splits_[slot];
+  }
+  const token_vocabulary& v = *vocab_;
+  const std::vector<token_id>& sorted = v.sorted();
+  auto split = std::make_shared<top_split>();
+  std::vector<token_id> accepted;
+  const size_t mark = m.mark();
+  walk_vocabulary(v, m, m.alone(slot), [&](size_t k, outcome o) {
+    if (o == outcome::accepted)
+      accepted.push_back(sorted[k]);
+    else
+      split->undecided.push_back(static_cast<uint32_t>(k));
+  });
+  m.rollback(mark);
+  if (accepted.size() * 32 < v.vocab_size()) { // a list is the smaller
+    split->accepted_ids = std::move(accepted);
+  } else {
+    split->accepted_bits.assign((v.vocab_size() + 63) / 64, 0);
+    for (token_id t : accepted)
+      split->accepted_bits[size_t(t) >> 6] |= uint64_t{1} << (size_t(t) & 63);
+  }
+  std::lock_guard lock(mutex_);
+  if (!splits_[slot]) splits_[slot] = std::move(split); // else another row made it first
+  return splits_[slot];
+}
+
+token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state& s) const {
+  ++num_walks_;
+  if (!split_tops_) return walk_all(m, s);
+  std::vector<uint32_t> slots;
+  for (int32_t top : s.tops) slots.push_back(m.slot_of(top));
+  std::ranges::sort(slots);
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  // NOTE: a top's split costs about a whole walk, so it is made only for a
+  // top met a second time (in another state); a state with a top met for
+  // the first time walks the vocabulary whole.
+  bool met_before = true;
+  {
+    std::lock_guard lock(mutex_);
+    for (uint32_t slot : slots) {
+      if (splits_[slot] || met_[slot]) continue;
+      met_[slot] = true;
+      met_before = false;
+    }
+  }
+  if (!met_before) return walk_all(m, s);
+  const token_vocabulary& v = *vocab_;
+  token_mask mask = empty_mask(v, s);
+  std::vector<uint32_t> undecided;
+  for (uint32_t slot : slots) {
+    const top_split& split = *this->split(m, slot);
+    for (size_t w = 0; w < split.accepted_bits.size(); ++w) mask.bits[w] |= split.accepted_bits[w];
+    for (token_id t : split.accepted_ids) allow(mask, t);
+    undecided.insert(undecided.end(), split.undecided.begin(), split.undecided.end());
+  }
+  if (slots.size() > 1) {
+    std::ranges::sort(undecided);
+    undecided.erase(std::unique(undecided.begin(), undecided.end()), undecided.end());
+  }
+  const std::vector<token_id>& sorted = v.sorted();
+  std::erase_if(undecided, [&](uint32_t k) { return mask.allows(sorted[k]); });
+  // NOTE: a subset walk pays for each token's shared prefix with the one
+  // before; past an eighth of the vocabulary the trie walk is cheaper.
+  if (undecided.size() * 8 > sorted.size()) return walk_all(m, s);
+  auto lcp = [&](size_t k) {
+    return k == 0 ? size_t{0}
+                  : common_prefix(v.bytes(sorted[undecided[k - 1]]), v.bytes(sorted[undecided[k]]));
+  };
+  walk_tokens(
+    v, m, s, undecided.size(), [&](size_t k) { return undecided[k]; }, lcp,
+    [&](size_t k, size_t d) {
+      while (k + 1 < undecided.size() && lcp(k + 1) >= d) ++k;
+      return k + 1;
+    },
+    [&](size_t k, outcome o) {
+      if (o == outcome::accepted) allow(mask, sorted[undecided[k]]);
+    });
+  return mask;
+}
+
+token_mask token_grammar::walk_all(grammar_matcher& m, const grammar_matcher::state& s) const {
+  const token_vocabulary& v = *vocab_;
+  token_mask mask = empty_mask(v, s);
+  const std::vector<token_id>& sorted = v.sorted();
+  walk_vocabulary(v, m, s, [&](size_t k, outcome o) {
+    if (o == outcome::accepted) allow(mask, sorted[k]);
+  });
   return mask;
 }
 

@@ -1,10 +1,22 @@
 #pragma once
 // token_grammar: a grammar bound to a model's vocabulary — the masks of the
-// tokens each state allows, computed by walking the sorted vocabulary as a
-// trie (token_vocabulary.hpp) and cached by the state's content, so that
-// every sequence under the same constraint shares them: a mask is walked
-// once per distinct state, then looked up. token_matcher is one sequence's
-// place in it.
+// tokens each state allows, cached by the state's content, so that every
+// sequence under the same constraint shares them: a mask is made once per
+// distinct state, then looked up. token_matcher is one sequence's place in
+// it.
+//
+// Most of a mask does not depend on the stacks below a state's tops. Once a
+// byte-class slot is a top again, its tokens are split by walking
+// the sorted vocabulary as a trie (token_vocabulary.hpp) from the slot
+// alone: those it accepts within its own rule (accepted whatever lies
+// below), those it refuses before its rule could end (refused), and the
+// undecided rest, whose bytes go on past the rule's end. A new state's mask
+// is then its tops' accepted tokens plus its undecided ones walked from the
+// whole state: for a JSON string's characters, the few tokens with a quote.
+// Splits are shared by every state, so a grammar walks the vocabulary once
+// per slot it reaches again, not once per state; they are made when a slot
+// is a top a second time (binding every slot of a large schema up front
+// walked it for seconds, and a top met once gains nothing from a split).
 //
 // Thread-safe: rows of a step ask for masks in parallel.
 
@@ -31,19 +43,34 @@ struct token_mask {
 // Sets the logit of every token `mask` refuses to -infinity.
 void apply_mask(std::span<float> logits, const token_mask& mask);
 
+// One byte-class slot's tokens, split as above.
+struct top_split {
+  std::vector<uint64_t> accepted_bits; // the accepted tokens as a bitset when many,
+  std::vector<token_id> accepted_ids;  // else as a list
+  std::vector<uint32_t> undecided;     // positions in the vocabulary's sorted order, ascending
+};
+
 class token_grammar {
 public:
   // At most `max_cached_bytes` of masks are kept (then masks are walked).
+  // `split_tops` false: every new state's mask walks the whole vocabulary
+  // (walk_all), as kvactor-bench-grammar --no-splits measures.
   token_grammar(std::shared_ptr<const grammar> g, std::shared_ptr<const token_vocabulary> v,
-                size_t max_cached_bytes = size_t{16} << 20);
+                size_t max_cached_bytes = size_t{16} << 20, bool split_tops = true);
 
   const std::shared_ptr<const grammar>& rules() const { return grammar_; }
   const token_vocabulary& vocabulary() const { return *vocab_; }
   // The mask of `m`'s current state (m a matcher of this grammar; its node
   // pool serves the walk and is left as it was).
   std::shared_ptr<const token_mask> mask(grammar_matcher& m) const;
-  // The walk itself, uncached.
+  // The mask of state s, uncached: from its tops' splits.
   token_mask walk(grammar_matcher& m, const grammar_matcher::state& s) const;
+  // The same mask from every token walked from the whole state (what the
+  // splits save; kept to check them against).
+  token_mask walk_all(grammar_matcher& m, const grammar_matcher::state& s) const;
+  // Slot `slot`'s split (a byte-class slot of the grammar; m a matcher of
+  // it, whose node pool serves the walk).
+  std::shared_ptr<const top_split> split(grammar_matcher& m, uint32_t slot) const;
 
   int64_t num_walks() const { return num_walks_; }
   int64_t num_hits() const { return num_hits_; }
@@ -52,6 +79,9 @@ private:
   std::shared_ptr<const grammar> grammar_;
   std::shared_ptr<const token_vocabulary> vocab_;
   size_t max_cached_;
+  bool split_tops_;
+  mutable std::vector<std::shared_ptr<const top_split>> splits_; // by slot, once made (mutex_)
+  mutable std::vector<bool> met_; // by slot: a top of some state walked whole (mutex_)
   mutable std::mutex mutex_;
   mutable std::unordered_map<std::string, std::shared_ptr<const token_mask>> cache_;
   mutable std::atomic<int64_t> num_walks_{0}, num_hits_{0};

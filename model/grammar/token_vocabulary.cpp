@@ -24,6 +24,30 @@ token_vocabulary::token_vocabulary(std::vector<std::string> bytes, std::vector<t
     const auto diff = std::ranges::mismatch(a, b);
     lcp_[i] = static_cast<uint32_t>(diff.in1 - a.begin());
   }
+  const size_t n = sorted_.size();
+  for (size_t span = 1; span < n; span *= 2) {
+    std::vector<uint8_t>& level = min_lcp_.emplace_back(n - span, 0);
+    for (size_t k = 0; k + span < n; ++k) {
+      if (span == 1) {
+        level[k] = static_cast<uint8_t>(std::min<uint32_t>(lcp_[k + 1], 255));
+        continue;
+      }
+      const std::vector<uint8_t>& half = min_lcp_[min_lcp_.size() - 2];
+      level[k] = std::min(half[k], half[k + span / 2]);
+    }
+  }
+}
+
+size_t token_vocabulary::prefix_end(size_t k, size_t d) const {
+  // NOTE: shared prefixes are capped at 255 here; a prefix that long is
+  // followed position by position.
+  if (d > 255) {
+    while (k + 1 < lcp_.size() && lcp_[k + 1] >= d) ++k;
+    return k + 1;
+  }
+  for (size_t i = min_lcp_.size(); i-- > 0;) // every position in (k, ...] begins so
+    if (k < min_lcp_[i].size() && min_lcp_[i][k] >= d) k += size_t{1} << i;
+  return k + 1;
 }
 
 bool token_vocabulary::is_end(token_id id) const {

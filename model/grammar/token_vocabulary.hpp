@@ -39,6 +39,10 @@ public:
   // with the one before (0 for the first).
   const std::vector<token_id>& sorted() const { return sorted_; }
   const std::vector<uint32_t>& shared_prefix() const { return lcp_; }
+  // The first position after k whose token does not begin with the first d
+  // bytes of k's (d <= their length): where a refused prefix's tokens end.
+  // O(log n).
+  size_t prefix_end(size_t k, size_t d) const;
 
 private:
   std::vector<std::string> bytes_;
@@ -46,6 +50,9 @@ private:
   size_t vocab_size_;
   std::vector<token_id> sorted_;
   std::vector<uint32_t> lcp_;
+  // min_lcp_[i][k]: the least shared prefix (at most 255) of positions
+  // k + 1 .. k + 2^i.
+  std::vector<std::vector<uint8_t>> min_lcp_;
 };
 
 // A tokenizer's tokens as grammars read them (special tokens none);

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 
@@ -74,12 +76,14 @@ TEST(token_grammar, masks_equal_a_token_by_token_check_in_random_states) {
       grammar_matcher m(g);
       for (int step = 0; step < 25 && !m.must_end(); ++step) {
         const std::vector<bool> expected = brute_force(m, *vocab, end);
-        const token_mask mask = tg.walk(m, m.current());
+        const token_mask mask = tg.walk(m, m.current()); // from the tops' splits
+        const token_mask whole = tg.walk_all(m, m.current());
         std::vector<token_id> choices;
         for (size_t id = 0; id < vocab->vocab_size(); ++id) {
           ASSERT_EQ(mask.allows(static_cast<token_id>(id)), expected[id])
             << text << "\ntoken " << id << " '"
             << (id < vocab->num_ids() ? vocab->bytes(static_cast<token_id>(id)) : "") << "'";
+          ASSERT_EQ(whole.allows(static_cast<token_id>(id)), expected[id]) << text << " " << id;
           if (expected[id] && static_cast<token_id>(id) != end)
             choices.push_back(static_cast<token_id>(id));
         }
@@ -88,6 +92,46 @@ TEST(token_grammar, masks_equal_a_token_by_token_check_in_random_states) {
       }
     }
   }
+}
+
+// A slot's split, from the slot alone: a JSON-like string's character class
+// accepts tokens of characters, refuses ones that break the string, and
+// leaves undecided the ones that end its run and go on (only the stack
+// below can say whether a quote, then a comma or a bracket, may follow).
+TEST(token_grammar, a_slot_splits_its_tokens_into_accepted_refused_and_undecided) {
+  const std::vector<std::string> pieces = {"a", "ab", "a\"", "\"", "\",", "\"]", "\"x", "\\", "]"};
+  auto vocab = std::make_shared<const token_vocabulary>(pieces, std::vector<token_id>{},
+                                                        pieces.size());
+  auto g = parse(R"(root ::= "[" (s ("," s)*)? "]"  s ::= "\"" [a-b]* "\"")");
+  token_grammar tg(g, vocab);
+  grammar_matcher m(g);
+  ASSERT_TRUE(m.advance("[\"a"));
+  // The state's tops: the class [a-b] (its run: one rule) and the closing
+  // quote.
+  ASSERT_EQ(m.current().tops.size(), 2u);
+  std::map<std::string, std::string> kind; // piece -> how its top split it
+  for (int32_t top : m.current().tops) {
+    const top_split& split = *tg.split(m, m.slot_of(top));
+    for (size_t id = 0; id < pieces.size(); ++id) {
+      const bool dense = !split.accepted_bits.empty();
+      if (dense ? (split.accepted_bits[id >> 6] >> (id & 63)) & 1
+                : std::ranges::count(split.accepted_ids, static_cast<token_id>(id)) > 0)
+        kind[pieces[id]] += "A";
+    }
+    for (uint32_t k : split.undecided) kind[pieces[size_t(vocab->sorted()[k])]] += "U";
+  }
+  // [a-b] alone: "a", "ab" accepted, "a\"" undecided (its run ends); the
+  // quote alone: "\"" accepted (the string ends with it), the rest of the
+  // quote's tokens undecided.
+  EXPECT_EQ(kind, (std::map<std::string, std::string>{
+                    {"a", "A"}, {"ab", "A"}, {"a\"", "U"}, {"\"", "A"},
+                    {"\",", "U"}, {"\"]", "U"}, {"\"x", "U"}}));
+  // The whole state decides the undecided: a comma or a bracket may follow
+  // the string, x not.
+  const token_mask mask = tg.walk(m, m.current());
+  const std::set<std::string> allowed = {"a", "ab", "a\"", "\"", "\",", "\"]"};
+  for (size_t id = 0; id < pieces.size(); ++id)
+    EXPECT_EQ(mask.allows(static_cast<token_id>(id)), allowed.contains(pieces[id])) << pieces[id];
 }
 
 TEST(token_grammar, masks_are_cached_by_state_across_matchers) {
