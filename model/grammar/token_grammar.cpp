@@ -29,6 +29,11 @@ void apply_mask(std::span<float> logits, const token_mask& mask) {
   }
 }
 
+size_t top_split::bytes() const {
+  return accepted_bits.size() * sizeof(uint64_t) + accepted_ids.size() * sizeof(token_id) +
+         undecided.size() * sizeof(uint32_t);
+}
+
 namespace {
 
 enum class outcome : uint8_t { accepted, undecided };
@@ -124,8 +129,7 @@ token_grammar::token_grammar(std::shared_ptr<const grammar> g,
     vocab_(std::move(v)),
     max_cached_(max_cached_bytes),
     split_tops_(split_tops),
-    splits_(grammar_->slots.size()),
-    met_(grammar_->slots.size(), false) {}
+    splits_(grammar_->slots.size()) {}
 
 std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32_t slot) const {
   {
@@ -144,7 +148,14 @@ std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32
       split->undecided.push_back(static_cast<uint32_t>(k));
   });
   m.rollback(mark);
-  if (accepted.size() * 32 < v.vocab_size()) { // a list is the smaller
+  const auto whole = [] {
+    auto w = std::make_shared<top_split>();
+    w->whole = true;
+    return w;
+  };
+  if (split->undecided.size() * 8 > sorted.size()) {
+    split = whole();
+  } else if (accepted.size() * 32 < v.vocab_size()) { // a list is the smaller
     split->accepted_ids = std::move(accepted);
   } else {
     split->accepted_bits.assign((v.vocab_size() + 63) / 64, 0);
@@ -152,8 +163,10 @@ std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32
       split->accepted_bits[size_t(t) >> 6] |= uint64_t{1} << (size_t(t) & 63);
   }
   std::lock_guard lock(mutex_);
-  if (!splits_[slot]) splits_[slot] = std::move(split); // else another row made it first
-  return splits_[slot];
+  if (splits_[slot]) return splits_[slot]; // another row made it first
+  if (split_bytes_ + split->bytes() > max_cached_) split = whole();
+  split_bytes_ += split->bytes();
+  return splits_[slot] = std::move(split);
 }
 
 token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state& s) const {
@@ -163,24 +176,12 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
   for (int32_t top : s.tops) slots.push_back(m.slot_of(top));
   std::ranges::sort(slots);
   slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
-  // NOTE: a top's split costs about a whole walk, so it is made only for a
-  // top met a second time (in another state); a state with a top met for
-  // the first time walks the vocabulary whole.
-  bool met_before = true;
-  {
-    std::lock_guard lock(mutex_);
-    for (uint32_t slot : slots) {
-      if (splits_[slot] || met_[slot]) continue;
-      met_[slot] = true;
-      met_before = false;
-    }
-  }
-  if (!met_before) return walk_all(m, s);
   const token_vocabulary& v = *vocab_;
   token_mask mask = empty_mask(v, s);
   std::vector<uint32_t> undecided;
   for (uint32_t slot : slots) {
     const top_split& split = *this->split(m, slot);
+    if (split.whole) return walk_all(m, s);
     for (size_t w = 0; w < split.accepted_bits.size(); ++w) mask.bits[w] |= split.accepted_bits[w];
     for (token_id t : split.accepted_ids) allow(mask, t);
     undecided.insert(undecided.end(), split.undecided.begin(), split.undecided.end());

@@ -5,8 +5,8 @@
 // distinct state, then looked up. token_matcher is one sequence's place in
 // it.
 //
-// Most of a mask does not depend on the stacks below a state's tops. Once a
-// byte-class slot is a top again, its tokens are split by walking
+// Most of a mask does not depend on the stacks below a state's tops. The
+// first time a byte-class slot is a top, its tokens are split by walking
 // the sorted vocabulary as a trie (token_vocabulary.hpp) from the slot
 // alone: those it accepts within its own rule (accepted whatever lies
 // below), those it refuses before its rule could end (refused), and the
@@ -14,9 +14,8 @@
 // is then its tops' accepted tokens plus its undecided ones walked from the
 // whole state: for a JSON string's characters, the few tokens with a quote.
 // Splits are shared by every state, so a grammar walks the vocabulary once
-// per slot it reaches again, not once per state; they are made when a slot
-// is a top a second time (binding every slot of a large schema up front
-// walked it for seconds, and a top met once gains nothing from a split).
+// per slot it reaches, not once per state. They are made when first needed:
+// binding every slot of a large schema up front walked it for seconds.
 //
 // Thread-safe: rows of a step ask for masks in parallel.
 
@@ -48,11 +47,17 @@ struct top_split {
   std::vector<uint64_t> accepted_bits; // the accepted tokens as a bitset when many,
   std::vector<token_id> accepted_ids;  // else as a list
   std::vector<uint32_t> undecided;     // positions in the vocabulary's sorted order, ascending
+  // Kept empty: over an eighth of the vocabulary undecided (a state with this
+  // top walks the vocabulary whole, which is then cheaper), or over the
+  // grammar's budget for splits.
+  bool whole = false;
+  size_t bytes() const;
 };
 
 class token_grammar {
 public:
-  // At most `max_cached_bytes` of masks are kept (then masks are walked).
+  // At most `max_cached_bytes` of masks are kept (then masks are walked),
+  // and as much of splits.
   // `split_tops` false: every new state's mask walks the whole vocabulary
   // (walk_all), as kvactor-bench-grammar --no-splits measures.
   token_grammar(std::shared_ptr<const grammar> g, std::shared_ptr<const token_vocabulary> v,
@@ -81,7 +86,7 @@ private:
   size_t max_cached_;
   bool split_tops_;
   mutable std::vector<std::shared_ptr<const top_split>> splits_; // by slot, once made (mutex_)
-  mutable std::vector<bool> met_; // by slot: a top of some state walked whole (mutex_)
+  mutable size_t split_bytes_ = 0;                                // (mutex_)
   mutable std::mutex mutex_;
   mutable std::unordered_map<std::string, std::shared_ptr<const token_mask>> cache_;
   mutable std::atomic<int64_t> num_walks_{0}, num_hits_{0};
