@@ -93,8 +93,8 @@ private:
   // `item`'s alternatives spelled out: a reference to a defined rule with
   // no empty alternative becomes its alternatives, and again while one is a
   // single reference (a JSON string's character down to its UTF-8 byte
-  // runs); at most 32 of them, else `item` alone. A repetition over them is
-  // one rule, not a rule per item, so that a mask's split of a top
+  // runs), stopping before a step would make over 32. A repetition over
+  // them is one rule, not a rule per item, so that a mask's split of a top
   // (token_grammar.hpp) sees a string's characters as one run.
   std::vector<grammar_sequence> spelled_out(const grammar_element& item) const;
   std::vector<std::string> names_;

@@ -72,18 +72,21 @@ TEST(token_grammar, masks_equal_a_token_by_token_check_in_random_states) {
   for (std::string_view text : small_grammars) {
     auto g = parse(text);
     token_grammar tg(g, vocab);
+    token_grammar no_room(g, vocab, 0); // no bytes for splits: every state walks whole
     for (int walk = 0; walk < 30; ++walk) {
       grammar_matcher m(g);
       for (int step = 0; step < 25 && !m.must_end(); ++step) {
         const std::vector<bool> expected = brute_force(m, *vocab, end);
         const token_mask mask = tg.walk(m, m.current()); // from the tops' splits
         const token_mask whole = tg.walk_all(m, m.current());
+        const token_mask unsplit = no_room.walk(m, m.current());
         std::vector<token_id> choices;
         for (size_t id = 0; id < vocab->vocab_size(); ++id) {
           ASSERT_EQ(mask.allows(static_cast<token_id>(id)), expected[id])
             << text << "\ntoken " << id << " '"
             << (id < vocab->num_ids() ? vocab->bytes(static_cast<token_id>(id)) : "") << "'";
           ASSERT_EQ(whole.allows(static_cast<token_id>(id)), expected[id]) << text << " " << id;
+          ASSERT_EQ(unsplit.allows(static_cast<token_id>(id)), expected[id]) << text << " " << id;
           if (expected[id] && static_cast<token_id>(id) != end)
             choices.push_back(static_cast<token_id>(id));
         }
