@@ -89,30 +89,30 @@ caf::typed_response_promise<bool> scheduler_actor_state::shutdown() {
   return rp;
 }
 
-// NOTE: a swap's report can come after a device fault ended every sequence
-// (fail_all): a refusal does not wait for the device, and a copy may have
-// completed just before it failed. Such a report is for none of them.
 void scheduler_actor_state::swap_out_denied(seq_id id) {
-  if (!device_fault_)
-    settle(sched_->swap_out_denied(id));
+  swap_report(&scheduler::swap_out_denied, id);
 }
 
 void scheduler_actor_state::swapped_out(seq_id id) {
-  if (!device_fault_)
-    settle(sched_->complete_swap_out(id));
+  swap_report(&scheduler::complete_swap_out, id);
 }
 
-void scheduler_actor_state::swapped_in(seq_id id) {
-  if (!device_fault_)
-    settle(sched_->complete_swap_in(id));
-}
+void scheduler_actor_state::swapped_in(seq_id id) { swap_report(&scheduler::complete_swap_in, id); }
 
 // NOTE: settle kicks, as for every completion: the work that held the
 // blocks may have completed before the refusal came, and then nothing else
 // would ask for the swap-in again.
 void scheduler_actor_state::swap_in_denied(seq_id id) {
+  swap_report(&scheduler::swap_in_denied, id);
+}
+
+// NOTE: a swap's report can come after a device fault ended every sequence
+// (fail_all): a refusal does not wait for the device, and a copy may have
+// completed just before it failed. Such a report is for none of them.
+void scheduler_actor_state::swap_report(
+  std::vector<sequence_update> (scheduler::*report)(seq_id), seq_id id) {
   if (!device_fault_)
-    settle(sched_->swap_in_denied(id));
+    settle(((*sched_).*report)(id));
 }
 
 void scheduler_actor_state::settle(const std::vector<sequence_update>& updates) {

@@ -66,6 +66,9 @@ private:
   // updates and commands, plans the next step if none runs, and finishes a
   // shutdown once idle.
   void settle(const std::vector<sequence_update>& updates);
+  // A swap's report (`report`: the scheduler's method for it), settled
+  // unless a device fault has ended every sequence.
+  void swap_report(std::vector<sequence_update> (scheduler::*report)(seq_id), seq_id id);
   // Ends every choice of a request (the ones still to fork end with the first).
   void end_request(request_id id);
 
