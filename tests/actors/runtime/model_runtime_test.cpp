@@ -202,34 +202,46 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_preemption,
 // bf16 pass run alone bit for bit, through preemption by swap (the bf16
 // blocks go to the host pool and back) and by recompute.
 class model_runtime_bf16_kv : public model_runtime,
-                              public ::testing::WithParamInterface<preemption_mode> {};
+                              public ::testing::WithParamInterface<preemption_mode> {
+protected:
+  // A bf16 runtime of 12 device blocks (one bf16 block of this model — 2
+  // layers, K and V, 4 tokens, 2 KV heads of 32 — is 2 KiB) and
+  // `host_blocks` host blocks.
+  void start_bf16(preemption_mode mode, int32_t host_blocks) {
+    engine_config e;
+    e.kv_dtype = number_format::bf16;
+    e.preemption = mode;
+    e.block_size = 4;
+    e.kv_cache_bytes = 12 * 2048;
+    e.swap_bytes = int64_t{host_blocks} * 2048;
+    start(e);
+    const runtime_figures pools = figures();
+    EXPECT_EQ(pools.device_blocks_total, 12);
+    EXPECT_EQ(pools.host_blocks_total, host_blocks);
+  }
+  // Four requests that each grow to 9 blocks: each one's tokens must equal
+  // the bf16 pass run alone. Returns their preemptions.
+  int four_requests_as_alone(int32_t seed) {
+    std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
+    for (int i = 0; i < 4; ++i) {
+      auto prompt = tokens(9, 100 * i + seed);
+      sent.emplace_back(generate(prompt, 24), prompt);
+    }
+    int preemptions = 0;
+    for (auto& [id, prompt] : sent) {
+      const done_event done = events_->wait_done(id);
+      EXPECT_THAT(done.tokens,
+                  ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::bf16, 4)))
+        << "request " << id;
+      preemptions += done.preemptions;
+    }
+    return preemptions;
+  }
+};
 
 TEST_P(model_runtime_bf16_kv, outputs_equal_the_bf16_pass_alone_through_preemption) {
-  engine_config e;
-  e.kv_dtype = number_format::bf16;
-  e.preemption = GetParam();
-  e.block_size = 4;
-  // One bf16 block of this model (2 layers, K and V, 4 tokens, 2 KV heads of
-  // 32) is 2 KiB: 12 device blocks, while each request grows to 9.
-  e.kv_cache_bytes = 12 * 2048;
-  e.swap_bytes = 64 * 2048;
-  start(e);
-  const runtime_figures pools = figures();
-  EXPECT_EQ(pools.device_blocks_total, 12);
-  EXPECT_EQ(pools.host_blocks_total, 64);
-  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
-  for (int i = 0; i < 4; ++i) {
-    auto prompt = tokens(9, 100 * i + 3);
-    sent.emplace_back(generate(prompt, 24), prompt);
-  }
-  int preemptions = 0;
-  for (auto& [id, prompt] : sent) {
-    const done_event done = events_->wait_done(id);
-    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::bf16, 4)))
-      << "request " << id;
-    preemptions += done.preemptions;
-  }
-  EXPECT_GT(preemptions, 0);
+  start_bf16(GetParam(), 64);
+  EXPECT_GT(four_requests_as_alone(3), 0);
   expect_idle();
 }
 
@@ -240,28 +252,9 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv,
 // A host pool with room for one grown request: the swap actor refuses the
 // swap-outs it cannot hold, the scheduler recomputes those, and the outputs
 // stay those of each request alone.
-TEST_F(model_runtime, a_short_host_pool_recomputes_what_it_cannot_hold) {
-  engine_config e;
-  e.kv_dtype = number_format::bf16;
-  e.preemption = preemption_mode::swap;
-  e.block_size = 4;
-  e.kv_cache_bytes = 12 * 2048; // as above: each request grows to 9 blocks
-  e.swap_bytes = 10 * 2048;
-  start(e);
-  ASSERT_EQ(figures().host_blocks_total, 10);
-  std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
-  for (int i = 0; i < 4; ++i) {
-    auto prompt = tokens(9, 100 * i + 7);
-    sent.emplace_back(generate(prompt, 24), prompt);
-  }
-  int preemptions = 0;
-  for (auto& [id, prompt] : sent) {
-    const done_event done = events_->wait_done(id);
-    EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 24, kernels::dtype::bf16, 4)))
-      << "request " << id;
-    preemptions += done.preemptions;
-  }
-  EXPECT_GT(preemptions, 1);
+TEST_F(model_runtime_bf16_kv, a_short_host_pool_recomputes_what_it_cannot_hold) {
+  start_bf16(preemption_mode::swap, 10);
+  EXPECT_GT(four_requests_as_alone(7), 1);
   expect_idle();
 }
 
