@@ -341,8 +341,10 @@ TEST(scheduler, abort_during_a_refused_swap_in_ends_at_the_refusal) {
 
 // The swap actor owns the host pool's room: a swap-out it cannot hold comes
 // back denied, and the sequence is recomputed instead, to the same tokens.
-TEST(scheduler, a_swap_out_the_host_pool_has_no_room_for_is_recomputed) {
-  driver d(16, 3, config(64));
+// In `d`, whose host pool holds 3 blocks: 1 and 2 grow to three blocks
+// each; 1 swaps out and takes the whole pool, then 2's swap-out is refused.
+// Swaps are held: the refusal is still on its way.
+void refuse_the_second_swap_out(driver& d) {
   d.add(1, token_run(9), 6);
   d.add(2, token_run(9, 100), 6);
   d.step(); // three blocks each
@@ -352,6 +354,11 @@ TEST(scheduler, a_swap_out_the_host_pool_has_no_room_for_is_recomputed) {
   d.sched().force_preemption(2, preemption_mode::swap);
   d.step();
   ASSERT_EQ(d.num_swap_outs_denied, 1);
+}
+
+TEST(scheduler, a_swap_out_the_host_pool_has_no_room_for_is_recomputed) {
+  driver d(16, 3, config(64));
+  ASSERT_NO_FATAL_FAILURE(refuse_the_second_swap_out(d));
   EXPECT_EQ(d.sched().find(2)->status(), sequence_status::swapped); // until the denial comes
   const int32_t used = d.blocks().pool().num_used_blocks();
   d.complete_swaps();
@@ -385,15 +392,7 @@ TEST(scheduler, a_sequence_larger_than_the_host_pool_is_recomputed_at_once) {
 
 TEST(scheduler, abort_during_a_refused_swap_out_ends_at_the_refusal) {
   driver d(16, 3, config(64));
-  d.add(1, token_run(9), 6);
-  d.add(2, token_run(9, 100), 6);
-  d.step();
-  d.hold_swaps = true;
-  d.sched().force_preemption(1, preemption_mode::swap);
-  d.step();
-  d.sched().force_preemption(2, preemption_mode::swap);
-  d.step(); // 2's swap-out is refused
-  ASSERT_EQ(d.num_swap_outs_denied, 1);
+  ASSERT_NO_FATAL_FAILURE(refuse_the_second_swap_out(d));
   EXPECT_TRUE(d.abort(2).empty()); // the refusal is still on its way
   auto done = d.complete_swaps();
   ASSERT_EQ(done.size(), 1u);
