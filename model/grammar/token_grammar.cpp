@@ -29,10 +29,6 @@ void apply_mask(std::span<float> logits, const token_mask& mask) {
   }
 }
 
-size_t top_split::bytes() const {
-  return accepted_bits.size() * sizeof(uint64_t) + accepted_ids.size() * sizeof(token_id) +
-         undecided.size() * sizeof(uint32_t);
-}
 
 namespace {
 
@@ -120,7 +116,29 @@ void walk_vocabulary(const token_vocabulary& v, grammar_matcher& m,
     [&](size_t k, size_t d) { return v.prefix_end(k, d); }, seen);
 }
 
+// NOTE: past an eighth of the vocabulary undecided, walking them as a
+// subset (each paying for its shared prefix with the one before) costs more
+// than the trie walk of the whole vocabulary.
+bool cheaper_whole(size_t num_undecided, const token_vocabulary& v) {
+  return num_undecided * 8 > v.sorted().size();
+}
+
 } // namespace
+
+size_t top_split::bytes() const {
+  return accepted_bits.bits.size() * sizeof(uint64_t) + accepted_ids.size() * sizeof(token_id) +
+         undecided.size() * sizeof(uint32_t);
+}
+
+bool top_split::accepts(token_id t) const {
+  return accepted_bits.bits.empty() ? std::ranges::count(accepted_ids, t) > 0
+                                    : accepted_bits.allows(t);
+}
+
+void top_split::accept_into(token_mask& mask) const {
+  for (size_t w = 0; w < accepted_bits.bits.size(); ++w) mask.bits[w] |= accepted_bits.bits[w];
+  for (token_id t : accepted_ids) allow(mask, t);
+}
 
 token_grammar::token_grammar(std::shared_ptr<const grammar> g,
                              std::shared_ptr<const token_vocabulary> v, size_t max_cached_bytes,
@@ -153,14 +171,13 @@ std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32
     w->whole = true;
     return w;
   };
-  if (split->undecided.size() * 8 > sorted.size()) {
+  if (cheaper_whole(split->undecided.size(), v)) {
     split = whole();
   } else if (accepted.size() * 32 < v.vocab_size()) { // a list is the smaller
     split->accepted_ids = std::move(accepted);
   } else {
-    split->accepted_bits.assign((v.vocab_size() + 63) / 64, 0);
-    for (token_id t : accepted)
-      split->accepted_bits[size_t(t) >> 6] |= uint64_t{1} << (size_t(t) & 63);
+    split->accepted_bits.bits.assign((v.vocab_size() + 63) / 64, 0);
+    for (token_id t : accepted) allow(split->accepted_bits, t);
   }
   std::lock_guard lock(mutex_);
   if (splits_[slot]) return splits_[slot]; // another row made it first
@@ -180,11 +197,10 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
   token_mask mask = empty_mask(v, s);
   std::vector<uint32_t> undecided;
   for (uint32_t slot : slots) {
-    const top_split& split = *this->split(m, slot);
-    if (split.whole) return walk_all(m, s);
-    for (size_t w = 0; w < split.accepted_bits.size(); ++w) mask.bits[w] |= split.accepted_bits[w];
-    for (token_id t : split.accepted_ids) allow(mask, t);
-    undecided.insert(undecided.end(), split.undecided.begin(), split.undecided.end());
+    const std::shared_ptr<const top_split> split = this->split(m, slot);
+    if (split->whole) return walk_all(m, s);
+    split->accept_into(mask);
+    undecided.insert(undecided.end(), split->undecided.begin(), split->undecided.end());
   }
   if (slots.size() > 1) {
     std::ranges::sort(undecided);
@@ -192,17 +208,15 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
   }
   const std::vector<token_id>& sorted = v.sorted();
   std::erase_if(undecided, [&](uint32_t k) { return mask.allows(sorted[k]); });
-  // NOTE: a subset walk pays for each token's shared prefix with the one
-  // before; past an eighth of the vocabulary the trie walk is cheaper.
-  if (undecided.size() * 8 > sorted.size()) return walk_all(m, s);
-  auto lcp = [&](size_t k) {
-    return k == 0 ? size_t{0}
-                  : common_prefix(v.bytes(sorted[undecided[k - 1]]), v.bytes(sorted[undecided[k]]));
-  };
+  if (cheaper_whole(undecided.size(), v)) return walk_all(m, s);
+  std::vector<size_t> shared(undecided.size(), 0); // with the undecided token before
+  for (size_t k = 1; k < undecided.size(); ++k)
+    shared[k] = common_prefix(v.bytes(sorted[undecided[k - 1]]), v.bytes(sorted[undecided[k]]));
   walk_tokens(
-    v, m, s, undecided.size(), [&](size_t k) { return undecided[k]; }, lcp,
+    v, m, s, undecided.size(), [&](size_t k) { return undecided[k]; },
+    [&](size_t k) { return shared[k]; },
     [&](size_t k, size_t d) {
-      while (k + 1 < undecided.size() && lcp(k + 1) >= d) ++k;
+      while (k + 1 < shared.size() && shared[k + 1] >= d) ++k;
       return k + 1;
     },
     [&](size_t k, outcome o) {

@@ -44,14 +44,17 @@ void apply_mask(std::span<float> logits, const token_mask& mask);
 
 // One byte-class slot's tokens, split as above.
 struct top_split {
-  std::vector<uint64_t> accepted_bits; // the accepted tokens as a bitset when many,
-  std::vector<token_id> accepted_ids;  // else as a list
-  std::vector<uint32_t> undecided;     // positions in the vocabulary's sorted order, ascending
+  token_mask accepted_bits;           // the accepted tokens as a mask when many,
+  std::vector<token_id> accepted_ids; // else as a list
+  std::vector<uint32_t> undecided;    // positions in the vocabulary's sorted order, ascending
   // Kept empty: over an eighth of the vocabulary undecided (a state with this
   // top walks the vocabulary whole, which is then cheaper), or over the
   // grammar's budget for splits.
   bool whole = false;
   size_t bytes() const;
+  bool accepts(token_id t) const;
+  // Allows the accepted tokens in `mask`.
+  void accept_into(token_mask& mask) const;
 };
 
 class token_grammar {

@@ -117,14 +117,10 @@ TEST(token_grammar, a_slot_splits_its_tokens_into_accepted_refused_and_undecided
   ASSERT_EQ(m.current().tops.size(), 2u);
   std::map<std::string, std::string> kind; // piece -> how its top split it
   for (int32_t top : m.current().tops) {
-    const top_split& split = *tg.split(m, m.slot_of(top));
-    for (size_t id = 0; id < pieces.size(); ++id) {
-      const bool dense = !split.accepted_bits.empty();
-      if (dense ? (split.accepted_bits[id >> 6] >> (id & 63)) & 1
-                : std::ranges::count(split.accepted_ids, static_cast<token_id>(id)) > 0)
-        kind[pieces[id]] += "A";
-    }
-    for (uint32_t k : split.undecided) kind[pieces[size_t(vocab->sorted()[k])]] += "U";
+    const std::shared_ptr<const top_split> split = tg.split(m, m.slot_of(top));
+    for (size_t id = 0; id < pieces.size(); ++id)
+      if (split->accepts(static_cast<token_id>(id))) kind[pieces[id]] += "A";
+    for (uint32_t k : split->undecided) kind[pieces[size_t(vocab->sorted()[k])]] += "U";
   }
   // [a-b] alone: "a", "ab" accepted, "a\"" undecided (its run ends); the
   // quote alone: "\"" accepted (the string ends with it), the rest of the
