@@ -1,6 +1,5 @@
 // kvactor-bench-grammar: what an output constraint costs a sampled row, on a
-// real tokenizer's vocabulary — the grammar's compile time, its binding to
-// the vocabulary (each slot's split, token_grammar.hpp), then for --seqs
+// real tokenizer's vocabulary — the grammar's compile time, then for --seqs
 // sequences generating --steps tokens each (a random allowed token at each
 // step, as a model of random weights picks), the time of each step's mask:
 // cold (the first sequences, making each new state's mask from its tops'
@@ -136,10 +135,8 @@ void bench(std::string_view name, const std::function<result<grammar>()>& build,
     std::fprintf(stderr, "%.*s: %s\n", int(name.size()), name.data(), g.error().message.c_str());
     std::exit(1);
   }
-  const auto t1 = clock_type::now();
   auto tg = std::make_shared<const token_grammar>(std::make_shared<const grammar>(std::move(*g)),
                                                   vocab, size_t{256} << 20, o.splits);
-  const double bind_us = us_since(t1); // the slots' splits over the vocabulary
   const run_figures cold = generate(tg, o, 1);
   const int64_t walks = tg->num_walks();
   const run_figures warm = generate(tg, o, 1);
@@ -151,10 +148,10 @@ void bench(std::string_view name, const std::function<result<grammar>()>& build,
     for (double us : v) total += us;
     return v.empty() ? 0 : total / double(v.size());
   };
-  std::printf("%-22.*s compile %8.0f us, bind %6.0f us  masks: cold median %6.1f us, mean %6.1f "
+  std::printf("%-22.*s compile %8.0f us  masks: cold median %6.1f us, mean %6.1f "
               "us (%lld walks over %zu steps); warm median %5.2f us; other sequences mean %6.1f "
               "us (%lld walks)  (%d tokens, %d of %d sequences ended)\n",
-              int(name.size()), name.data(), compile_us, bind_us, median(cold.mask_us),
+              int(name.size()), name.data(), compile_us, median(cold.mask_us),
               mean(cold.mask_us), static_cast<long long>(walks), cold.mask_us.size(),
               median(warm.mask_us), mean(next.mask_us), static_cast<long long>(next_walks),
               cold.tokens, cold.ended, o.seqs);
