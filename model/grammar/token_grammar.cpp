@@ -34,6 +34,57 @@ namespace {
 
 enum class outcome : uint8_t { accepted, undecided };
 
+// The states one walk passes through, each kept once with the moves made
+// from it. Many prefixes reach one state — every run of a string's
+// characters reaches the string's next character — so a byte is stepped
+// once per state it leaves, not once per token through it. Valid while the
+// matcher keeps the walk's nodes (a state's tops are node ids, equal for
+// equal states).
+class walk_states {
+public:
+  walk_states(grammar_matcher& m, const grammar_matcher::state& start) : m_(m) { intern(start); }
+
+  const grammar_matcher::state& at(int32_t id) const { return states_[size_t(id)]; }
+  // The state after byte b from state `from`.
+  int32_t next(int32_t from, uint8_t b) {
+    const size_t move = size_t(from) * 256 + b;
+    if (moves_[move] < 0) {
+      m_.step(states_[size_t(from)], b, scratch_);
+      const int32_t to = intern(scratch_);
+      moves_[move] = to;
+    }
+    return moves_[move];
+  }
+
+private:
+  struct hash {
+    size_t operator()(const grammar_matcher::state& s) const {
+      uint64_t h = s.complete ? 0x9e3779b97f4a7c15u : 0;
+      for (int32_t t : s.tops) h = (h ^ static_cast<uint32_t>(t)) * 0x100000001b3u;
+      return static_cast<size_t>(h);
+    }
+  };
+  struct equal {
+    bool operator()(const grammar_matcher::state& a, const grammar_matcher::state& b) const {
+      return a.complete == b.complete && a.tops == b.tops;
+    }
+  };
+  int32_t intern(const grammar_matcher::state& s) {
+    auto [at, fresh] = ids_.try_emplace(s, static_cast<int32_t>(states_.size()));
+    if (fresh) {
+      states_.push_back(s);
+      moves_.resize(moves_.size() + 256, -1);
+    }
+    return at->second;
+  }
+
+  grammar_matcher& m_;
+  std::vector<grammar_matcher::state> states_;
+  std::vector<int32_t> moves_; // [state * 256 + byte] -> state, -1 until made
+  std::unordered_map<grammar_matcher::state, int32_t, hash, equal> ids_;
+  grammar_matcher::state scratch_;
+};
+
 // Walks the tokens at sorted positions pos(0) < pos(1) < ... < pos(n - 1),
 // each sharing lcp(k) leading bytes with the one before, from state s, as a
 // trie: a token starts from the state its shared prefix reached, and a
@@ -47,45 +98,49 @@ void walk_tokens(const token_vocabulary& v, grammar_matcher& m, const grammar_ma
                  size_t n, Pos pos, Lcp lcp, End end, Seen seen) {
   const std::vector<token_id>& sorted = v.sorted();
   const size_t mark = m.mark();
-  // at[d]: the state after the current token's first d bytes, valid for
-  // d <= valid; ended[d]: whether one of those prefixes completed s.
-  std::vector<grammar_matcher::state> at(1, s);
-  std::vector<uint8_t> ended(1, 0);
-  size_t valid = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const std::string& b = v.bytes(sorted[pos(k)]);
-    if (at.size() < b.size() + 1) {
-      at.resize(b.size() + 1);
-      ended.resize(b.size() + 1);
-    }
-    size_t d = std::min<size_t>(lcp(k), valid);
-    bool ok = true;
-    while (d < b.size()) {
-      if (at[d].tops.empty()) { // complete: nothing may follow
-        ok = false;
-        break;
+  {
+    walk_states states(m, s);
+    // at[d]: the state after the current token's first d bytes, valid for
+    // d <= valid; ended[d]: whether one of those prefixes completed s.
+    std::vector<int32_t> at(1, 0);
+    std::vector<uint8_t> ended(1, 0);
+    size_t valid = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const std::string& b = v.bytes(sorted[pos(k)]);
+      if (at.size() < b.size() + 1) {
+        at.resize(b.size() + 1);
+        ended.resize(b.size() + 1);
       }
-      m.step(at[d], static_cast<uint8_t>(b[d]), at[d + 1]);
-      ended[d + 1] = ended[d] || at[d + 1].complete;
-      ++d;
-      if (at[d].dead()) {
-        ok = false;
-        break;
+      size_t d = std::min<size_t>(lcp(k), valid);
+      bool ok = true;
+      while (d < b.size()) {
+        if (states.at(at[d]).tops.empty()) { // complete: nothing may follow
+          ok = false;
+          break;
+        }
+        at[d + 1] = states.next(at[d], static_cast<uint8_t>(b[d]));
+        const grammar_matcher::state& to = states.at(at[d + 1]);
+        ended[d + 1] = ended[d] || to.complete;
+        ++d;
+        if (to.dead()) {
+          ok = false;
+          break;
+        }
       }
+      valid = d;
+      if (ok) {
+        seen(k, outcome::accepted);
+        continue;
+      }
+      // NOTE: every token after this one that shares its first d bytes fails
+      // with it, and the same way (they come next in byte order).
+      if (ended[d] == 0) {
+        k = end(k, d) - 1;
+        continue;
+      }
+      seen(k, outcome::undecided);
+      while (k + 1 < n && lcp(k + 1) >= d) seen(++k, outcome::undecided);
     }
-    valid = d;
-    if (ok) {
-      seen(k, outcome::accepted);
-      continue;
-    }
-    // NOTE: every token after this one that shares its first d bytes fails
-    // with it, and the same way (they come next in byte order).
-    if (ended[d] == 0) {
-      k = end(k, d) - 1;
-      continue;
-    }
-    seen(k, outcome::undecided);
-    while (k + 1 < n && lcp(k + 1) >= d) seen(++k, outcome::undecided);
   }
   m.rollback(mark);
 }

@@ -16,6 +16,9 @@
 // Splits are shared by every state, so a grammar walks the vocabulary once
 // per slot it reaches, not once per state. They are made when first needed:
 // binding every slot of a large schema up front walked it for seconds.
+// A walk keeps each state it reaches once, with the moves made from it, so
+// the many prefixes that reach one state (runs of a string's characters)
+// step a byte from it once.
 //
 // Thread-safe: rows of a step ask for masks in parallel.
 
