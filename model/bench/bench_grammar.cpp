@@ -135,8 +135,11 @@ void bench(std::string_view name, const std::function<result<grammar>()>& build,
     std::fprintf(stderr, "%.*s: %s\n", int(name.size()), name.data(), g.error().message.c_str());
     std::exit(1);
   }
+  token_grammar_limits limits;
+  limits.max_cached_bytes = size_t{256} << 20;
+  limits.split_tops = o.splits;
   auto tg = std::make_shared<const token_grammar>(std::make_shared<const grammar>(std::move(*g)),
-                                                  vocab, size_t{256} << 20, o.splits);
+                                                  vocab, limits);
   const run_figures cold = generate(tg, o, 1);
   const int64_t walks = tg->num_walks();
   const run_figures warm = generate(tg, o, 1);

@@ -37,23 +37,44 @@ enum class outcome : uint8_t { accepted, undecided };
 // The states one walk passes through, each kept once with the moves made
 // from it. Many prefixes reach one state — every run of a string's
 // characters reaches the string's next character — so a byte is stepped
-// once per state it leaves, not once per token through it. Valid while the
-// matcher keeps the walk's nodes (a state's tops are node ids, equal for
-// equal states).
-class walk_states {
+// once per state it leaves, not once per token through it. Holds the
+// matcher's nodes made meanwhile (a state's tops are node ids, equal for
+// equal states) and drops them when it ends.
+//
+// NOTE: a row of moves is 1 KiB. A grammar that remembers its bytes (many
+// literals: a long enum, many names) reaches a state per prefix it accepts,
+// up to the vocabulary's bytes; past `max_states` the table starts again
+// from the states on the current token's path (restart).
+class walk_table {
 public:
-  walk_states(grammar_matcher& m, const grammar_matcher::state& start) : m_(m) { intern(start); }
+  walk_table(grammar_matcher& m, const grammar_matcher::state& start, size_t max_states)
+    : m_(m), mark_(m.mark()), max_states_(max_states) {
+    intern(start);
+  }
+  ~walk_table() { m_.rollback(mark_); }
+  walk_table(const walk_table&) = delete;
+  walk_table& operator=(const walk_table&) = delete;
 
-  const grammar_matcher::state& at(int32_t id) const { return states_[size_t(id)]; }
+  const grammar_matcher::state& state(int32_t id) const { return *states_[size_t(id)]; }
   // The state after byte b from state `from`.
   int32_t next(int32_t from, uint8_t b) {
     const size_t move = size_t(from) * 256 + b;
     if (moves_[move] < 0) {
-      m_.step(states_[size_t(from)], b, scratch_);
+      m_.step(*states_[size_t(from)], b, scratch_);
       const int32_t to = intern(scratch_);
       moves_[move] = to;
     }
     return moves_[move];
+  }
+  bool full() const { return states_.size() >= max_states_; }
+  // Keeps only the states of `path` (ids), renumbered in place.
+  void restart(std::span<int32_t> path) {
+    std::vector<grammar_matcher::state> kept;
+    for (int32_t id : path) kept.push_back(state(id));
+    states_.clear();
+    moves_.clear();
+    ids_.clear();
+    for (size_t d = 0; d < path.size(); ++d) path[d] = intern(kept[d]);
   }
 
 private:
@@ -70,18 +91,20 @@ private:
     }
   };
   int32_t intern(const grammar_matcher::state& s) {
-    auto [at, fresh] = ids_.try_emplace(s, static_cast<int32_t>(states_.size()));
+    auto [found, fresh] = ids_.try_emplace(s, static_cast<int32_t>(states_.size()));
     if (fresh) {
-      states_.push_back(s);
+      states_.push_back(&found->first); // a node's key stays where it is
       moves_.resize(moves_.size() + 256, -1);
     }
-    return at->second;
+    return found->second;
   }
 
   grammar_matcher& m_;
-  std::vector<grammar_matcher::state> states_;
-  std::vector<int32_t> moves_; // [state * 256 + byte] -> state, -1 until made
+  size_t mark_;
+  size_t max_states_;
   std::unordered_map<grammar_matcher::state, int32_t, hash, equal> ids_;
+  std::vector<const grammar_matcher::state*> states_; // by id
+  std::vector<int32_t> moves_; // [id * 256 + byte] -> id, -1 until made
   grammar_matcher::state scratch_;
 };
 
@@ -95,54 +118,51 @@ private:
 // position after k whose token does not share k's first d bytes.
 template <class Pos, class Lcp, class End, class Seen>
 void walk_tokens(const token_vocabulary& v, grammar_matcher& m, const grammar_matcher::state& s,
-                 size_t n, Pos pos, Lcp lcp, End end, Seen seen) {
+                 size_t max_states, size_t n, Pos pos, Lcp lcp, End end, Seen seen) {
   const std::vector<token_id>& sorted = v.sorted();
-  const size_t mark = m.mark();
-  {
-    walk_states states(m, s);
-    // at[d]: the state after the current token's first d bytes, valid for
-    // d <= valid; ended[d]: whether one of those prefixes completed s.
-    std::vector<int32_t> at(1, 0);
-    std::vector<uint8_t> ended(1, 0);
-    size_t valid = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const std::string& b = v.bytes(sorted[pos(k)]);
-      if (at.size() < b.size() + 1) {
-        at.resize(b.size() + 1);
-        ended.resize(b.size() + 1);
-      }
-      size_t d = std::min<size_t>(lcp(k), valid);
-      bool ok = true;
-      while (d < b.size()) {
-        if (states.at(at[d]).tops.empty()) { // complete: nothing may follow
-          ok = false;
-          break;
-        }
-        at[d + 1] = states.next(at[d], static_cast<uint8_t>(b[d]));
-        const grammar_matcher::state& to = states.at(at[d + 1]);
-        ended[d + 1] = ended[d] || to.complete;
-        ++d;
-        if (to.dead()) {
-          ok = false;
-          break;
-        }
-      }
-      valid = d;
-      if (ok) {
-        seen(k, outcome::accepted);
-        continue;
-      }
-      // NOTE: every token after this one that shares its first d bytes fails
-      // with it, and the same way (they come next in byte order).
-      if (ended[d] == 0) {
-        k = end(k, d) - 1;
-        continue;
-      }
-      seen(k, outcome::undecided);
-      while (k + 1 < n && lcp(k + 1) >= d) seen(++k, outcome::undecided);
+  walk_table table(m, s, max_states);
+  // at[d]: the id of the state after the current token's first d bytes,
+  // valid for d <= valid; ended[d]: whether one of those prefixes completed s.
+  std::vector<int32_t> at(1, 0);
+  std::vector<uint8_t> ended(1, 0);
+  size_t valid = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string& b = v.bytes(sorted[pos(k)]);
+    if (at.size() < b.size() + 1) {
+      at.resize(b.size() + 1);
+      ended.resize(b.size() + 1);
     }
+    size_t d = std::min<size_t>(lcp(k), valid);
+    bool ok = true;
+    while (d < b.size()) {
+      if (table.state(at[d]).tops.empty()) { // complete: nothing may follow
+        ok = false;
+        break;
+      }
+      if (table.full()) table.restart(std::span(at).first(d + 1));
+      at[d + 1] = table.next(at[d], static_cast<uint8_t>(b[d]));
+      const grammar_matcher::state& to = table.state(at[d + 1]);
+      ended[d + 1] = ended[d] || to.complete;
+      ++d;
+      if (to.dead()) {
+        ok = false;
+        break;
+      }
+    }
+    valid = d;
+    if (ok) {
+      seen(k, outcome::accepted);
+      continue;
+    }
+    // NOTE: every token after this one that shares its first d bytes fails
+    // with it, and the same way (they come next in byte order).
+    if (ended[d] == 0) {
+      k = end(k, d) - 1;
+      continue;
+    }
+    seen(k, outcome::undecided);
+    while (k + 1 < n && lcp(k + 1) >= d) seen(++k, outcome::undecided);
   }
-  m.rollback(mark);
 }
 
 void allow(token_mask& mask, token_id t) {
@@ -164,9 +184,9 @@ size_t common_prefix(const std::string& a, const std::string& b) {
 // Every token in byte order, with the vocabulary's shared prefixes.
 template <class Seen>
 void walk_vocabulary(const token_vocabulary& v, grammar_matcher& m,
-                     const grammar_matcher::state& s, Seen seen) {
+                     const grammar_matcher::state& s, size_t max_states, Seen seen) {
   walk_tokens(
-    v, m, s, v.sorted().size(), [](size_t k) { return k; },
+    v, m, s, max_states, v.sorted().size(), [](size_t k) { return k; },
     [&](size_t k) { return v.shared_prefix()[k]; },
     [&](size_t k, size_t d) { return v.prefix_end(k, d); }, seen);
 }
@@ -196,12 +216,10 @@ void top_split::accept_into(token_mask& mask) const {
 }
 
 token_grammar::token_grammar(std::shared_ptr<const grammar> g,
-                             std::shared_ptr<const token_vocabulary> v, size_t max_cached_bytes,
-                             bool split_tops)
+                             std::shared_ptr<const token_vocabulary> v, token_grammar_limits limits)
   : grammar_(std::move(g)),
     vocab_(std::move(v)),
-    max_cached_(max_cached_bytes),
-    split_tops_(split_tops),
+    limits_(limits),
     splits_(grammar_->slots.size()) {}
 
 std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32_t slot) const {
@@ -214,7 +232,7 @@ std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32
   auto split = std::make_shared<top_split>();
   std::vector<token_id> accepted;
   const size_t mark = m.mark();
-  walk_vocabulary(v, m, m.alone(slot), [&](size_t k, outcome o) {
+  walk_vocabulary(v, m, m.alone(slot), limits_.max_walk_states, [&](size_t k, outcome o) {
     if (o == outcome::accepted)
       accepted.push_back(sorted[k]);
     else
@@ -236,14 +254,14 @@ std::shared_ptr<const top_split> token_grammar::split(grammar_matcher& m, uint32
   }
   std::lock_guard lock(mutex_);
   if (splits_[slot]) return splits_[slot]; // another row made it first
-  if (split_bytes_ + split->bytes() > max_cached_) split = whole();
+  if (split_bytes_ + split->bytes() > limits_.max_cached_bytes) split = whole();
   split_bytes_ += split->bytes();
   return splits_[slot] = std::move(split);
 }
 
 token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state& s) const {
   ++num_walks_;
-  if (!split_tops_) return walk_all(m, s);
+  if (!limits_.split_tops) return walk_all(m, s);
   std::vector<uint32_t> slots;
   for (int32_t top : s.tops) slots.push_back(m.slot_of(top));
   std::ranges::sort(slots);
@@ -268,7 +286,7 @@ token_mask token_grammar::walk(grammar_matcher& m, const grammar_matcher::state&
   for (size_t k = 1; k < undecided.size(); ++k)
     shared[k] = common_prefix(v.bytes(sorted[undecided[k - 1]]), v.bytes(sorted[undecided[k]]));
   walk_tokens(
-    v, m, s, undecided.size(), [&](size_t k) { return undecided[k]; },
+    v, m, s, limits_.max_walk_states, undecided.size(), [&](size_t k) { return undecided[k]; },
     [&](size_t k) { return shared[k]; },
     [&](size_t k, size_t d) {
       while (k + 1 < shared.size() && shared[k + 1] >= d) ++k;
@@ -284,7 +302,7 @@ token_mask token_grammar::walk_all(grammar_matcher& m, const grammar_matcher::st
   const token_vocabulary& v = *vocab_;
   token_mask mask = empty_mask(v, s);
   const std::vector<token_id>& sorted = v.sorted();
-  walk_vocabulary(v, m, s, [&](size_t k, outcome o) {
+  walk_vocabulary(v, m, s, limits_.max_walk_states, [&](size_t k, outcome o) {
     if (o == outcome::accepted) allow(mask, sorted[k]);
   });
   return mask;
@@ -302,7 +320,7 @@ std::shared_ptr<const token_mask> token_grammar::mask(grammar_matcher& m) const 
   auto mask = std::make_shared<const token_mask>(walk(m, m.current()));
   std::lock_guard lock(mutex_);
   const size_t bytes = mask->bits.size() * sizeof(uint64_t);
-  if ((cache_.size() + 1) * bytes <= max_cached_) cache_.emplace(std::move(key), mask);
+  if ((cache_.size() + 1) * bytes <= limits_.max_cached_bytes) cache_.emplace(std::move(key), mask);
   return mask;
 }
 

@@ -60,14 +60,22 @@ struct top_split {
   void accept_into(token_mask& mask) const;
 };
 
+// What a token_grammar keeps.
+struct token_grammar_limits {
+  // Bytes of masks (then masks are walked), and as many of splits.
+  size_t max_cached_bytes = size_t{16} << 20;
+  // false: every new state's mask walks the whole vocabulary (walk_all), as
+  // kvactor-bench-grammar --no-splits measures.
+  bool split_tops = true;
+  // States one walk keeps with their moves, 1 KiB each (then it starts
+  // again from the current token's path).
+  size_t max_walk_states = 4096;
+};
+
 class token_grammar {
 public:
-  // At most `max_cached_bytes` of masks are kept (then masks are walked),
-  // and as much of splits.
-  // `split_tops` false: every new state's mask walks the whole vocabulary
-  // (walk_all), as kvactor-bench-grammar --no-splits measures.
   token_grammar(std::shared_ptr<const grammar> g, std::shared_ptr<const token_vocabulary> v,
-                size_t max_cached_bytes = size_t{16} << 20, bool split_tops = true);
+                token_grammar_limits limits = {});
 
   const std::shared_ptr<const grammar>& rules() const { return grammar_; }
   const token_vocabulary& vocabulary() const { return *vocab_; }
@@ -89,8 +97,7 @@ public:
 private:
   std::shared_ptr<const grammar> grammar_;
   std::shared_ptr<const token_vocabulary> vocab_;
-  size_t max_cached_;
-  bool split_tops_;
+  token_grammar_limits limits_;
   mutable std::vector<std::shared_ptr<const top_split>> splits_; // by slot, once made (mutex_)
   mutable size_t split_bytes_ = 0;                                // (mutex_)
   mutable std::mutex mutex_;

@@ -72,7 +72,10 @@ TEST(token_grammar, masks_equal_a_token_by_token_check_in_random_states) {
   for (std::string_view text : small_grammars) {
     auto g = parse(text);
     token_grammar tg(g, vocab);
-    token_grammar no_room(g, vocab, 0); // no bytes for splits: every state walks whole
+    token_grammar_limits none;
+    none.max_cached_bytes = 0; // no bytes for splits: every state walks whole ...
+    none.max_walk_states = 1;  // ... and every walk starts its table again at each byte
+    token_grammar no_room(g, vocab, none);
     for (int walk = 0; walk < 30; ++walk) {
       grammar_matcher m(g);
       for (int step = 0; step < 25 && !m.must_end(); ++step) {
