@@ -35,6 +35,8 @@ runtime_figures sum_figures(const std::vector<addressed_figures>& parts) {
     s.requests_finished += f.requests_finished;
     s.requests_aborted += f.requests_aborted;
     s.preemptions += f.preemptions;
+    s.preemptions_by_swap += f.preemptions_by_swap;
+    s.swap_outs_refused += f.swap_outs_refused;
     used_slots += f.kv_utilisation * f.device_blocks_total;
     s.tokens_generated += f.tokens_generated;
     s.steps += f.steps;

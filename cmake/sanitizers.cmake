@@ -15,6 +15,13 @@ elseif(NOT KVACTOR_SANITIZE STREQUAL "")
 endif()
 if(kvactor_sanitize_flags)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${kvactor_sanitize_flags}>")
+  if(KVACTOR_SANITIZE STREQUAL "address" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # NOTE: with ASan's instrumentation g++ 12 warns that std::function's
+    # members may be used uninitialised when libstdc++'s std::regex moves
+    # its NFA states (model_runtime_constraint_test); the release build,
+    # which sees the same code without instrumentation, does not.
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized>)
+  endif()
   if(KVACTOR_SANITIZE STREQUAL "thread")
     # NOTE: g++ 12 warns (-Wtsan) that TSan does not model the
     # std::atomic_thread_fence inside Boost.Asio's executor_op, inlined into

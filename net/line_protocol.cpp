@@ -257,6 +257,8 @@ std::string format_stats(const runtime_figures& f) {
     .field("prefix_cache_hit_rate", f.prefix_hit_rate)
     .field("kv_utilisation", f.kv_utilisation)
     .field("preemptions", f.preemptions)
+    .field("preemptions_by_swap", f.preemptions_by_swap)
+    .field("swap_outs_refused", f.swap_outs_refused)
     .field("tokens_generated", f.tokens_generated)
     .field("steps", f.steps)
     .field("peak_running", f.peak_running)

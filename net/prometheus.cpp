@@ -89,6 +89,12 @@ std::string format_metrics(const runtime_figures& f, std::string_view model_name
             static_cast<double>(f.prefix_hits));
   e.counter("kvactor:num_preemptions", "Preemptions (by swap or recompute).",
             static_cast<double>(f.preemptions));
+  e.counter("kvactor:num_preemptions_by_swap",
+            "Preemptions whose KV blocks were kept in the host pool (the rest recomputed).",
+            static_cast<double>(f.preemptions_by_swap));
+  e.counter("kvactor:swap_outs_refused",
+            "Swap-outs the host pool had no room for; those sequences were recomputed.",
+            static_cast<double>(f.swap_outs_refused));
   e.counter("kvactor:prompt_tokens", "Prompt tokens of admitted requests.",
             static_cast<double>(f.prompt_tokens));
   e.counter("kvactor:generation_tokens", "Generated tokens.",

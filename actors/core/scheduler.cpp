@@ -286,6 +286,7 @@ void scheduler::preempt(entry& e, preemption_mode mode) {
   // sequence is recomputed then); one it could never hold is recomputed now.
   if (mode == preemption_mode::swap && n <= num_host_blocks_) {
     commands_.swaps.push_back({swap_command::swap_out, e.seq.id()});
+    ++num_swap_outs_;
     e.num_host_blocks = n;
     e.swap = swap_state::out;
     e.seq.set_status(sequence_status::swapped);

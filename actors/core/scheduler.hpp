@@ -117,6 +117,10 @@ public:
   int32_t num_swapped() const;
   int32_t num_sequences() const { return static_cast<int32_t>(entries_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
+  // Of those, the ones whose blocks went to the host pool; swap-outs the
+  // pool had no room for were recomputed (swap_out_denied).
+  int64_t num_preemptions_by_swap() const { return num_swap_outs_ - num_swap_outs_refused_; }
+  int64_t num_swap_outs_refused() const { return num_swap_outs_refused_; }
   // Device blocks held by contiguous reservations (0 when paged).
   int32_t num_reserved_blocks() const { return policy_.num_reserved_blocks(); }
   const sequence* find(seq_id id) const;
@@ -211,6 +215,8 @@ private:
   scheduler_commands commands_;
   std::optional<std::pair<std::optional<seq_id>, preemption_mode>> forced_;
   int64_t num_preemptions_ = 0;
+  int64_t num_swap_outs_ = 0;
+  int64_t num_swap_outs_refused_ = 0;
   batching_policy policy_;
 };
 

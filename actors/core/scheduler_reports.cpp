@@ -82,6 +82,7 @@ std::vector<sequence_update> scheduler::swap_out_denied(seq_id id) {
   KVACTOR_ASSERT(e.swap == swap_state::out, "swap-out denial for a sequence not swapping out");
   e.swap = swap_state::none;
   e.num_host_blocks = 0;
+  ++num_swap_outs_refused_;
   release_to_waiting(e); // recomputed instead: its device blocks come free now
   return settle(e);
 }

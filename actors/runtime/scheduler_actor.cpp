@@ -66,6 +66,8 @@ scheduler_figures scheduler_actor_state::figures() const {
   f.waiting = sched_->num_waiting();
   f.swapped = sched_->num_swapped();
   f.preemptions = sched_->num_preemptions();
+  f.preemptions_by_swap = sched_->num_preemptions_by_swap();
+  f.swap_outs_refused = sched_->num_swap_outs_refused();
   f.peak_running = timing_.peak_running;
   f.planning_seconds = timing_.planning_seconds;
   f.forward_seconds = timing_.forward_seconds;

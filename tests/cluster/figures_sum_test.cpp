@@ -14,6 +14,9 @@ runtime_figures worker(int32_t total, int32_t used, double util, int64_t queries
   f.prefix_queries = queries;
   f.prefix_hits = hits;
   f.requests_finished = 3;
+  f.preemptions = 4;
+  f.preemptions_by_swap = 2;
+  f.swap_outs_refused = 1;
   f.time_to_first_token = {{0.1, 1.0}, {1, 2, 0}, 0.5, 3};
   return f;
 }
@@ -26,6 +29,9 @@ TEST(figures_sum, adds_counts_and_recomputes_rates) {
   EXPECT_EQ(s.device_blocks_total, 400);
   EXPECT_EQ(s.device_blocks_free, 350);
   EXPECT_EQ(s.requests_finished, 6);
+  EXPECT_EQ(s.preemptions, 8);
+  EXPECT_EQ(s.preemptions_by_swap, 4);
+  EXPECT_EQ(s.swap_outs_refused, 2);
   EXPECT_DOUBLE_EQ(s.kv_utilisation, 50.0 / 400.0); // weighted by pool size
   EXPECT_DOUBLE_EQ(s.prefix_hit_rate, 5.0 / 40.0);
   EXPECT_EQ(s.time_to_first_token.counts, (std::vector<int64_t>{2, 4, 0}));

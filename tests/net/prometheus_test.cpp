@@ -42,6 +42,9 @@ TEST(prometheus, writes_help_type_and_a_sample_for_each_metric) {
   f.tokens_generated = 41;
   f.prefix_queries = 10;
   f.prefix_hits = 4;
+  f.preemptions = 5;
+  f.preemptions_by_swap = 3;
+  f.swap_outs_refused = 1;
   f.time_to_first_token = two_bounds({1, 0, 2}, 7.25);
   const std::string text = format_metrics(f, "my \"model\"");
   const auto s = samples(text);
@@ -50,6 +53,9 @@ TEST(prometheus, writes_help_type_and_a_sample_for_each_metric) {
   EXPECT_EQ(s.at("kvactor:kv_cache_usage_perc{" + l + "}"), "0.25");
   EXPECT_EQ(s.at("kvactor:generation_tokens_total{" + l + "}"), "41");
   EXPECT_EQ(s.at("kvactor:prefix_cache_hits_total{" + l + "}"), "4");
+  EXPECT_EQ(s.at("kvactor:num_preemptions_total{" + l + "}"), "5");
+  EXPECT_EQ(s.at("kvactor:num_preemptions_by_swap_total{" + l + "}"), "3");
+  EXPECT_EQ(s.at("kvactor:swap_outs_refused_total{" + l + "}"), "1");
   // Buckets are cumulative and end at +Inf with the count.
   EXPECT_EQ(s.at("kvactor:time_to_first_token_seconds_bucket{" + l + ",le=\"0.5\"}"), "1");
   EXPECT_EQ(s.at("kvactor:time_to_first_token_seconds_bucket{" + l + ",le=\"1\"}"), "1");

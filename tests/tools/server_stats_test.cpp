@@ -12,7 +12,8 @@ using ::testing::HasSubstr;
 TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
   auto s = parse_stats(R"({"event":"stats","device_blocks_total":64,"device_blocks_in_use":3,)"
                        R"("host_blocks_total":16,"host_blocks_free":12,"running":2,"waiting":5,)"
-                       R"("swapped":1,"preemptions":7,"invariants_ok":true,"tokens_per_s":1.5})");
+                       R"("swapped":1,"preemptions":7,"swap_outs_refused":2,"invariants_ok":true,)"
+                       R"("tokens_per_s":1.5})");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->device_blocks_total, 64);
   EXPECT_EQ(s->device_blocks_used, 3);
@@ -22,6 +23,7 @@ TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
   EXPECT_EQ(s->waiting, 5);
   EXPECT_EQ(s->swapped, 1);
   EXPECT_EQ(s->preemptions, 7);
+  EXPECT_EQ(s->swap_outs_refused, 2);
   EXPECT_TRUE(s->broken_invariants.empty());
 }
 

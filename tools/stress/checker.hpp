@@ -17,7 +17,7 @@ struct end_state {
   int32_t host_blocks_total = 0, host_blocks_free = 0;
   int32_t running = 0, waiting = 0, swapped = 0;
   std::vector<std::string> broken_invariants;
-  int64_t preemptions = 0;
+  int64_t preemptions = 0, swap_outs_refused = 0;
 };
 
 // Requests, and their choices' records; each choice ends ok, aborted or by

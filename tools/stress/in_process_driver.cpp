@@ -52,6 +52,7 @@ end_state end_state_of(const runtime_figures& f) {
   s.swapped = f.swapped;
   s.broken_invariants = f.broken_invariants;
   s.preemptions = f.preemptions;
+  s.swap_outs_refused = f.swap_outs_refused;
   return s;
 }
 

@@ -182,8 +182,9 @@ run_under_faults(caf::actor_system& sys, const stress_config& cfg, const std::st
   }
   out.records = book.records();
   if (out.end)
-    out.notes.push_back("preemptions " + std::to_string(out.end->preemptions) + ", cancels sent " +
-                        std::to_string(book.num_cancels()));
+    out.notes.push_back("preemptions " + std::to_string(out.end->preemptions) +
+                        " (swap-outs refused " + std::to_string(out.end->swap_outs_refused) +
+                        "), cancels sent " + std::to_string(book.num_cancels()));
   return out;
 }
 

@@ -53,6 +53,7 @@ std::optional<end_state> parse_stats(std::string_view line) {
       else if (key == "waiting") s.waiting = v;
       else if (key == "swapped") s.swapped = v;
       else if (key == "preemptions") s.preemptions = n;
+      else if (key == "swap_outs_refused") s.swap_outs_refused = n;
     }
   }
   if (!is_stats)

@@ -189,6 +189,8 @@ struct runtime_figures {
   double prefix_hit_rate = 0;
   double kv_utilisation = 0;
   int64_t preemptions = 0;
+  int64_t preemptions_by_swap = 0; // of them, their blocks kept in the host pool (else recomputed)
+  int64_t swap_outs_refused = 0;   // swap-outs the host pool had no room for (then recomputed)
   int64_t tokens_generated = 0;
   int64_t steps = 0;
   int32_t peak_running = 0;   // most sequences running after a step
@@ -310,11 +312,11 @@ typename Inspector::result_type inspect(Inspector& f, runtime_figures& x) {
            x.device_blocks_free, x.device_blocks_cached, x.device_blocks_used,
            x.host_blocks_total, x.host_blocks_free, x.running, x.waiting, x.swapped,
            x.requests_finished, x.requests_aborted, x.prefix_hit_rate, x.kv_utilisation,
-           x.preemptions, x.tokens_generated, x.steps, x.peak_running, x.busy_seconds,
-           x.planning_seconds, x.forward_seconds, x.sampling_seconds, x.broken_invariants,
-           x.prompt_tokens,
-           x.prefix_queries, x.prefix_hits, x.time_to_first_token, x.inter_token_latency,
-           x.e2e_latency, x.queue_time, x.step_time, x.workers);
+           x.preemptions, x.preemptions_by_swap, x.swap_outs_refused, x.tokens_generated,
+           x.steps, x.peak_running, x.busy_seconds, x.planning_seconds, x.forward_seconds,
+           x.sampling_seconds, x.broken_invariants, x.prompt_tokens, x.prefix_queries,
+           x.prefix_hits, x.time_to_first_token, x.inter_token_latency, x.e2e_latency,
+           x.queue_time, x.step_time, x.workers);
 }
 
 // Announces kvactor's message types to the host's configuration.

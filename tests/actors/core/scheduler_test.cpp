@@ -371,6 +371,9 @@ TEST(scheduler, a_swap_out_the_host_pool_has_no_room_for_is_recomputed) {
   EXPECT_EQ(d.output(1, 9), reference(token_run(9), 6));
   EXPECT_EQ(d.output(2, 9), reference(token_run(9, 100), 6));
   EXPECT_EQ(d.finished().at(2).num_preemptions, 1);
+  EXPECT_EQ(d.sched().num_preemptions(), 2);
+  EXPECT_EQ(d.sched().num_preemptions_by_swap(), 1); // 1's; 2's was refused
+  EXPECT_EQ(d.sched().num_swap_outs_refused(), 1);
   d.expect_idle_and_sound();
 }
 
@@ -387,6 +390,8 @@ TEST(scheduler, a_sequence_larger_than_the_host_pool_is_recomputed_at_once) {
   d.run_until_idle();
   EXPECT_EQ(d.output(1, 9), reference(token_run(9), 4));
   EXPECT_EQ(d.finished().at(1).num_preemptions, 1);
+  EXPECT_EQ(d.sched().num_preemptions_by_swap(), 0);
+  EXPECT_EQ(d.sched().num_swap_outs_refused(), 0); // never asked
   d.expect_idle_and_sound();
 }
 
