@@ -1,5 +1,7 @@
 #include "tools/stress/server_stats.hpp"
 
+#include "net/line_protocol.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +16,34 @@ TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
                        R"("host_blocks_total":16,"host_blocks_free":12,"running":2,"waiting":5,)"
                        R"("swapped":1,"preemptions":7,"swap_outs_refused":2,"invariants_ok":true,)"
                        R"("tokens_per_s":1.5})");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->device_blocks_total, 64);
+  EXPECT_EQ(s->device_blocks_used, 3);
+  EXPECT_EQ(s->host_blocks_total, 16);
+  EXPECT_EQ(s->host_blocks_free, 12);
+  EXPECT_EQ(s->running, 2);
+  EXPECT_EQ(s->waiting, 5);
+  EXPECT_EQ(s->swapped, 1);
+  EXPECT_EQ(s->preemptions, 7);
+  EXPECT_EQ(s->swap_outs_refused, 2);
+  EXPECT_TRUE(s->broken_invariants.empty());
+}
+
+// The stats line as the server writes it: every field the stress tool
+// reads, by the name the line protocol gives it.
+TEST(server_stats, reads_the_line_the_server_writes) {
+  runtime_figures f;
+  f.device_blocks_total = 64;
+  f.device_blocks_used = 3;
+  f.host_blocks_total = 16;
+  f.host_blocks_free = 12;
+  f.running = 2;
+  f.waiting = 5;
+  f.swapped = 1;
+  f.preemptions = 7;
+  f.preemptions_by_swap = 4;
+  f.swap_outs_refused = 2;
+  auto s = parse_stats(net::format_stats(f));
   ASSERT_TRUE(s);
   EXPECT_EQ(s->device_blocks_total, 64);
   EXPECT_EQ(s->device_blocks_used, 3);
