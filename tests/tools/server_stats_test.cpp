@@ -11,11 +11,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
-  auto s = parse_stats(R"({"event":"stats","device_blocks_total":64,"device_blocks_in_use":3,)"
-                       R"("host_blocks_total":16,"host_blocks_free":12,"running":2,"waiting":5,)"
-                       R"("swapped":1,"preemptions":7,"swap_outs_refused":2,"invariants_ok":true,)"
-                       R"("tokens_per_s":1.5})");
+// The figures both stats lines below carry.
+void expect_the_figures(const std::optional<end_state>& s) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->device_blocks_total, 64);
   EXPECT_EQ(s->device_blocks_used, 3);
@@ -27,6 +24,14 @@ TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
   EXPECT_EQ(s->preemptions, 7);
   EXPECT_EQ(s->swap_outs_refused, 2);
   EXPECT_TRUE(s->broken_invariants.empty());
+}
+
+TEST(server_stats, reads_the_pools_and_queues_of_a_stats_line) {
+  expect_the_figures(
+    parse_stats(R"({"event":"stats","device_blocks_total":64,"device_blocks_in_use":3,)"
+                R"("host_blocks_total":16,"host_blocks_free":12,"running":2,"waiting":5,)"
+                R"("swapped":1,"preemptions":7,"swap_outs_refused":2,"invariants_ok":true,)"
+                R"("tokens_per_s":1.5})"));
 }
 
 // The stats line as the server writes it: every field the stress tool
@@ -43,18 +48,7 @@ TEST(server_stats, reads_the_line_the_server_writes) {
   f.preemptions = 7;
   f.preemptions_by_swap = 4;
   f.swap_outs_refused = 2;
-  auto s = parse_stats(net::format_stats(f));
-  ASSERT_TRUE(s);
-  EXPECT_EQ(s->device_blocks_total, 64);
-  EXPECT_EQ(s->device_blocks_used, 3);
-  EXPECT_EQ(s->host_blocks_total, 16);
-  EXPECT_EQ(s->host_blocks_free, 12);
-  EXPECT_EQ(s->running, 2);
-  EXPECT_EQ(s->waiting, 5);
-  EXPECT_EQ(s->swapped, 1);
-  EXPECT_EQ(s->preemptions, 7);
-  EXPECT_EQ(s->swap_outs_refused, 2);
-  EXPECT_TRUE(s->broken_invariants.empty());
+  expect_the_figures(parse_stats(net::format_stats(f)));
 }
 
 TEST(server_stats, says_when_the_server_reports_broken_invariants) {
