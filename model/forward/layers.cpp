@@ -54,7 +54,12 @@ std::string products_name(packed_matrix::layout packing) {
 std::string products_name(quant_format format) {
   std::string name(quant_name(format));
   name += " integer ";
-  name += isa_name(quant_product_isas().front());
+  name += isa_name(quant_product_isa(1));
+  if (quant_product_isa(16) != quant_product_isa(1)) {
+    name += ", ";
+    name += isa_name(quant_product_isa(16));
+    name += " from 16 rows";
+  }
   return name;
 }
 
@@ -167,7 +172,7 @@ void linear(kernels::thread_pool& pool, const float* x, int64_t ldx, int64_t m,
     for (int64_t i = b; i < e; ++i) xq->quantize(i, x + i * ldx);
   });
   const split s(w.num_groups(), pool.num_threads(), 1);
-  const quant_isa isa = quant_product_isas().front();
+  const quant_isa isa = quant_product_isa(m);
   const auto part = [&](int64_t i) {
     quant_product(isa, *xq, m, w, s.begin(i), s.end(i) - s.begin(i), y, ldy, accumulate);
   };

@@ -58,7 +58,8 @@ void add_bias(kernels::thread_pool& pool, float* y, int64_t ldy, int64_t num_row
 // The kernel linear() runs on this CPU for W in `packing`: "fixed-order
 // avx512|avx2|generic", or (pairs) "bf16 pairs amx|avx512_bf16|generic".
 std::string products_name(packed_matrix::layout packing = packed_matrix::layout::columns);
-// ... for W in `format`: "q8_0 integer avx512_vnni|avx2|generic".
+// ... for W in `format`: "q8_0 integer avx512_vnni|avx_vnni|avx2|generic", and
+// where AMX takes over from 16 rows, ", amx_int8 from 16 rows".
 std::string products_name(quant_format format);
 
 // Rotary embedding in the rotate-half layout of Hugging Face, in place on

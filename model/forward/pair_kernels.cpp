@@ -1,29 +1,14 @@
 // Which bf16 pair kernel a CPU runs, and the call through one.
 #include "model/forward/pair_kernels.hpp"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 
 #include "base/assert.hpp"
 #include "model/forward/pair_isa.hpp"
+#include "model/tile_data.hpp"
 
 namespace kvactor::model::layers {
-namespace {
-
-// NOTE: Linux hands out AMX's 8 KiB of tile state per process, on request
-// (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a tile
-// instruction without it faults. A kernel too old to know the request says
-// no, and AMX is not used.
-bool os_grants_tile_data() {
-  constexpr long arch_req_xcomp_perm = 0x1023;
-  constexpr long xfeature_xtiledata = 18;
-  return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
-}
-
-} // namespace
 
 std::span<const pair_isa> pair_product_isas() {
   struct found {

@@ -85,6 +85,11 @@ struct quant_rows_view {
   void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);
 
+// Requires AMX-TILE, AMX-INT8, AVX-512 F, BW, VL and F16C, and the OS's
+// permission for tile data.
+namespace amx_int8 {
+KVACTOR_QUANT_PRODUCTS
+}
 // Requires AVX-512 F, BW, VL and VNNI.
 namespace avx512_vnni {
 KVACTOR_QUANT_PRODUCTS
@@ -103,5 +108,16 @@ KVACTOR_QUANT_PRODUCTS
 }
 
 #undef KVACTOR_QUANT_PRODUCTS
+
+// A kernel's four products, as the namespaces above declare them.
+using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
+                                  float* y, int64_t ldy, bool accumulate);
+struct quant_products {
+  quant_product_fn q8_0, q4_0, q4_k, q6_k;
+};
+
+// This thread's scratch of at least `bytes`, 64-byte aligned; its contents
+// last until the thread's next call.
+uint8_t* quant_scratch(int64_t bytes);
 
 } // namespace kvactor::model::layers

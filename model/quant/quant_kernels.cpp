@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "base/assert.hpp"
 #include "model/quant/quant_isa.hpp"
+#include "model/tile_data.hpp"
 
 namespace kvactor::model::layers {
 
@@ -58,12 +60,17 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_
 
 std::span<const quant_isa> quant_product_isas() {
   struct found {
-    std::array<quant_isa, 4> isa{};
+    std::array<quant_isa, 5> isa{};
     std::size_t size = 0;
   };
   static const found isas = [] {
     found f;
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c") &&
+        os_grants_tile_data())
+      f.isa[f.size++] = quant_isa::amx_int8;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
       f.isa[f.size++] = quant_isa::avx512_vnni;
@@ -77,8 +84,18 @@ std::span<const quant_isa> quant_product_isas() {
   return {isas.isa.data(), isas.size};
 }
 
+quant_isa quant_product_isa(int64_t m) {
+  const std::span<const quant_isa> isas = quant_product_isas();
+  // NOTE: a tile's 16 rows cost the same however few are x's; below one
+  // full tile the vector kernels' row tiles waste nothing. Where AMX starts
+  // to pay has not been measured (no AMX machine yet).
+  if (isas.front() == quant_isa::amx_int8 && m < 16) return isas[1];
+  return isas.front();
+}
+
 const char* isa_name(quant_isa isa) {
   switch (isa) {
+  case quant_isa::amx_int8: return "amx_int8";
   case quant_isa::generic: return "generic";
   case quant_isa::avx_vnni: return "avx_vnni";
   case quant_isa::avx2: return "avx2";
@@ -87,12 +104,49 @@ const char* isa_name(quant_isa isa) {
   return "?";
 }
 
+uint8_t* quant_scratch(int64_t bytes) {
+  // NOTE: 64 bytes over, so that the returned start can be aligned.
+  thread_local std::vector<uint8_t> scratch;
+  const auto want = static_cast<std::size_t>(bytes) + 64;
+  if (scratch.size() < want) scratch.resize(want);
+  const auto address = reinterpret_cast<std::uintptr_t>(scratch.data());
+  return scratch.data() + ((64 - address % 64) % 64);
+}
+
+namespace {
+
+const quant_products& products_of(quant_isa isa) {
+#define KVACTOR_QUANT_TABLE(ns) {ns::product_q8_0, ns::product_q4_0, ns::product_q4_k, ns::product_q6_k}
+  static const quant_products amx = KVACTOR_QUANT_TABLE(amx_int8);
+  static const quant_products avx512 = KVACTOR_QUANT_TABLE(avx512_vnni);
+  static const quant_products avx = KVACTOR_QUANT_TABLE(avx_vnni);
+  static const quant_products avx2_products = KVACTOR_QUANT_TABLE(avx2);
+  static const quant_products generic = KVACTOR_QUANT_TABLE(quant_generic);
+#undef KVACTOR_QUANT_TABLE
+  switch (isa) {
+  case quant_isa::amx_int8: return amx;
+  case quant_isa::avx512_vnni: return avx512;
+  case quant_isa::avx_vnni: return avx;
+  case quant_isa::avx2: return avx2_products;
+  case quant_isa::generic: return generic;
+  }
+  return generic;
+}
+
+} // namespace
+
 void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quantized_matrix& w,
                    int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
                    bool accumulate) {
   const std::span<const quant_isa> isas = quant_product_isas();
   KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), isa) != isas.end(),
                  "integer kernel not supported by this CPU");
+  quant_product_through(products_of(isa), x, m, w, first_group, num_groups, y, ldy, accumulate);
+}
+
+void quant_product_through(const quant_products& kernel, const quantized_rows& x, int64_t m,
+                           const quantized_matrix& w, int64_t first_group, int64_t num_groups,
+                           float* y, int64_t ldy, bool accumulate) {
   KVACTOR_ASSERT(first_group >= 0 && num_groups >= 0 && first_group + num_groups <= w.num_groups(),
                  "groups outside the quantised matrix");
   KVACTOR_ASSERT(x.block == quant_block_values(w.format()) && x.blocks == w.blocks_per_row() &&
@@ -104,21 +158,14 @@ void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quan
   const quant_rows_view xv{x.q.data(), x.d.data(), x.sum.data(), x.blocks};
   const uint8_t* wg = w.groups(first_group);
   float* yg = y + first_group * rows;
-  const quant_format f = w.format();
-#define KVACTOR_QUANT_CALL(ns)                                                                     \
-  switch (f) {                                                                                     \
-  case quant_format::q8_0: return ns::product_q8_0(xv, m, wg, n, yg, ldy, accumulate);             \
-  case quant_format::q4_0: return ns::product_q4_0(xv, m, wg, n, yg, ldy, accumulate);             \
-  case quant_format::q4_k: return ns::product_q4_k(xv, m, wg, n, yg, ldy, accumulate);             \
-  case quant_format::q6_k: return ns::product_q6_k(xv, m, wg, n, yg, ldy, accumulate);             \
+  quant_product_fn product = nullptr;
+  switch (w.format()) {
+  case quant_format::q8_0: product = kernel.q8_0; break;
+  case quant_format::q4_0: product = kernel.q4_0; break;
+  case quant_format::q4_k: product = kernel.q4_k; break;
+  case quant_format::q6_k: product = kernel.q6_k; break;
   }
-  switch (isa) {
-  case quant_isa::avx512_vnni: KVACTOR_QUANT_CALL(avx512_vnni) return;
-  case quant_isa::avx_vnni: KVACTOR_QUANT_CALL(avx_vnni) return;
-  case quant_isa::avx2: KVACTOR_QUANT_CALL(avx2) return;
-  case quant_isa::generic: KVACTOR_QUANT_CALL(quant_generic) return;
-  }
-#undef KVACTOR_QUANT_CALL
+  product(xv, m, wg, n, yg, ldy, accumulate);
 }
 
 } // namespace kvactor::model::layers

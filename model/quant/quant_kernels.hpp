@@ -22,9 +22,11 @@
 // place in x, the split over threads or the tile a kernel picks: the
 // forward pass stays batch-invariant.
 //
-// One kernel per instruction set, chosen at run time (quant_avx512_vnni.cpp,
-// quant_avx_vnni.cpp, quant_avx2.cpp: the only files built with those
-// flags; quant_generic.cpp for any x86-64).
+// One kernel per instruction set, chosen at run time (quant_amx.cpp,
+// quant_avx512_vnni.cpp, quant_avx_vnni.cpp, quant_avx2.cpp: the only files
+// built with those flags; quant_generic.cpp for any x86-64). Since every
+// kernel gives the same bits, linear() may pick one by the number of rows
+// (quant_product_isa).
 
 #include <cstdint>
 #include <span>
@@ -61,10 +63,14 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t k, quantized_
                    int64_t block = 32);
 
 // Instruction sets with an integer block product.
-enum class quant_isa { generic, avx2, avx_vnni, avx512_vnni };
+enum class quant_isa { generic, avx2, avx_vnni, avx512_vnni, amx_int8 };
 
 // Those this CPU (and OS) runs, best first; generic always, last.
 std::span<const quant_isa> quant_product_isas();
+
+// The kernel for a product of m rows: AMX-INT8 from one full tile of rows
+// (16) on where the CPU has it, else the best vector kernel.
+quant_isa quant_product_isa(int64_t m);
 
 const char* isa_name(quant_isa isa);
 
@@ -76,5 +82,12 @@ const char* isa_name(quant_isa isa);
 void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quantized_matrix& w,
                    int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
                    bool accumulate);
+
+// The same through a kernel's four products (quant_isa.hpp): the tests'
+// emulated AMX kernel.
+struct quant_products;
+void quant_product_through(const quant_products& kernel, const quantized_rows& x, int64_t m,
+                           const quantized_matrix& w, int64_t first_group, int64_t num_groups,
+                           float* y, int64_t ldy, bool accumulate);
 
 } // namespace kvactor::model::layers

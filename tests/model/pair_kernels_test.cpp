@@ -4,9 +4,6 @@
 // any batch and any split of W's blocks).
 #include <gtest/gtest.h>
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -15,15 +12,10 @@
 #include "model/forward/pair_kernels.hpp"
 #include "tests/model/fma_chain.hpp"
 #include "tests/model/pair_chain.hpp"
+#include "tests/model/tile_data_granted.hpp"
 
 namespace kvactor::model::layers {
 namespace {
-
-bool os_granted_tile_data() {
-  constexpr long arch_get_xcomp_perm = 0x1022;
-  uint64_t features = 0;
-  return syscall(SYS_arch_prctl, arch_get_xcomp_perm, &features) == 0 && (features >> 18 & 1) != 0;
-}
 
 TEST(pair_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
   const std::span<const pair_isa> isas = pair_product_isas();

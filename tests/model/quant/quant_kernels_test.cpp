@@ -1,13 +1,18 @@
-// Every integer kernel this CPU runs, alone, against the chain it promises
-// (quant_kernels.hpp), written here from the file blocks: bit for bit.
+// Every integer kernel this CPU runs, alone, and the AMX kernel on the tile
+// emulator on every CPU, against the chain they promise (quant_kernels.hpp),
+// written here from the file blocks: bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "model/quant/quant_kernels.hpp"
+#include "tests/model/quant/quant_amx_emulated.hpp"
+#include "tests/model/tile_data_granted.hpp"
 
 namespace kvactor::model::layers {
 namespace {
@@ -15,15 +20,26 @@ namespace {
 TEST(quant_kernels, the_cpu_gets_every_kernel_it_supports_best_first) {
   const std::span<const quant_isa> isas = quant_product_isas();
   std::vector<quant_isa> want;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
-    want.push_back(quant_isa::avx512_vnni);
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  // After the lookup, the process holds the tile data permission iff it asked for it and got it.
+  if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") && avx512 &&
+      __builtin_cpu_supports("f16c") && os_granted_tile_data())
+    want.push_back(quant_isa::amx_int8);
+  if (avx512 && __builtin_cpu_supports("avx512vnni")) want.push_back(quant_isa::avx512_vnni);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
     want.push_back(quant_isa::avx_vnni);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     want.push_back(quant_isa::avx2);
   want.push_back(quant_isa::generic);
   EXPECT_EQ(std::vector<quant_isa>(isas.begin(), isas.end()), want);
+}
+
+TEST(quant_kernels, amx_takes_the_products_of_a_full_tile_of_rows_or_more) {
+  const std::span<const quant_isa> isas = quant_product_isas();
+  const quant_isa vector_kernel = isas.front() == quant_isa::amx_int8 ? isas[1] : isas.front();
+  for (int64_t m : {1, 2, 15}) EXPECT_EQ(quant_product_isa(m), vector_kernel) << m;
+  for (int64_t m : {16, 17, 512}) EXPECT_EQ(quant_product_isa(m), isas.front()) << m;
 }
 
 TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
@@ -157,23 +173,39 @@ std::vector<float> random_rows(int64_t m, int64_t k, std::mt19937& rng) {
   return x;
 }
 
-class quant_kernels_test : public ::testing::TestWithParam<quant_isa> {
+// A kernel under test: one of the CPU's (through quant_product), or, with
+// no isa, the AMX kernel on the tile emulator.
+struct kernel {
+  std::optional<quant_isa> isa;
+  std::string name() const { return isa ? isa_name(*isa) : "amx_int8_emulated"; }
+  void product(const quantized_rows& x, int64_t m, const quantized_matrix& w, int64_t first_group,
+               int64_t num_groups, float* y, int64_t ldy, bool accumulate) const {
+    if (isa) quant_product(*isa, x, m, w, first_group, num_groups, y, ldy, accumulate);
+    else
+      quant_product_through(emulated_amx_products(), x, m, w, first_group, num_groups, y, ldy,
+                            accumulate);
+  }
+};
+
+class quant_kernels_test : public ::testing::TestWithParam<kernel> {
 protected:
   void SetUp() override {
+    const std::optional<quant_isa> isa = GetParam().isa;
     const std::span<const quant_isa> isas = quant_product_isas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << "this CPU does not run the " << isa_name(GetParam()) << " kernel";
+    if (isa && std::find(isas.begin(), isas.end(), *isa) == isas.end())
+      GTEST_SKIP() << "this CPU does not run the " << isa_name(*isa) << " kernel";
   }
 };
 
 TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
   std::mt19937 rng(7);
   // m: every count of rows up to 12 (each tile and its tail), then decode
-  // and prefill sizes; n: one output, partial and several groups (every
-  // group count of a tile and its remainders).
+  // and prefill sizes (AMX: one, two and three row tiles, whole or not);
+  // n: one output, partial and several groups (every group count of a tile
+  // and its remainders).
   std::vector<int64_t> ms;
   for (int64_t m = 1; m <= 12; ++m) ms.push_back(m);
-  for (int64_t m : {31, 64}) ms.push_back(m);
+  for (int64_t m : {16, 31, 33, 48, 64}) ms.push_back(m);
   for (const auto& [f, widths] : formats())
     for (int64_t k : widths)
       for (int64_t n : {1, 15, 17, 48, 150}) {
@@ -185,7 +217,7 @@ TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
           quantize_rows(x.data(), k, m, k, xq, quant_block_values(f));
           for (bool accumulate : {false, true}) {
             std::vector<float> y = y0;
-            quant_product(GetParam(), xq, m, w, 0, w.num_groups(), y.data(), n, accumulate);
+            GetParam().product(xq, m, w, 0, w.num_groups(), y.data(), n, accumulate);
             for (int64_t i = 0; i < m; ++i)
               for (int64_t j = 0; j < n; ++j) {
                 const auto at = static_cast<std::size_t>(i * n + j);
@@ -210,8 +242,8 @@ TEST_P(quant_kernels_test, a_range_of_groups_writes_only_its_outputs) {
     quantized_rows xq;
     quantize_rows(x.data(), k, m, k, xq, quant_block_values(f));
     std::vector<float> whole(static_cast<std::size_t>(m * n)), parts(whole.size(), -1.0f);
-    quant_product(GetParam(), xq, m, w, 0, w.num_groups(), whole.data(), n, false);
-    quant_product(GetParam(), xq, m, w, 1, 2, parts.data(), n, false); // rows 16 .. 47
+    GetParam().product(xq, m, w, 0, w.num_groups(), whole.data(), n, false);
+    GetParam().product(xq, m, w, 1, 2, parts.data(), n, false); // rows 16 .. 47
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         const auto at = static_cast<std::size_t>(i * n + j);
@@ -224,11 +256,11 @@ TEST_P(quant_kernels_test, a_range_of_groups_writes_only_its_outputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(isas, quant_kernels_test,
-                         ::testing::Values(quant_isa::generic, quant_isa::avx2, quant_isa::avx_vnni,
-                                           quant_isa::avx512_vnni),
-                         [](const ::testing::TestParamInfo<quant_isa>& p) {
-                           return std::string(isa_name(p.param));
-                         });
+                         ::testing::Values(kernel{quant_isa::generic}, kernel{quant_isa::avx2},
+                                           kernel{quant_isa::avx_vnni},
+                                           kernel{quant_isa::avx512_vnni},
+                                           kernel{quant_isa::amx_int8}, kernel{std::nullopt}),
+                         [](const ::testing::TestParamInfo<kernel>& p) { return p.param.name(); });
 
 } // namespace
 } // namespace kvactor::model::layers

@@ -1,0 +1,362 @@
+// The integer block products (quant_kernels.hpp) on AMX tiles: 16 rows of
+// x by one unit of columns (a block of 32, or a K-format sub-block of 32 or
+// 16) in one A tile, a group's 16 rows of W by the same columns in one B
+// tile, and one tdpbsud (s8 x u8) gives the 16 x 16 exact integer sums of
+// that unit in a C tile. The unit's sums then go through the chain of
+// quant_kernels.hpp one lane at a time, as every kernel does, so the bits
+// are the vector kernels' bits.
+//
+// Included by quant_amx.cpp (the tile instructions) and by the tests' tile
+// emulator (tests/model/quant/), inside the namespace whose products it
+// defines, after quant_isa.hpp and with these from its includer:
+//   KVACTOR_TILE_CONFIG(config), KVACTOR_TILE_RELEASE(), KVACTOR_TILE_ZERO(t),
+//   KVACTOR_TILE_LOAD(t, base, stride), KVACTOR_TILE_STORE(t, base, stride),
+//   KVACTOR_TILE_DPBSUD(c, a, b)         (the intrinsics' meanings; t literal)
+//   float half_to_float(uint16_t bits)
+// NOTE: no std:: or other inline library code (see linear_avx512.cpp);
+// everything here has internal linkage.
+
+namespace {
+
+constexpr int64_t lanes = 16;
+
+enum class fmt { q8_0, q4_0, q4_k, q6_k };
+
+template <fmt F>
+constexpr bool k_format = F == fmt::q4_k || F == fmt::q6_k;
+// Columns of one tile product (a unit), of a block of x, and units a block.
+template <fmt F>
+constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
+template <fmt F>
+constexpr int64_t block_cols = k_format<F> ? 256 : 32;
+template <fmt F>
+constexpr int64_t units_per_block = block_cols<F> / unit_cols<F>;
+// A B tile: unit_cols / 4 rows of 64 bytes (lane l's 4 columns at 4 l).
+template <fmt F>
+constexpr int64_t tile_bytes = unit_cols<F> * lanes;
+
+template <fmt F>
+int64_t group_bytes(int64_t blocks) {
+  if constexpr (k_format<F>) return k_group_bytes(F == fmt::q6_k, blocks);
+  else return quant_group_bytes(F == fmt::q4_0, blocks);
+}
+
+struct alignas(64) tile_config {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// tmm0-3: C, [16, 16] int32 (row tile r against group g in tmm 2 r + g);
+// tmm4, 5: A, the two row tiles [16, unit] s8; tmm6, 7: B, the two groups
+// [unit / 4, 64] u8.
+constexpr tile_config tiles(int64_t unit) {
+  tile_config c;
+  for (int t = 0; t < 8; ++t) {
+    c.rows[t] = static_cast<uint8_t>(t < 6 ? 16 : unit / 4);
+    c.colsb[t] = static_cast<uint16_t>(t == 4 || t == 5 ? unit : 64);
+  }
+  return c;
+}
+
+// A group of W as the tiles read it: unit u's B tile at tiles + u *
+// tile_bytes; per block (super-block) b its 16 lanes' d (and Q4_K's dmin)
+// as fp32 at 16 b; per unit u the K formats' integer scales (and Q4_K's
+// mins) at 16 u.
+struct group_tiles {
+  const uint8_t* tiles;
+  float* d;
+  float* dmin;
+  int32_t* scale;
+  int32_t* min;
+};
+
+// Scratch bytes a group's group_tiles take.
+template <fmt F>
+int64_t scratch_bytes(int64_t blocks) {
+  const int64_t units = blocks * units_per_block<F>;
+  int64_t bytes = F == fmt::q8_0 ? 0 : units * tile_bytes<F>; // Q8_0's blocks are B tiles
+  bytes += blocks * lanes * 4 * (F == fmt::q4_k ? 2 : 1);
+  if constexpr (k_format<F>) bytes += units * lanes * 4 * (F == fmt::q4_k ? 2 : 1);
+  return (bytes + 63) / 64 * 64;
+}
+
+void halves(const uint8_t* p, float* out) {
+  for (int64_t l = 0; l < lanes; ++l) {
+    uint16_t bits;
+    __builtin_memcpy(&bits, p + 2 * l, sizeof bits);
+    out[l] = half_to_float(bits);
+  }
+}
+
+// A Q4_0 block (a Q4_K sub-block) of 4 vectors to a B tile of 8 rows:
+// vector v's low nibbles are columns 8 v .. 8 v + 3, row 2 v; its high ones
+// row 2 v + 1.
+void unpack_nibbles(const uint8_t* q, uint8_t* tile) {
+  for (int64_t v = 0; v < 4; ++v)
+    for (int64_t t = 0; t < 64; ++t) {
+      tile[128 * v + t] = q[64 * v + t] & 15;
+      tile[128 * v + 64 + t] = q[64 * v + t] >> 4;
+    }
+}
+
+// A Q6_K sub-block (2 nibble vectors, 1 of top bits) to a B tile of 4 rows:
+// row r (columns 4 r .. 4 r + 3) takes its low bits as unpack_nibbles' row
+// r, its top two from bits 2 r of the top vector.
+void unpack_q6(const uint8_t* sub, uint8_t* tile) {
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t < 64; ++t) {
+      const int low = sub[64 * (r / 2) + t] >> (4 * (r % 2)) & 15;
+      const int top = sub[128 + t] >> (2 * r) & 3;
+      tile[64 * r + t] = static_cast<uint8_t>(low | top << 4);
+    }
+}
+
+void widen(const uint8_t* p, bool is_signed, int32_t* out) {
+  for (int64_t l = 0; l < lanes; ++l)
+    out[l] = is_signed ? static_cast<int32_t>(static_cast<int8_t>(p[l])) : p[l];
+}
+
+template <fmt F>
+group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
+  const int64_t units = blocks * units_per_block<F>;
+  group_tiles g{};
+  uint8_t* tiles_out = scratch; // unused for Q8_0
+  uint8_t* at = F == fmt::q8_0 ? scratch : scratch + units * tile_bytes<F>;
+  g.tiles = F == fmt::q8_0 ? wg : tiles_out;
+  g.d = reinterpret_cast<float*>(at);
+  at += blocks * lanes * 4;
+  if constexpr (F == fmt::q4_k) {
+    g.dmin = reinterpret_cast<float*>(at);
+    at += blocks * lanes * 4;
+  }
+  if constexpr (k_format<F>) {
+    g.scale = reinterpret_cast<int32_t*>(at);
+    at += units * lanes * 4;
+    if constexpr (F == fmt::q4_k) g.min = reinterpret_cast<int32_t*>(at);
+  }
+  if constexpr (!k_format<F>) {
+    const bool q4 = F == fmt::q4_0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      if constexpr (F == fmt::q4_0) unpack_nibbles(wg + b * 256, tiles_out + b * 512);
+      halves(wg + blocks * quant_ints_bytes(q4) + b * quant_scales_bytes, g.d + lanes * b);
+    }
+  } else {
+    constexpr bool q6 = F == fmt::q6_k;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* ints = wg + b * k_ints_bytes(q6);
+      const uint8_t* meta = wg + blocks * k_ints_bytes(q6) + b * k_meta_bytes(q6);
+      halves(meta, g.d + lanes * b);
+      for (int64_t s = 0; s < units_per_block<F>; ++s) {
+        const int64_t u = b * units_per_block<F> + s;
+        if constexpr (q6) {
+          unpack_q6(ints + 192 * s, tiles_out + u * tile_bytes<F>);
+          widen(meta + 32 + 16 * s, true, g.scale + lanes * u);
+        } else {
+          unpack_nibbles(ints + 256 * s, tiles_out + u * tile_bytes<F>);
+          widen(meta + 64 + 16 * s, false, g.scale + lanes * u);
+          widen(meta + 192 + 16 * s, false, g.min + lanes * u);
+        }
+      }
+      if constexpr (!q6) halves(meta + 32, g.dmin + lanes * b);
+    }
+  }
+  return g;
+}
+
+// One pass: nr <= 2 row tiles of x (A tiles read from a[r], `stride` bytes
+// a row) against nb <= 2 groups, every unit in order; `rows` of the pass's
+// 16 nr are x's (from row i0), `live` of its 16 nb outputs W's.
+struct pass_args {
+  const quant_rows_view* x;
+  const int8_t* a[2];
+  int64_t stride;
+  int64_t i0, rows;
+  int nr, nb;
+  const group_tiles* g;
+  int64_t live;
+  float* y;
+  int64_t ldy;
+  bool accumulate;
+};
+
+// C tiles of one unit: c[2 r + g][i][l].
+using unit_sums = int32_t[4][16][16];
+
+template <fmt F>
+void tile_products(const pass_args& p, int64_t u, int64_t column, unit_sums& c) {
+  const int64_t tb = tile_bytes<F>;
+  KVACTOR_TILE_ZERO(0);
+  KVACTOR_TILE_ZERO(1);
+  KVACTOR_TILE_ZERO(2);
+  KVACTOR_TILE_ZERO(3);
+  KVACTOR_TILE_LOAD(4, p.a[0] + column, p.stride);
+  KVACTOR_TILE_LOAD(6, p.g[0].tiles + u * tb, 64);
+  KVACTOR_TILE_DPBSUD(0, 4, 6);
+  if (p.nr > 1) {
+    KVACTOR_TILE_LOAD(5, p.a[1] + column, p.stride);
+    KVACTOR_TILE_DPBSUD(2, 5, 6);
+  }
+  if (p.nb > 1) {
+    KVACTOR_TILE_LOAD(7, p.g[1].tiles + u * tb, 64);
+    KVACTOR_TILE_DPBSUD(1, 4, 7);
+    if (p.nr > 1) KVACTOR_TILE_DPBSUD(3, 5, 7);
+  }
+  KVACTOR_TILE_STORE(0, c[0], 64);
+  if (p.nb > 1) KVACTOR_TILE_STORE(1, c[1], 64);
+  if (p.nr > 1) KVACTOR_TILE_STORE(2, c[2], 64);
+  if (p.nr > 1 && p.nb > 1) KVACTOR_TILE_STORE(3, c[3], 64);
+}
+
+// A group's 16 lanes as one vector (GCC's vector extensions: one AVX-512
+// register in quant_amx.cpp, whatever the emulator's build makes of them;
+// each lane's operations, and their roundings, the chain's).
+using f32x16 = float __attribute__((vector_size(64)));
+using i32x16 = int32_t __attribute__((vector_size(64)));
+
+template <class V, class T>
+void load(V& v, const T* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+
+template <fmt F>
+void run_pass(const pass_args& p) {
+  const quant_rows_view& x = *p.x;
+  // NOTE: acc is the chain's running s, row by row of the pass, for each
+  // group; total and mins the K formats' S and M of a super-block.
+  f32x16 acc[32][2] = {};
+  i32x16 total[32][2], mins[32][2];
+  alignas(64) unit_sums c;
+  for (int64_t b = 0; b < x.blocks; ++b) {
+    if constexpr (k_format<F>) {
+      __builtin_memset(total, 0, sizeof total);
+      __builtin_memset(mins, 0, sizeof mins);
+    }
+    for (int64_t s = 0; s < units_per_block<F>; ++s) {
+      const int64_t u = b * units_per_block<F> + s;
+      tile_products<F>(p, u, b * block_cols<F> + s * unit_cols<F>, c);
+      for (int gi = 0; gi < p.nb; ++gi) {
+        const group_tiles& g = p.g[gi];
+        f32x16 dw;
+        i32x16 scale;
+        if constexpr (k_format<F>) load(scale, g.scale + lanes * u);
+        else load(dw, g.d + lanes * b);
+        for (int r = 0; r < p.nr; ++r)
+          for (int64_t i = 0; i < 16 && 16 * r + i < p.rows; ++i) {
+            const int64_t row = 16 * r + i, xi = (p.i0 + row) * x.blocks + b;
+            i32x16 sums;
+            load(sums, c[2 * r + gi][i]);
+            if constexpr (F == fmt::q6_k)
+              total[row][gi] += scale * (sums - 32 * x.sum[xi * 16 + s]);
+            else if constexpr (F == fmt::q4_k)
+              total[row][gi] += scale * sums;
+            else
+              acc[row][gi] =
+                acc[row][gi] + (dw * x.d[xi]) * __builtin_convertvector(
+                                                  sums - (F == fmt::q4_0 ? 8 : 128) * x.sum[xi],
+                                                  f32x16);
+          }
+      }
+    }
+    if constexpr (k_format<F>) {
+      for (int gi = 0; gi < p.nb; ++gi) {
+        const group_tiles& g = p.g[gi];
+        f32x16 d, dmin;
+        load(d, g.d + lanes * b);
+        if constexpr (F == fmt::q4_k) load(dmin, g.dmin + lanes * b);
+        for (int64_t row = 0; row < p.rows; ++row) {
+          const int64_t xi = (p.i0 + row) * x.blocks + b;
+          const float dx = x.d[xi];
+          const f32x16 scaled = (d * dx) * __builtin_convertvector(total[row][gi], f32x16);
+          if constexpr (F == fmt::q6_k) {
+            acc[row][gi] = acc[row][gi] + scaled;
+          } else {
+            for (int64_t s = 0; s < 8; ++s) {
+              i32x16 min;
+              load(min, g.min + lanes * (b * 8 + s));
+              mins[row][gi] += min * (x.sum[xi * 16 + 2 * s] + x.sum[xi * 16 + 2 * s + 1]);
+            }
+            acc[row][gi] = acc[row][gi] +
+                           (scaled - (dmin * dx) * __builtin_convertvector(mins[row][gi], f32x16));
+          }
+        }
+      }
+    }
+  }
+  for (int64_t row = 0; row < p.rows; ++row) {
+    float* out = p.y + row * p.ldy;
+    for (int64_t l = 0; l < p.live; ++l) {
+      const float s = acc[row][l / 16][l % 16];
+      out[l] = p.accumulate ? s + out[l] : s;
+    }
+  }
+}
+
+// All m rows against every group, two groups at a time (unpacked once into
+// the scratch), their rows two row tiles at a time; x's last rows, short
+// of a tile, from a copy padded with zeros to 16.
+template <fmt F>
+void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+             int64_t ldy, bool accumulate) {
+  const int64_t stride = x.blocks * block_cols<F>;
+  const int64_t full = m / 16, tail = m % 16, row_tiles = full + (tail ? 1 : 0);
+  const int64_t per_group = scratch_bytes<F>(x.blocks);
+  uint8_t* scratch = quant_scratch(2 * per_group + (tail ? 16 * stride : 0));
+  const int8_t* padded = nullptr;
+  if (tail) {
+    int8_t* rows = reinterpret_cast<int8_t*>(scratch + 2 * per_group);
+    __builtin_memcpy(rows, x.q + full * 16 * stride, static_cast<unsigned long>(tail * stride));
+    __builtin_memset(rows + tail * stride, 0, static_cast<unsigned long>((16 - tail) * stride));
+    padded = rows;
+  }
+  static constexpr tile_config config = tiles(unit_cols<F>);
+  KVACTOR_TILE_CONFIG(&config);
+  const int64_t gbytes = group_bytes<F>(x.blocks), num_groups = (n + lanes - 1) / lanes;
+  for (int64_t gi = 0; gi < num_groups; gi += 2) {
+    group_tiles g[2]{};
+    pass_args p{};
+    p.x = &x;
+    p.stride = stride;
+    p.nb = num_groups - gi >= 2 ? 2 : 1;
+    for (int j = 0; j < p.nb; ++j)
+      g[j] = prepare<F>(w + (gi + j) * gbytes, x.blocks, scratch + j * per_group);
+    p.g = g;
+    p.live = n - lanes * gi < 2 * lanes ? n - lanes * gi : 2 * lanes;
+    p.ldy = ldy;
+    p.accumulate = accumulate;
+    for (int64_t t = 0; t < row_tiles; t += 2) {
+      p.nr = row_tiles - t >= 2 ? 2 : 1;
+      for (int r = 0; r < p.nr; ++r)
+        p.a[r] = t + r < full ? x.q + (t + r) * 16 * stride : padded;
+      p.i0 = 16 * t;
+      p.rows = m - p.i0 < 16 * p.nr ? m - p.i0 : 16 * p.nr;
+      p.y = y + p.i0 * ldy + lanes * gi;
+      run_pass<F>(p);
+    }
+  }
+  KVACTOR_TILE_RELEASE();
+}
+
+} // namespace
+
+void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q8_0>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q4_0>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q4_k>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q6_k>(x, m, w, n, y, ldy, accumulate);
+}
