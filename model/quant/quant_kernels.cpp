@@ -116,7 +116,8 @@ uint8_t* quant_scratch(int64_t bytes) {
 namespace {
 
 const quant_products& products_of(quant_isa isa) {
-#define KVACTOR_QUANT_TABLE(ns) {ns::product_q8_0, ns::product_q4_0, ns::product_q4_k, ns::product_q6_k}
+#define KVACTOR_QUANT_TABLE(ns)                                                                    \
+  { ns::product_q8_0, ns::product_q4_0, ns::product_q4_k, ns::product_q6_k }
   static const quant_products amx = KVACTOR_QUANT_TABLE(amx_int8);
   static const quant_products avx512 = KVACTOR_QUANT_TABLE(avx512_vnni);
   static const quant_products avx = KVACTOR_QUANT_TABLE(avx_vnni);

@@ -22,7 +22,8 @@ thread_local tile_state state;
 int tile(int t) {
   KVACTOR_ASSERT(state.configured, "a tile instruction without a tile configuration (#UD)");
   KVACTOR_ASSERT(t >= 0 && t < num_tiles, "no such tile");
-  KVACTOR_ASSERT(state.rows[t] > 0 && state.colsb[t] > 0, "a tile the configuration leaves out (#UD)");
+  KVACTOR_ASSERT(state.rows[t] > 0 && state.colsb[t] > 0,
+                 "a tile the configuration leaves out (#UD)");
   return t;
 }
 
@@ -34,7 +35,8 @@ void load_config(const void* config) {
   state = tile_state{};
   if (bytes[0] == 0) return; // palette 0: the init state
   KVACTOR_ASSERT(bytes[0] == 1, "a palette other than 0 and 1 (#GP)");
-  for (int i = 2; i < 16; ++i) KVACTOR_ASSERT(bytes[i] == 0, "reserved configuration bytes set (#GP)");
+  for (int i = 2; i < 16; ++i)
+    KVACTOR_ASSERT(bytes[i] == 0, "reserved configuration bytes set (#GP)");
   KVACTOR_ASSERT(bytes[1] == 0, "a configuration resuming from a start row");
   for (int t = 0; t < 16; ++t) {
     uint16_t colsb;
@@ -45,7 +47,8 @@ void load_config(const void* config) {
       continue;
     }
     KVACTOR_ASSERT(colsb <= max_colsb && rows <= max_rows, "a tile larger than palette 1's (#GP)");
-    KVACTOR_ASSERT((colsb == 0) == (rows == 0), "a tile with rows but no columns, or columns but no rows (#GP)");
+    KVACTOR_ASSERT((colsb == 0) == (rows == 0),
+                   "a tile with rows but no columns, or columns but no rows (#GP)");
     state.rows[t] = rows;
     state.colsb[t] = colsb;
   }
