@@ -28,6 +28,15 @@ struct collector {
     return arrived ? dones[id].front() : done_event{};
   }
 
+  // Waits for `id`'s first n token events; fails the test if they do not
+  // come within two minutes.
+  void wait_tokens(request_id id, std::size_t n) {
+    std::unique_lock lock(mutex);
+    const bool arrived =
+      cv.wait_for(lock, std::chrono::minutes(2), [&] { return tokens[id].size() >= n; });
+    EXPECT_TRUE(arrived) << "fewer than " << n << " tokens of request " << id;
+  }
+
   // The done events of `id`'s n choices, by choice; fails the test unless
   // each choice ends exactly once within two minutes.
   std::vector<done_event> wait_choices(request_id id, int32_t n) {

@@ -249,12 +249,39 @@ INSTANTIATE_TEST_SUITE_P(modes, model_runtime_bf16_kv,
                          ::testing::Values(preemption_mode::swap, preemption_mode::recompute),
                          [](const auto& p) { return to_string(p.param); });
 
-// A host pool with room for one grown request: the swap actor refuses the
-// swap-outs it cannot hold, the scheduler recomputes those, and the outputs
-// stay those of each request alone.
+// A host pool with room for one grown request, under memory pressure:
+// whether a swap-out finds room there depends on when each comes, and the
+// outputs stay those of each request alone either way.
 TEST_F(model_runtime_bf16_kv, a_short_host_pool_recomputes_what_it_cannot_hold) {
   start_bf16(preemption_mode::swap, 10);
   EXPECT_GT(four_requests_as_alone(7), 1);
+  expect_idle();
+}
+
+// A host pool smaller than the request: the scheduler does not ask the swap
+// actor for a swap-out that could never fit (no refusal), it recomputes the
+// request at once, and the tokens stay those of the request alone.
+TEST_F(model_runtime_bf16_kv, a_request_larger_than_the_host_pool_is_recomputed_at_once) {
+  engine_config e;
+  e.kv_dtype = number_format::bf16;
+  e.preemption = preemption_mode::swap;
+  e.block_size = 4;
+  e.kv_cache_bytes = 32 * 2048;
+  e.swap_bytes = 2 * 2048; // the prompt alone takes 3 blocks
+  start(e);
+  const auto prompt = tokens(9, 11);
+  // NOTE: 100 tokens: the preemption, sent after the first, meets the
+  // request still running however late it comes.
+  const request_id id = generate(prompt, 100);
+  events_->wait_tokens(id, 1);
+  caf::anon_send(rt_, preempt_atom::value, id, true);
+  const done_event done = events_->wait_done(id);
+  EXPECT_THAT(done.tokens, ElementsAreArray(greedy_alone(prompt, 100, kernels::dtype::bf16, 4)));
+  EXPECT_EQ(done.preemptions, 1);
+  const runtime_figures f = figures();
+  EXPECT_EQ(f.preemptions, 1);
+  EXPECT_EQ(f.preemptions_by_swap, 0);
+  EXPECT_EQ(f.swap_outs_refused, 0);
   expect_idle();
 }
 
