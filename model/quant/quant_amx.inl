@@ -14,7 +14,7 @@
 //   KVACTOR_TILE_DPBSUD(c, a, b)         (the intrinsics' meanings; t literal)
 //   float half_to_float(uint16_t bits)
 // NOTE: no std:: or other inline library code (see linear_avx512.cpp);
-// everything here has internal linkage.
+// everything here but the four product_* entry points has internal linkage.
 
 namespace {
 
@@ -24,7 +24,7 @@ enum class fmt { q8_0, q4_0, q4_k, q6_k };
 
 template <fmt F>
 constexpr bool k_format = F == fmt::q4_k || F == fmt::q6_k;
-// Columns of one tile product (a unit), of a block of x, and units a block.
+// Columns of one tile product (a unit), of a block of x, and units per block.
 template <fmt F>
 constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
 template <fmt F>
@@ -60,6 +60,18 @@ constexpr tile_config tiles(int64_t unit) {
   }
   return c;
 }
+
+// The SDM's shapes for tdpbsud C += A B: rows(A) = rows(C), colsb(B) =
+// colsb(C), colsb(A) = 4 rows(B), at most 16 rows of 64 bytes.
+constexpr bool fits_tdpbsud(const tile_config& t, int c, int a, int b) {
+  return t.rows[a] == t.rows[c] && t.colsb[b] == t.colsb[c] && t.colsb[a] == 4 * t.rows[b] &&
+         t.rows[c] <= 16 && t.rows[b] <= 16 && t.colsb[c] <= 64 && t.colsb[a] <= 64;
+}
+constexpr bool fits_every_product(const tile_config& t) {
+  return fits_tdpbsud(t, 0, 4, 6) && fits_tdpbsud(t, 1, 4, 7) && fits_tdpbsud(t, 2, 5, 6) &&
+         fits_tdpbsud(t, 3, 5, 7);
+}
+static_assert(fits_every_product(tiles(32)) && fits_every_product(tiles(16)));
 
 // A group of W as the tiles read it: unit u's B tile at tiles + u *
 // tile_bytes; per block (super-block) b its 16 lanes' d (and Q4_K's dmin)
@@ -306,24 +318,24 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   uint8_t* scratch = quant_scratch(2 * per_group + (tail ? 16 * stride : 0));
   const int8_t* padded = nullptr;
   if (tail) {
-    int8_t* rows = reinterpret_cast<int8_t*>(scratch + 2 * per_group);
-    __builtin_memcpy(rows, x.q + full * 16 * stride, static_cast<unsigned long>(tail * stride));
-    __builtin_memset(rows + tail * stride, 0, static_cast<unsigned long>((16 - tail) * stride));
-    padded = rows;
+    int8_t* copy = reinterpret_cast<int8_t*>(scratch + 2 * per_group);
+    __builtin_memcpy(copy, x.q + full * 16 * stride, static_cast<unsigned long>(tail * stride));
+    __builtin_memset(copy + tail * stride, 0, static_cast<unsigned long>((16 - tail) * stride));
+    padded = copy;
   }
   static constexpr tile_config config = tiles(unit_cols<F>);
   KVACTOR_TILE_CONFIG(&config);
   const int64_t gbytes = group_bytes<F>(x.blocks), num_groups = (n + lanes - 1) / lanes;
-  for (int64_t gi = 0; gi < num_groups; gi += 2) {
+  for (int64_t g0 = 0; g0 < num_groups; g0 += 2) {
     group_tiles g[2]{};
     pass_args p{};
     p.x = &x;
     p.stride = stride;
-    p.nb = num_groups - gi >= 2 ? 2 : 1;
+    p.nb = num_groups - g0 >= 2 ? 2 : 1;
     for (int j = 0; j < p.nb; ++j)
-      g[j] = prepare<F>(w + (gi + j) * gbytes, x.blocks, scratch + j * per_group);
+      g[j] = prepare<F>(w + (g0 + j) * gbytes, x.blocks, scratch + j * per_group);
     p.g = g;
-    p.live = n - lanes * gi < 2 * lanes ? n - lanes * gi : 2 * lanes;
+    p.live = n - lanes * g0 < 2 * lanes ? n - lanes * g0 : 2 * lanes;
     p.ldy = ldy;
     p.accumulate = accumulate;
     for (int64_t t = 0; t < row_tiles; t += 2) {
@@ -332,7 +344,7 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
         p.a[r] = t + r < full ? x.q + (t + r) * 16 * stride : padded;
       p.i0 = 16 * t;
       p.rows = m - p.i0 < 16 * p.nr ? m - p.i0 : 16 * p.nr;
-      p.y = y + p.i0 * ldy + lanes * gi;
+      p.y = y + p.i0 * ldy + lanes * g0;
       run_pass<F>(p);
     }
   }
