@@ -88,7 +88,7 @@ quant_isa quant_product_isa(int64_t m) {
   const std::span<const quant_isa> isas = quant_product_isas();
   // NOTE: a tile's 16 rows cost the same however few are x's; below one
   // full tile the vector kernels' row tiles waste nothing. Where AMX starts
-  // to pay has not been measured (no AMX machine yet).
+  // to pay is not measured yet (kvactor-bench-quant on an AMX machine).
   if (isas.front() == quant_isa::amx_int8 && m < 16) return isas[1];
   return isas.front();
 }
