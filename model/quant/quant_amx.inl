@@ -3,8 +3,8 @@
 // 16) in one A tile, a group's 16 rows of W by the same columns in one B
 // tile, and one tdpbsud (s8 x u8) gives the 16 x 16 exact integer sums of
 // that unit in a C tile. The unit's sums then go through the chain of
-// quant_kernels.hpp one lane at a time, as every kernel does, so the bits
-// are the vector kernels' bits.
+// quant_kernels.hpp, each lane's operations in the chain's order, so the
+// bits are the vector kernels' bits.
 //
 // Included by quant_amx.cpp (the tile instructions) and by the tests' tile
 // emulator (tests/model/quant/), inside the namespace whose products it
