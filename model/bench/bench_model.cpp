@@ -10,10 +10,12 @@
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
 //                       [--reps=5] [--threads=0]
 //                       [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] [--activations=f32|bf16]
-//                       [--kv-dtype=f32|bf16]
+//                       [--kv-dtype=f32|bf16] [--quant-kernel=NAME]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16. q8_0, q4_0: the
-// checkpoint's matrices quantised at load, products on integer instructions.)
+// checkpoint's matrices quantised at load, products on integer instructions.
+// --quant-kernel=avx512_vnni|amx_int8|...: every integer product on that
+// kernel, for comparing two in one run, e.g. AMX-INT8 against AVX-512 VNNI.)
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +34,7 @@
 #include "model/forward/layers.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
+#include "model/quant/quant_kernels.hpp"
 
 using namespace kvactor;
 
@@ -46,6 +49,7 @@ struct options {
   int threads = 0;
   model::dtype weights = model::dtype::f32; // matrices in memory
   std::optional<model::quant_format> quantize; // ... or quantised at load
+  std::optional<model::layers::quant_isa> quant_kernel; // forced integer kernel
   model::dtype activations = model::dtype::f32; // the products' input rows
   kernels::dtype kv = kernels::dtype::f32;   // KV cache elements
 };
@@ -159,12 +163,23 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--activations=f32") o.activations = model::dtype::f32;
     else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
     else if (a == "--kv-dtype=f32") o.kv = kernels::dtype::f32;
-    else {
+    else if (const char* v7 = value("--quant-kernel=")) {
+      for (model::layers::quant_isa isa : model::layers::quant_product_isas())
+        if (std::string_view(model::layers::isa_name(isa)) == v7) o.quant_kernel = isa;
+      if (!o.quant_kernel) {
+        std::fprintf(stderr, "kvactor-bench-model: --quant-kernel=%s is not a kernel this CPU runs:",
+                     v7);
+        for (model::layers::quant_isa isa : model::layers::quant_product_isas())
+          std::fprintf(stderr, " %s", model::layers::isa_name(isa));
+        std::fprintf(stderr, "\n");
+        return false;
+      }
+    } else {
       std::fprintf(
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
         "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] "
-        "[--activations=f32|bf16] [--kv-dtype=f32|bf16]\n");
+        "[--activations=f32|bf16] [--kv-dtype=f32|bf16] [--quant-kernel=NAME]\n");
       return false;
     }
   }
@@ -177,6 +192,7 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
+  if (o.quant_kernel) model::layers::force_quant_product_isa(o.quant_kernel);
   auto m = model::load_model_folder(o.model, o.weights);
   if (!m) {
     std::fprintf(stderr, "%s\n", m.error().message.c_str());

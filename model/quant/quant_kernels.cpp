@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -84,7 +85,22 @@ std::span<const quant_isa> quant_product_isas() {
   return {isas.isa.data(), isas.size};
 }
 
+namespace {
+std::atomic<int> forced_isa{-1}; // a quant_isa, or -1: none forced
+} // namespace
+
+void force_quant_product_isa(std::optional<quant_isa> isa) {
+  if (isa) {
+    const std::span<const quant_isa> isas = quant_product_isas();
+    KVACTOR_ASSERT(std::find(isas.begin(), isas.end(), *isa) != isas.end(),
+                   "forcing an integer kernel this CPU does not run");
+  }
+  forced_isa.store(isa ? static_cast<int>(*isa) : -1, std::memory_order_relaxed);
+}
+
 quant_isa quant_product_isa(int64_t m) {
+  if (const int forced = forced_isa.load(std::memory_order_relaxed); forced >= 0)
+    return static_cast<quant_isa>(forced);
   const std::span<const quant_isa> isas = quant_product_isas();
   // NOTE: a tile's 16 rows cost the same however few are x's; below one
   // full tile the vector kernels' row tiles waste nothing. Where AMX starts

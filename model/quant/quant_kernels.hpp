@@ -29,6 +29,7 @@
 // (quant_product_isa).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -71,6 +72,11 @@ std::span<const quant_isa> quant_product_isas();
 // The kernel for a product of m rows: AMX-INT8 from one full tile of rows
 // (16) on where the CPU has it, else the best vector kernel.
 quant_isa quant_product_isa(int64_t m);
+
+// Makes quant_product_isa() answer `isa` whatever m (nullopt: the choice
+// above again), for benchmarks that compare kernels through the whole
+// forward pass; `isa` must be one that quant_product_isas() lists.
+void force_quant_product_isa(std::optional<quant_isa> isa);
 
 const char* isa_name(quant_isa isa);
 

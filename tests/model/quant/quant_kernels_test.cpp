@@ -42,6 +42,14 @@ TEST(quant_kernels, amx_takes_the_products_of_a_full_tile_of_rows_or_more) {
   for (int64_t m : {16, 17, 512}) EXPECT_EQ(quant_product_isa(m), isas.front()) << m;
 }
 
+TEST(quant_kernels, a_forced_kernel_serves_every_number_of_rows_until_released) {
+  const quant_isa best = quant_product_isa(512);
+  force_quant_product_isa(quant_isa::generic);
+  for (int64_t m : {1, 16, 512}) EXPECT_EQ(quant_product_isa(m), quant_isa::generic) << m;
+  force_quant_product_isa(std::nullopt);
+  EXPECT_EQ(quant_product_isa(512), best);
+}
+
 TEST(quant_kernels, activations_quantise_per_block_with_their_sums) {
   std::vector<float> x(64);
   for (std::size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(i) - 20.0f;
