@@ -167,8 +167,8 @@ bool parse(int argc, char** argv, options& o) {
       for (model::layers::quant_isa isa : model::layers::quant_product_isas())
         if (std::string_view(model::layers::isa_name(isa)) == v7) o.quant_kernel = isa;
       if (!o.quant_kernel) {
-        std::fprintf(stderr, "kvactor-bench-model: --quant-kernel=%s is not a kernel this CPU runs:",
-                     v7);
+        std::fprintf(stderr,
+                     "kvactor-bench-model: --quant-kernel=%s is not a kernel this CPU runs:", v7);
         for (model::layers::quant_isa isa : model::layers::quant_product_isas())
           std::fprintf(stderr, " %s", model::layers::isa_name(isa));
         std::fprintf(stderr, "\n");
