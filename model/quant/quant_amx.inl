@@ -237,15 +237,12 @@ template <fmt F>
 void run_pass(const pass_args& p) {
   const quant_rows_view& x = *p.x;
   // NOTE: acc is the chain's running s, row by row of the pass, for each
-  // group; total and mins the K formats' S and M of a super-block.
+  // group; total the K formats' S of a super-block.
   f32x16 acc[32][2] = {};
-  i32x16 total[32][2], mins[32][2];
+  i32x16 total[32][2];
   alignas(64) unit_sums c;
   for (int64_t b = 0; b < x.blocks; ++b) {
-    if constexpr (k_format<F>) {
-      __builtin_memset(total, 0, sizeof total);
-      __builtin_memset(mins, 0, sizeof mins);
-    }
+    if constexpr (k_format<F>) __builtin_memset(total, 0, sizeof total);
     for (int64_t s = 0; s < units_per_block<F>; ++s) {
       const int64_t u = b * units_per_block<F> + s;
       tile_products<F>(p, u, b * block_cols<F> + s * unit_cols<F>, c);
@@ -285,13 +282,14 @@ void run_pass(const pass_args& p) {
           if constexpr (F == fmt::q6_k) {
             acc[row][gi] = acc[row][gi] + scaled;
           } else {
+            i32x16 mins = {}; // M
             for (int64_t s = 0; s < 8; ++s) {
               i32x16 min;
               load(min, g.min + lanes * (b * 8 + s));
-              mins[row][gi] += min * (x.sum[xi * 16 + 2 * s] + x.sum[xi * 16 + 2 * s + 1]);
+              mins += min * (x.sum[xi * 16 + 2 * s] + x.sum[xi * 16 + 2 * s + 1]);
             }
-            acc[row][gi] = acc[row][gi] +
-                           (scaled - (dmin * dx) * __builtin_convertvector(mins[row][gi], f32x16));
+            acc[row][gi] =
+              acc[row][gi] + (scaled - (dmin * dx) * __builtin_convertvector(mins, f32x16));
           }
         }
       }
