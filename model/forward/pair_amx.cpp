@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "model/forward/pair_isa.hpp"
+#include "model/tile_config.hpp"
 
 namespace kvactor::model::layers::amx {
 namespace {
@@ -17,14 +18,6 @@ namespace {
 constexpr int64_t block_rows = 16;
 constexpr int64_t k_step = 32;     // columns of x per A tile (64 bytes of bf16)
 constexpr int64_t pair_row = 64;   // bytes of one pair row of a block (16 lanes x 2 bf16)
-
-struct alignas(64) tile_config {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
 
 // Every tile 64 bytes wide: A [rows, 32 bf16], B [16 pairs, 16 x 2 bf16],
 // C [rows, 16 fp32]: tmm0-4 (the C tiles and one_row_tile's A) `rows` high,

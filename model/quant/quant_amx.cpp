@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "model/quant/quant_isa.hpp"
+#include "model/tile_config.hpp"
 
 #define KVACTOR_TILE_CONFIG(config) _tile_loadconfig(config)
 #define KVACTOR_TILE_RELEASE() _tile_release()

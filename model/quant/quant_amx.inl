@@ -8,7 +8,8 @@
 //
 // Included by quant_amx.cpp (the tile instructions) and by the tests' tile
 // emulator (tests/model/quant/), inside the namespace whose products it
-// defines, after quant_isa.hpp and with these from its includer:
+// defines, after quant_isa.hpp and tile_config.hpp and with these from its
+// includer:
 //   KVACTOR_TILE_CONFIG(config), KVACTOR_TILE_RELEASE(), KVACTOR_TILE_ZERO(t),
 //   KVACTOR_TILE_LOAD(t, base, stride), KVACTOR_TILE_STORE(t, base, stride),
 //   KVACTOR_TILE_DPBSUD(c, a, b)         (the intrinsics' meanings; t literal)
@@ -40,14 +41,6 @@ int64_t group_bytes(int64_t blocks) {
   if constexpr (k_format<F>) return k_group_bytes(F == fmt::q6_k, blocks);
   else return quant_group_bytes(F == fmt::q4_0, blocks);
 }
-
-struct alignas(64) tile_config {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
 
 // tmm0-3: C, [16, 16] int32 (row tile r against group g in tmm 2 r + g);
 // tmm4, 5: A, the two row tiles [16, unit] s8; tmm6, 7: B, the two groups

@@ -2,6 +2,7 @@
 
 #include "model/dtype.hpp"
 #include "model/quant/quant_isa.hpp"
+#include "model/tile_config.hpp"
 #include "tests/model/quant/tile_emulator.hpp"
 
 #define KVACTOR_TILE_CONFIG(config) tile_emulator::load_config(config)

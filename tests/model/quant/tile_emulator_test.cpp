@@ -6,20 +6,14 @@
 #include <cstring>
 #include <vector>
 
+#include "model/tile_config.hpp"
+
 namespace kvactor::model::layers {
 namespace {
 
-struct alignas(64) config_bytes {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // C (tmm0) [2, 2 dwords], A (tmm1) [2, 8 bytes], B (tmm2) [2 dwords, 2 dwords].
-config_bytes small_product() {
-  config_bytes c;
+tile_config small_product() {
+  tile_config c;
   c.rows[0] = 2, c.colsb[0] = 8;
   c.rows[1] = 2, c.colsb[1] = 8;
   c.rows[2] = 2, c.colsb[2] = 8;
@@ -27,7 +21,7 @@ config_bytes small_product() {
 }
 
 TEST(tile_emulator, dpbsud_adds_signed_a_times_unsigned_b_to_c) {
-  const config_bytes config = small_product();
+  const tile_config config = small_product();
   tile_emulator::load_config(&config);
   const int8_t a[2][8] = {{-1, 2, -3, 4, 0, 0, 0, 1}, {1, 1, 1, 1, -128, 0, 0, 0}};
   // B's row k holds, for each output column n, the 4 bytes that meet A's dword k.
@@ -49,7 +43,7 @@ TEST(tile_emulator, dpbsud_adds_signed_a_times_unsigned_b_to_c) {
 }
 
 TEST(tile_emulator, loads_zero_past_the_columns_and_stores_only_the_tile) {
-  config_bytes config;
+  tile_config config;
   config.rows[0] = 2, config.colsb[0] = 4;
   config.rows[1] = 2, config.colsb[1] = 8;
   tile_emulator::load_config(&config);
@@ -66,8 +60,8 @@ TEST(tile_emulator, loads_zero_past_the_columns_and_stores_only_the_tile) {
 }
 
 TEST(tile_emulator, refuses_what_the_hardware_refuses) {
-  const config_bytes good = small_product();
-  config_bytes wrong_k = good; // A's 2 dwords against B's 1 row
+  const tile_config good = small_product();
+  tile_config wrong_k = good; // A's 2 dwords against B's 1 row
   wrong_k.rows[2] = 1;
   EXPECT_DEATH(
     {
@@ -75,7 +69,7 @@ TEST(tile_emulator, refuses_what_the_hardware_refuses) {
       tile_emulator::dpbsud(0, 1, 2);
     },
     "A's dwords are not B's rows");
-  config_bytes wrong_m = good;
+  tile_config wrong_m = good;
   wrong_m.rows[1] = 1;
   EXPECT_DEATH(
     {
@@ -96,10 +90,10 @@ TEST(tile_emulator, refuses_what_the_hardware_refuses) {
     },
     "leaves out");
   EXPECT_DEATH(tile_emulator::zero(0), "without a tile configuration");
-  config_bytes reserved = good;
+  tile_config reserved = good;
   reserved.reserved[3] = 1;
   EXPECT_DEATH(tile_emulator::load_config(&reserved), "reserved");
-  config_bytes too_wide = good;
+  tile_config too_wide = good;
   too_wide.colsb[0] = 68;
   EXPECT_DEATH(tile_emulator::load_config(&too_wide), "larger than");
 }
