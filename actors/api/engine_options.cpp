@@ -26,7 +26,9 @@ constexpr named<number_format> format_names[] = {{"f32", number_format::f32},
                                                  {"bf16", number_format::bf16},
                                                  {"q8_0", number_format::q8_0},
                                                  {"q4_0", number_format::q4_0},
+                                                 {"q5_0", number_format::q5_0},
                                                  {"q4_k", number_format::q4_k},
+                                                 {"q5_k", number_format::q5_k},
                                                  {"q6_k", number_format::q6_k}};
 constexpr named<std::optional<number_format>> format_or_auto_names[] = {
   {"auto", std::nullopt},
@@ -34,7 +36,9 @@ constexpr named<std::optional<number_format>> format_or_auto_names[] = {
   {"bf16", number_format::bf16},
   {"q8_0", number_format::q8_0},
   {"q4_0", number_format::q4_0},
+  {"q5_0", number_format::q5_0},
   {"q4_k", number_format::q4_k},
+  {"q5_k", number_format::q5_k},
   {"q6_k", number_format::q6_k}};
 
 template <class T>

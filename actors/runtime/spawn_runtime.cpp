@@ -17,16 +17,11 @@ namespace kvactor {
 
 namespace {
 
+// The block format of the same name (to_string gives quant_name's names).
 std::optional<model::quant_format> quant_format_of(std::optional<number_format> f) {
-  if (f == number_format::q8_0)
-    return model::quant_format::q8_0;
-  if (f == number_format::q4_0)
-    return model::quant_format::q4_0;
-  if (f == number_format::q4_k)
-    return model::quant_format::q4_k;
-  if (f == number_format::q6_k)
-    return model::quant_format::q6_k;
-  return std::nullopt;
+  if (!f)
+    return std::nullopt;
+  return model::parse_quant_format(to_string(*f));
 }
 
 // An element type (f32, bf16), or nullopt for auto; quantised weights load
@@ -43,7 +38,7 @@ std::optional<std::string> misplaced_quant_format(const engine_config& config) {
        {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
     if (quant_format_of(f))
       return std::string(what) + " '" + to_string(*f) +
-             "': q8_0, q4_0, q4_k and q6_k are formats of weights";
+             "': q8_0, q4_0, q5_0, q4_k, q5_k and q6_k are formats of weights";
   if (quant_format_of(config.weights) && config.activations == number_format::bf16)
     return std::string("weights '") + to_string(*config.weights) +
            "' with activations 'bf16': quantised weights multiply f32 activations";

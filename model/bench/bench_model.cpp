@@ -9,7 +9,7 @@
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
 //                       [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] [--activations=f32|bf16]
+//                       [--weights=f32|bf16|q8_0|q4_0|q5_0|q4_k|q5_k|q6_k] [--activations=f32|bf16]
 //                       [--kv-dtype=f32|bf16] [--quant-kernel=NAME]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
 // CPU's bf16 instructions; the matrices are loaded in bf16. q8_0, q4_0: the
@@ -128,8 +128,7 @@ int64_t matrix_bytes(const model::model_weights& w, std::optional<model::quant_f
 // ("q4_k + q6_k"), the format they are quantised to at load, bf16 or fp32.
 std::string matrices_name(const model::model_weights& w, const options& o) {
   std::string names;
-  for (auto f : {model::quant_format::q8_0, model::quant_format::q4_0, model::quant_format::q4_k,
-                 model::quant_format::q6_k})
+  for (model::quant_format f : model::all_quant_formats())
     for (const model::weight_view* v : step_matrices(w))
       if (v->quant == f) {
         if (!names.empty()) names += " + ";
@@ -155,10 +154,9 @@ bool parse(int argc, char** argv, options& o) {
     else if (const char* v6 = value("--threads=")) o.threads = std::atoi(v6);
     else if (a == "--weights=bf16") o.weights = model::dtype::bf16;
     else if (a == "--weights=f32") o.weights = model::dtype::f32;
-    else if (a == "--weights=q8_0") o.quantize = model::quant_format::q8_0;
-    else if (a == "--weights=q4_0") o.quantize = model::quant_format::q4_0;
-    else if (a == "--weights=q4_k") o.quantize = model::quant_format::q4_k;
-    else if (a == "--weights=q6_k") o.quantize = model::quant_format::q6_k;
+    else if (const char* v8 = value("--weights=");
+             v8 && model::parse_quant_format(v8))
+      o.quantize = model::parse_quant_format(v8);
     else if (a == "--activations=bf16") o.activations = model::dtype::bf16;
     else if (a == "--activations=f32") o.activations = model::dtype::f32;
     else if (a == "--kv-dtype=bf16") o.kv = kernels::dtype::bf16;
@@ -178,7 +176,7 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0|q4_k|q6_k] "
+        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0|q5_0|q4_k|q5_k|q6_k] "
         "[--activations=f32|bf16] [--kv-dtype=f32|bf16] [--quant-kernel=NAME]\n");
       return false;
     }

@@ -7,7 +7,7 @@
 // is how to measure where AMX-INT8 starts to pay.
 //
 //   kvactor-bench-quant [--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5]
-//                       [--formats=q8_0,q4_0,q4_k,q6_k] [--generic]
+//                       [--formats=q8_0,q4_0,q5_0,q4_k,q5_k,q6_k] [--generic]
 // (--generic: the portable kernel too; it is the reference, not a contender,
 // and slow at many rows.)
 
@@ -34,8 +34,8 @@ struct options {
   std::vector<int64_t> rows = {1, 16, 64, 512};
   int64_t k = 2048, n = 32768;
   int reps = 5;
-  std::vector<quant_format> formats = {quant_format::q8_0, quant_format::q4_0, quant_format::q4_k,
-                                       quant_format::q6_k};
+  std::vector<quant_format> formats{model::all_quant_formats().begin(),
+                                    model::all_quant_formats().end()};
   bool generic = false;
 };
 
@@ -83,7 +83,7 @@ bool parse(int argc, char** argv, options& o) {
     if (!ok) {
       std::fprintf(stderr, "kvactor-bench-quant: bad option %s\nusage: kvactor-bench-quant "
                            "[--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5] "
-                           "[--formats=q8_0,q4_0,q4_k,q6_k] [--generic]\n",
+                           "[--formats=q8_0,q4_0,q5_0,q4_k,q5_k,q6_k] [--generic]\n",
                    argv[i]);
       return false;
     }

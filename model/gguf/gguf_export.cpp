@@ -80,8 +80,8 @@ status add_gguf_tokenizer(const tokenizer_spec& spec, const model_config& c, ggu
 
 std::optional<gguf_matrices> gguf_matrices::parse(std::string_view name) {
   if (name == "f32") return gguf_matrices{};
-  if (name == "q4_k_m") {
-    gguf_matrices m(quant_format::q4_k);
+  if (name == "q4_k_m" || name == "q5_k_m") {
+    gguf_matrices m(name == "q4_k_m" ? quant_format::q4_k : quant_format::q5_k);
     m.k_mix = true;
     return m;
   }
@@ -89,11 +89,14 @@ std::optional<gguf_matrices> gguf_matrices::parse(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t layer) const {
+std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t layer,
+                                              int64_t cols) const {
   const bool wider = tensor == "output.weight" ||
                      (layer % 2 == 0 && (tensor == "attn_v.weight" || tensor == "ffn_down.weight"));
-  if (k_mix && wider) return quant_format::q6_k;
-  return format;
+  const std::optional<quant_format> f = k_mix && wider ? quant_format::q6_k : format;
+  if (f && is_k_format(*f) && cols % quant_block_values(*f) != 0)
+    return *f == quant_format::q6_k ? quant_format::q8_0 : quant_format::q5_0;
+  return f;
 }
 
 status export_gguf(const model_config& c, const model_weights& weights,
@@ -132,6 +135,12 @@ status export_gguf(const model_config& c, const model_weights& weights,
       w.add_tensor(name, dims, ggml_type::f32, std::as_bytes(std::span(values)));
     }
   };
+  // A matrix `tensor` of layer `layer` (-1: none; name prefix `blk`) in the
+  // format `matrices` gives it.
+  const auto add_matrix = [&](const std::string& blk, std::string_view tensor,
+                              const weight_view& v, int64_t layer, int64_t head_rows = 0) {
+    add(blk + std::string(tensor), v, matrices.of(tensor, layer, v.cols()), head_rows);
+  };
   add("token_embd.weight", weights.embed_tokens(), std::nullopt);
   const int64_t qk_head = c.arch == architecture::llama ? c.head_dim : 0;
   for (std::size_t l = 0; l < weights.layers().size(); ++l) {
@@ -139,10 +148,10 @@ status export_gguf(const model_config& c, const model_weights& weights,
     const std::string b = "blk." + std::to_string(l) + ".";
     const auto layer = static_cast<int64_t>(l);
     add(b + "attn_norm.weight", lw.input_layernorm, std::nullopt);
-    add(b + "attn_q.weight", lw.q_proj, matrices.of("attn_q.weight", layer), qk_head);
-    add(b + "attn_k.weight", lw.k_proj, matrices.of("attn_k.weight", layer), qk_head);
-    add(b + "attn_v.weight", lw.v_proj, matrices.of("attn_v.weight", layer));
-    add(b + "attn_output.weight", lw.o_proj, matrices.of("attn_output.weight", layer));
+    add_matrix(b, "attn_q.weight", lw.q_proj, layer, qk_head);
+    add_matrix(b, "attn_k.weight", lw.k_proj, layer, qk_head);
+    add_matrix(b, "attn_v.weight", lw.v_proj, layer);
+    add_matrix(b, "attn_output.weight", lw.o_proj, layer);
     if (lw.q_bias) {
       add(b + "attn_q.bias", *lw.q_bias, std::nullopt);
       add(b + "attn_k.bias", *lw.k_bias, std::nullopt);
@@ -153,13 +162,13 @@ status export_gguf(const model_config& c, const model_weights& weights,
       add(b + "attn_k_norm.weight", *lw.k_norm, std::nullopt);
     }
     add(b + "ffn_norm.weight", lw.post_attention_layernorm, std::nullopt);
-    add(b + "ffn_gate.weight", lw.gate_proj, matrices.of("ffn_gate.weight", layer));
-    add(b + "ffn_up.weight", lw.up_proj, matrices.of("ffn_up.weight", layer));
-    add(b + "ffn_down.weight", lw.down_proj, matrices.of("ffn_down.weight", layer));
+    add_matrix(b, "ffn_gate.weight", lw.gate_proj, layer);
+    add_matrix(b, "ffn_up.weight", lw.up_proj, layer);
+    add_matrix(b, "ffn_down.weight", lw.down_proj, layer);
   }
   add("output_norm.weight", weights.norm(), std::nullopt);
   if (!c.tie_word_embeddings)
-    add("output.weight", weights.lm_head(), matrices.of("output.weight", -1));
+    add_matrix("", "output.weight", weights.lm_head(), -1);
   return w.write(path);
 }
 

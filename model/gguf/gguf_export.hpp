@@ -19,19 +19,23 @@
 namespace kvactor::model {
 
 // How an exported file stores its matrices: fp32 (no format), all in one
-// block format, or mixed as llama.cpp's Q4_K_M files mix them (`k_mix`):
-// Q4_K, with attn_v and ffn_down of every other layer (from the first) and
-// the output matrix in Q6_K.
+// block format, or mixed as llama.cpp's Q4_K_M and Q5_K_M files mix them
+// (`k_mix`): Q4_K (Q5_K), with attn_v and ffn_down of every other layer
+// (from the first) and the output matrix in Q6_K. As llama-quantize does, a
+// K format on rows that are not whole super-blocks (a width not a multiple
+// of 256) falls back to a format of 32-value blocks: Q4_K to Q5_0, Q6_K to
+// Q8_0, and Q5_K to Q5_0 (llama-quantize writes Q5_1, which kvactor does
+// not compute).
 struct gguf_matrices {
   std::optional<quant_format> format;
   bool k_mix = false;
 
   gguf_matrices(std::optional<quant_format> f = std::nullopt) : format(f) {}
-  // "f32", a quant_name() or "q4_k_m"; nullopt for any other.
+  // "f32", a quant_name(), "q4_k_m" or "q5_k_m"; nullopt for any other.
   static std::optional<gguf_matrices> parse(std::string_view name);
   // The format of `tensor` (its GGUF name without the "blk.N." prefix) of
-  // layer `layer` (-1: outside the layers).
-  std::optional<quant_format> of(std::string_view tensor, int64_t layer) const;
+  // layer `layer` (-1: outside the layers), whose rows are `cols` wide.
+  std::optional<quant_format> of(std::string_view tensor, int64_t layer, int64_t cols) const;
 };
 
 // Writes `metadata` (which may hold the tokenizer's keys) plus the model's

@@ -15,16 +15,28 @@
 //   KVACTOR_TILE_DPBSUD(c, a, b)         (the intrinsics' meanings; t literal)
 //   float half_to_float(uint16_t bits)
 // NOTE: no std:: or other inline library code (see linear_avx512.cpp);
-// everything here but the four product_* entry points has internal linkage.
+// everything here but the product_* entry points has internal linkage.
 
 namespace {
 
 constexpr int64_t lanes = 16;
 
-enum class fmt { q8_0, q4_0, q4_k, q6_k };
+enum class fmt { q8_0, q4_0, q5_0, q4_k, q5_k, q6_k };
 
 template <fmt F>
-constexpr bool k_format = F == fmt::q4_k || F == fmt::q6_k;
+constexpr bool k_format = F == fmt::q4_k || F == fmt::q5_k || F == fmt::q6_k;
+// Bits of a stored integer (quant_isa.hpp), and whether the format has
+// mins (Q4_K, Q5_K).
+template <fmt F>
+constexpr int bits = F == fmt::q8_0                      ? 8
+                     : F == fmt::q4_0 || F == fmt::q4_k ? 4
+                     : F == fmt::q6_k                   ? 6
+                                                        : 5;
+template <fmt F>
+constexpr bool has_mins = F == fmt::q4_k || F == fmt::q5_k;
+// The offset of Q8_0's, Q4_0's and Q5_0's stored integers.
+template <fmt F>
+constexpr int32_t quant_offset_of = F == fmt::q8_0 ? 128 : F == fmt::q5_0 ? 16 : 8;
 // Columns of one tile product (a unit), of a block of x, and units per block.
 template <fmt F>
 constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
@@ -38,8 +50,8 @@ constexpr int64_t tile_bytes = unit_cols<F> * lanes;
 
 template <fmt F>
 int64_t group_bytes(int64_t blocks) {
-  if constexpr (k_format<F>) return k_group_bytes(F == fmt::q6_k, blocks);
-  else return quant_group_bytes(F == fmt::q4_0, blocks);
+  if constexpr (k_format<F>) return k_group_bytes(bits<F>, blocks);
+  else return quant_group_bytes(bits<F>, blocks);
 }
 
 // tmm0-3: C, [16, 16] int32 (row tile r against group g in tmm 2 r + g);
@@ -68,8 +80,8 @@ static_assert(fits_every_product(tiles(32)) && fits_every_product(tiles(16)));
 
 // A group of W as the tiles read it: unit u's B tile at tiles + u *
 // tile_bytes; per block (super-block) b its 16 lanes' d (and Q4_K's dmin)
-// as fp32 at 16 b; per unit u the K formats' integer scales (and Q4_K's
-// mins) at 16 u.
+// as fp32 at 16 b; per unit u the K formats' integer scales (and Q4_K's and
+// Q5_K's mins) at 16 u.
 struct group_tiles {
   const uint8_t* tiles;
   float* d;
@@ -83,8 +95,8 @@ template <fmt F>
 int64_t scratch_bytes(int64_t blocks) {
   const int64_t units = blocks * units_per_block<F>;
   int64_t bytes = F == fmt::q8_0 ? 0 : units * tile_bytes<F>; // Q8_0's blocks are B tiles
-  bytes += blocks * lanes * 4 * (F == fmt::q4_k ? 2 : 1);
-  if constexpr (k_format<F>) bytes += units * lanes * 4 * (F == fmt::q4_k ? 2 : 1);
+  bytes += blocks * lanes * 4 * (has_mins<F> ? 2 : 1);
+  if constexpr (k_format<F>) bytes += units * lanes * 4 * (has_mins<F> ? 2 : 1);
   return (bytes + 63) / 64 * 64;
 }
 
@@ -98,12 +110,14 @@ void halves(const uint8_t* p, float* out) {
 
 // A Q4_0 block (a Q4_K sub-block) of 4 vectors to a B tile of 8 rows:
 // vector v's low nibbles are columns 8 v .. 8 v + 3, row 2 v; its high ones
-// row 2 v + 1.
-void unpack_nibbles(const uint8_t* q, uint8_t* tile) {
+// row 2 v + 1. A Q5_0 block (a Q5_K sub-block; `fifth`) adds to row r bit r
+// of the fifth-bit vector's byte, times 16.
+void unpack_nibbles(const uint8_t* q, uint8_t* tile, bool fifth) {
   for (int64_t v = 0; v < 4; ++v)
     for (int64_t t = 0; t < 64; ++t) {
-      tile[128 * v + t] = q[64 * v + t] & 15;
-      tile[128 * v + 64 + t] = q[64 * v + t] >> 4;
+      const int f = fifth ? q[256 + t] >> (2 * v) : 0;
+      tile[128 * v + t] = static_cast<uint8_t>((q[64 * v + t] & 15) | (f & 1) << 4);
+      tile[128 * v + 64 + t] = static_cast<uint8_t>((q[64 * v + t] >> 4) | (f >> 1 & 1) << 4);
     }
 }
 
@@ -133,26 +147,26 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
   g.tiles = F == fmt::q8_0 ? wg : tiles_out;
   g.d = reinterpret_cast<float*>(at);
   at += blocks * lanes * 4;
-  if constexpr (F == fmt::q4_k) {
+  if constexpr (has_mins<F>) {
     g.dmin = reinterpret_cast<float*>(at);
     at += blocks * lanes * 4;
   }
   if constexpr (k_format<F>) {
     g.scale = reinterpret_cast<int32_t*>(at);
     at += units * lanes * 4;
-    if constexpr (F == fmt::q4_k) g.min = reinterpret_cast<int32_t*>(at);
+    if constexpr (has_mins<F>) g.min = reinterpret_cast<int32_t*>(at);
   }
   if constexpr (!k_format<F>) {
-    const bool q4 = F == fmt::q4_0;
     for (int64_t b = 0; b < blocks; ++b) {
-      if constexpr (F == fmt::q4_0) unpack_nibbles(wg + b * 256, tiles_out + b * 512);
-      halves(wg + blocks * quant_ints_bytes(q4) + b * quant_scales_bytes, g.d + lanes * b);
+      if constexpr (F != fmt::q8_0)
+        unpack_nibbles(wg + b * quant_ints_bytes(bits<F>), tiles_out + b * 512, F == fmt::q5_0);
+      halves(wg + blocks * quant_ints_bytes(bits<F>) + b * quant_scales_bytes, g.d + lanes * b);
     }
   } else {
     constexpr bool q6 = F == fmt::q6_k;
     for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* ints = wg + b * k_ints_bytes(q6);
-      const uint8_t* meta = wg + blocks * k_ints_bytes(q6) + b * k_meta_bytes(q6);
+      const uint8_t* ints = wg + b * k_ints_bytes(bits<F>);
+      const uint8_t* meta = wg + blocks * k_ints_bytes(bits<F>) + b * k_meta_bytes(bits<F>);
       halves(meta, g.d + lanes * b);
       for (int64_t s = 0; s < units_per_block<F>; ++s) {
         const int64_t u = b * units_per_block<F> + s;
@@ -160,7 +174,8 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
           unpack_q6(ints + 192 * s, tiles_out + u * tile_bytes<F>);
           widen(meta + 32 + 16 * s, true, g.scale + lanes * u);
         } else {
-          unpack_nibbles(ints + 256 * s, tiles_out + u * tile_bytes<F>);
+          unpack_nibbles(ints + k_sub_bytes(bits<F>) * s, tiles_out + u * tile_bytes<F>,
+                         F == fmt::q5_k);
           widen(meta + 64 + 16 * s, false, g.scale + lanes * u);
           widen(meta + 192 + 16 * s, false, g.min + lanes * u);
         }
@@ -252,13 +267,12 @@ void run_pass(const pass_args& p) {
             load(sums, c[2 * r + gi][i]);
             if constexpr (F == fmt::q6_k)
               total[row][gi] += scale * (sums - 32 * x.sum[xi * 16 + s]);
-            else if constexpr (F == fmt::q4_k)
+            else if constexpr (has_mins<F>)
               total[row][gi] += scale * sums;
             else
               acc[row][gi] =
                 acc[row][gi] + (dw * x.d[xi]) * __builtin_convertvector(
-                                                  sums - (F == fmt::q4_0 ? 8 : 128) * x.sum[xi],
-                                                  f32x16);
+                                                  sums - quant_offset_of<F> * x.sum[xi], f32x16);
           }
       }
     }
@@ -267,7 +281,7 @@ void run_pass(const pass_args& p) {
         const group_tiles& g = p.g[gi];
         f32x16 d, dmin;
         load(d, g.d + lanes * b);
-        if constexpr (F == fmt::q4_k) load(dmin, g.dmin + lanes * b);
+        if constexpr (has_mins<F>) load(dmin, g.dmin + lanes * b);
         for (int64_t row = 0; row < p.rows; ++row) {
           const int64_t xi = (p.i0 + row) * x.blocks + b;
           const float dx = x.d[xi];
@@ -354,9 +368,19 @@ void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t
   product<fmt::q4_0>(x, m, w, n, y, ldy, accumulate);
 }
 
+void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q5_0>(x, m, w, n, y, ldy, accumulate);
+}
+
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
   product<fmt::q4_k>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q5_k>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,

@@ -14,22 +14,21 @@ namespace kvactor::model::layers::avx2 {
 
 namespace {
 
-template <bool Q4>
+template <int Bits>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i s = _mm256_setzero_si256();
-  if constexpr (Q4) {
-    const __m256i low = _mm256_set1_epi8(15);
+  if constexpr (Bits != 8) {
+    // NOTE: integers below 32: a pair's sum is at most 2 x 31 x 127.
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const __m256i packed = load_half(q, j, h);
-      const __m256i lo = _mm256_and_si256(packed, low);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low);
+      __m256i lo, hi;
+      nibbles<Bits>(q, j, h, lo, hi);
       const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(xq + 8 * j)),
                                          _mm256_maddubs_epi16(hi, broadcast4(xq + 8 * j + 4)));
       s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
     }
-    return _mm256_sub_epi32(s, _mm256_set1_epi32(8 * xsum));
+    return _mm256_sub_epi32(s, _mm256_set1_epi32((Bits == 5 ? 16 : 8) * xsum));
   } else {
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8

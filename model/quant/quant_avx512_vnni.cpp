@@ -19,22 +19,47 @@ inline int64_t at_most(int64_t a, int64_t b) { return a < b ? a : b; }
 
 inline __m512i load(const uint8_t* p) { return _mm512_loadu_si512(p); }
 
-// Q8_0 and Q4_0 alike: 8 vectors of u8, each 4 columns of all 16 rows.
-template <bool Q4>
+// Bit 4 of each byte from bit 4 - S of that byte (16-bit shifts: for
+// -3 <= S <= 4 no bit that lands on bit 4 crosses a byte).
+template <int S>
+inline __m512i to_bit4(__m512i v) {
+  if constexpr (S > 0) return _mm512_slli_epi16(v, S);
+  else if constexpr (S < 0) return _mm512_srli_epi16(v, -S);
+  else return v;
+}
+
+// Q8_0, Q4_0 and Q5_0 (Bits 8, 4, 5) alike: 8 vectors of u8, each 4 columns
+// of all 16 rows; a Q4_K or Q5_K sub-block is laid out as a Q4_0 or Q5_0
+// block.
+template <int Bits>
 struct format {
-  static constexpr int32_t offset = Q4 ? 8 : 128;
+  static constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
   static void load(const uint8_t* q, __m512i (&v)[8]) {
-    if constexpr (Q4) {
-      const __m512i low = _mm512_set1_epi8(15);
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const __m512i packed = _mm512_loadu_si512(q + 64 * j);
-        v[2 * j] = _mm512_and_si512(packed, low);
-        v[2 * j + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
-      }
-    } else {
+    if constexpr (Bits == 8) {
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) v[j] = _mm512_loadu_si512(q + 64 * j);
+      return;
+    }
+    const __m512i low = _mm512_set1_epi8(15);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i packed = _mm512_loadu_si512(q + 64 * j);
+      v[2 * j] = _mm512_and_si512(packed, low);
+      v[2 * j + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
+    }
+    if constexpr (Bits == 5) {
+      // NOTE: vector j's columns take their fifth bits from bits 2j (low
+      // nibbles) and 2j + 1 (high) of the fifth-bit vector; each goes to
+      // bit 4 and is or-ed in (vpternlogd: v | (f & 16)).
+      const __m512i fifth = _mm512_loadu_si512(q + 256), bit = _mm512_set1_epi8(16);
+      v[0] = _mm512_ternarylogic_epi32(v[0], to_bit4<4>(fifth), bit, 0xf8);
+      v[1] = _mm512_ternarylogic_epi32(v[1], to_bit4<3>(fifth), bit, 0xf8);
+      v[2] = _mm512_ternarylogic_epi32(v[2], to_bit4<2>(fifth), bit, 0xf8);
+      v[3] = _mm512_ternarylogic_epi32(v[3], to_bit4<1>(fifth), bit, 0xf8);
+      v[4] = _mm512_ternarylogic_epi32(v[4], fifth, bit, 0xf8);
+      v[5] = _mm512_ternarylogic_epi32(v[5], to_bit4<-1>(fifth), bit, 0xf8);
+      v[6] = _mm512_ternarylogic_epi32(v[6], to_bit4<-2>(fifth), bit, 0xf8);
+      v[7] = _mm512_ternarylogic_epi32(v[7], to_bit4<-3>(fifth), bit, 0xf8);
     }
   }
 };
@@ -88,12 +113,12 @@ void store(const __m512 (&acc)[R][NB], int64_t n, float* y, int64_t ldy, bool ac
 }
 
 // R rows of x against NB consecutive groups (n <= 16 NB outputs of them).
-template <bool Q4, int R, int NB>
+template <int Bits, int R, int NB>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  using f = format<Q4>;
-  const int64_t group_bytes = quant_group_bytes(Q4, x.blocks);
-  const int64_t scales = x.blocks * quant_ints_bytes(Q4);
+  using f = format<Bits>;
+  const int64_t group_bytes = quant_group_bytes(Bits, x.blocks);
+  const int64_t scales = x.blocks * quant_ints_bytes(Bits);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
@@ -106,7 +131,7 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
       const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
         reinterpret_cast<const __m256i*>(g + scales + b * quant_scales_bytes)));
       __m512i v[8];
-      f::load(g + b * quant_ints_bytes(Q4), v);
+      f::load(g + b * quant_ints_bytes(Bits), v);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
@@ -122,9 +147,10 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 
 // Sub-block s of NB groups' super-block b (at `ints` and `meta`, groups
 // `group_bytes` apart) against R rows of x: each lane's sum scaled into its
-// S (and, for Q4_K, its min times the rows' sum into M), as the chain in
-// quant_kernels.hpp defines them. The rows' broadcasts serve every group.
-template <int R, int NB>
+// S (and its min times the rows' sum into M), as the chain in
+// quant_kernels.hpp defines them for Q4_K and Q5_K. The rows' broadcasts
+// serve every group.
+template <int Bits, int R, int NB>
 inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* ints,
                      const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
                      __m512i (&mins)[R][NB]) {
@@ -132,7 +158,7 @@ inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* 
   for (int j = 0; j < NB; ++j) {
     const uint8_t* m = meta + j * group_bytes;
     __m512i v[8];
-    format<true>::load(ints + j * group_bytes + 256 * s, v); // Q4_0's nibble vectors
+    format<Bits>::load(ints + j * group_bytes + k_sub_bytes(Bits) * s, v);
     const __m512i scale = lane_bytes(m + 64 + 16 * s, false);
     const __m512i min = lane_bytes(m + 192 + 16 * s, false);
 #pragma GCC unroll 8
@@ -181,21 +207,22 @@ inline void sub_q6_k(const quant_rows_view& x, int64_t b, int k, const uint8_t* 
   }
 }
 
-// The same for the K formats: super-block by super-block, sub-block by
-// sub-block across the NB groups.
-template <bool Q6, int R, int NB>
+// The same for the K formats (Bits 4, 5, 6): super-block by super-block,
+// sub-block by sub-block across the NB groups.
+template <int Bits, int R, int NB>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  const int64_t group_bytes = k_group_bytes(Q6, x.blocks);
-  const int64_t metadata = x.blocks * k_ints_bytes(Q6);
+  constexpr bool Q6 = Bits == 6;
+  const int64_t group_bytes = k_group_bytes(Bits, x.blocks);
+  const int64_t metadata = x.blocks * k_ints_bytes(Bits);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(Q6);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
+    const uint8_t* ints = w + b * k_ints_bytes(Bits);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(Bits);
     __m512i total[R][NB], mins[R][NB];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i)
@@ -204,7 +231,8 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
     if constexpr (Q6)
       for (int k = 0; k < 16; ++k) sub_q6_k<R, NB>(x, b, k, ints, meta, group_bytes, total);
     else
-      for (int s = 0; s < 8; ++s) sub_q4_k<R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
+      for (int s = 0; s < 8; ++s)
+        sub_q4_k<Bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const __m512 d = lane_halves(meta + j * group_bytes);
@@ -227,31 +255,31 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What the drivers below need of a format: a group's bytes, x from row i
-// on, and the tile. Q8_0 and Q4_0: blocks of 32 with one sum each.
-template <bool Q4>
+// on, and the tile. Q8_0, Q4_0 and Q5_0: blocks of 32 with one sum each.
+template <int Bits>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Q4, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R, int NB>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Q4, R, NB>(x, w, n, y, ldy, accumulate);
+    block_tile<Bits, R, NB>(x, w, n, y, ldy, accumulate);
   }
 };
 
-// Q4_K and Q6_K: super-blocks of 256 with 16 sums each.
-template <bool Q6>
+// Q4_K, Q5_K and Q6_K: super-blocks of 256 with 16 sums each.
+template <int Bits>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Q6, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Bits, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
   template <int R, int NB>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    super_tile<Q6, R, NB>(x, w, n, y, ldy, accumulate);
+    super_tile<Bits, R, NB>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -306,22 +334,32 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<blocks_of_32<false>>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<8>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<blocks_of_32<true>>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<super_blocks<false>>(x, m, w, n, y, ldy, accumulate, true);
+  product<super_blocks<4>>(x, m, w, n, y, ldy, accumulate, true);
+}
+
+void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<5>>(x, m, w, n, y, ldy, accumulate, true);
 }
 
 void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<super_blocks<true>>(x, m, w, n, y, ldy, accumulate);
+  product<super_blocks<6>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace kvactor::model::layers::avx512_vnni

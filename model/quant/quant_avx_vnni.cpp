@@ -15,17 +15,16 @@ namespace kvactor::model::layers::avx_vnni {
 
 namespace {
 
-template <bool Q4>
+template <int Bits>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
   __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-  if constexpr (Q4) {
-    const __m256i low = _mm256_set1_epi8(15);
+  if constexpr (Bits != 8) {
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const __m256i packed = load_half(q, j, h);
-      s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_and_si256(packed, low), broadcast4(xq + 8 * j));
-      s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_and_si256(_mm256_srli_epi16(packed, 4), low),
-                                   broadcast4(xq + 8 * j + 4));
+      __m256i lo, hi;
+      nibbles<Bits>(q, j, h, lo, hi);
+      s0 = _mm256_dpbusd_avx_epi32(s0, lo, broadcast4(xq + 8 * j));
+      s1 = _mm256_dpbusd_avx_epi32(s1, hi, broadcast4(xq + 8 * j + 4));
     }
   } else {
 #pragma GCC unroll 4
@@ -34,7 +33,8 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
       s1 = _mm256_dpbusd_avx_epi32(s1, load_half(q, 2 * j + 1, h), broadcast4(xq + 8 * j + 4));
     }
   }
-  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32((Q4 ? 8 : 128) * xsum));
+  constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(offset * xsum));
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {

@@ -42,33 +42,41 @@ void quantize_q8_0(const float* x, std::byte* out) {
     out[2 + i] = static_cast<std::byte>(static_cast<int8_t>(to_level(x[i], inv_d, -127, 127)));
 }
 
-// NOTE: the scale maps the largest magnitude to -8, the one level with no
-// positive twin, so that value is held exactly (as far as fp16 d allows).
-void quantize_q4_0(const float* x, std::byte* out) {
+// Q4_0 (Q5_0 with `fifth`): the scale maps the largest magnitude to -8
+// (-16), the one level with no positive twin, so that value is held exactly
+// (as far as fp16 d allows).
+void quantize_q4_0(const float* x, std::byte* out, bool fifth) {
+  const int32_t half = fifth ? 16 : 8;
   float extreme = 0;
   for (int64_t i = 0; i < block; ++i)
     if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
-  const uint16_t d = f32_to_f16(extreme / -8.0f);
+  const uint16_t d = f32_to_f16(extreme / static_cast<float>(-half));
   store_u16(out, d);
   const float inv_d = level_step(d);
+  uint32_t qh = 0;
+  std::byte* qs = out + (fifth ? 6 : 2);
   for (int64_t i = 0; i < block / 2; ++i) {
-    const int32_t lo = to_level(x[i], inv_d, -8, 7) + 8;
-    const int32_t hi = to_level(x[i + block / 2], inv_d, -8, 7) + 8;
-    out[2 + i] = static_cast<std::byte>(lo | hi << 4);
+    const int32_t lo = to_level(x[i], inv_d, -half, half - 1) + half;
+    const int32_t hi = to_level(x[i + block / 2], inv_d, -half, half - 1) + half;
+    qs[i] = static_cast<std::byte>((lo & 15) | (hi & 15) << 4);
+    qh |= static_cast<uint32_t>(lo >> 4) << i | static_cast<uint32_t>(hi >> 4) << (i + block / 2);
   }
+  if (fifth) std::memcpy(out + 2, &qh, sizeof qh);
 }
 
-// Q4_K: per sub-block of 32 the range [min(0, lo), hi] over 16 levels; the
-// sub-blocks' steps and mins as 6-bit multiples of d and dmin; then every
-// value to the nearest level of its sub-block as stored.
-void quantize_q4_k(const float* x, std::byte* out) {
+// Q4_K (Q5_K with `fifth`): per sub-block of 32 the range [min(0, lo), hi]
+// over 16 (32) levels; the sub-blocks' steps and mins as 6-bit multiples of
+// d and dmin; then every value to the nearest level of its sub-block as
+// stored.
+void quantize_q4_k(const float* x, std::byte* out, bool fifth) {
+  const int32_t top = fifth ? 31 : 15;
   float step[8], low[8];
   float max_step = 0, max_low = 0;
   for (int64_t j = 0; j < 8; ++j) {
     const float* v = x + 32 * j;
     float lo = 0, hi = 0;
     for (int64_t i = 0; i < 32; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-    step[j] = (hi - lo) / 15.0f;
+    step[j] = (hi - lo) / static_cast<float>(top);
     low[j] = -lo;
     max_step = std::max(max_step, step[j]);
     max_low = std::max(max_low, low[j]);
@@ -88,15 +96,19 @@ void quantize_q4_k(const float* x, std::byte* out) {
     scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
     scales[j + 8] = static_cast<uint8_t>((s[j + 4] & 15) | (m[j + 4] & 15) << 4);
   }
-  auto* qs = reinterpret_cast<uint8_t*>(out + 16);
+  auto* qh = reinterpret_cast<uint8_t*>(out + 16);
+  auto* qs = qh + (fifth ? 32 : 0);
+  if (fifth) std::memset(qh, 0, 32);
   for (int64_t j = 0; j < 8; ++j) {
     const float dj = f16_to_f32(d) * static_cast<float>(s[j]);
     const float mj = f16_to_f32(dmin) * static_cast<float>(m[j]);
     const float inv = dj != 0 ? 1.0f / dj : 0.0f;
     for (int64_t i = 0; i < 32; ++i) {
-      const auto n = static_cast<uint8_t>(to_level(x[32 * j + i] + mj, inv, 0, 15));
+      const int32_t n = to_level(x[32 * j + i] + mj, inv, 0, top);
       uint8_t& byte = qs[32 * (j / 2) + i];
-      byte = static_cast<uint8_t>(j % 2 == 0 ? (byte & 0xf0) | n : (byte & 0x0f) | n << 4);
+      const auto nibble = static_cast<uint8_t>(n & 15);
+      byte = static_cast<uint8_t>(j % 2 == 0 ? (byte & 0xf0) | nibble : (byte & 0x0f) | nibble << 4);
+      if (fifth) qh[i] = static_cast<uint8_t>(qh[i] | (n >> 4) << j);
     }
   }
 }
@@ -136,9 +148,30 @@ void quantize_q6_k(const float* x, std::byte* out) {
 
 } // namespace
 
+std::span<const quant_format> all_quant_formats() {
+  static constexpr quant_format all[] = {quant_format::q8_0, quant_format::q4_0,
+                                         quant_format::q5_0, quant_format::q4_k,
+                                         quant_format::q5_k, quant_format::q6_k};
+  return all;
+}
+
 int64_t quant_block_values(quant_format f) { return is_k_format(f) ? super : block; }
 
-bool is_k_format(quant_format f) { return f == quant_format::q4_k || f == quant_format::q6_k; }
+bool is_k_format(quant_format f) {
+  return f == quant_format::q4_k || f == quant_format::q5_k || f == quant_format::q6_k;
+}
+
+int quant_bits(quant_format f) {
+  switch (f) {
+  case quant_format::q8_0: return 8;
+  case quant_format::q4_0:
+  case quant_format::q4_k: return 4;
+  case quant_format::q5_0:
+  case quant_format::q5_k: return 5;
+  case quant_format::q6_k: return 6;
+  }
+  return 0;
+}
 
 int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 : 32; }
 
@@ -146,15 +179,16 @@ std::string_view quant_name(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return "q8_0";
   case quant_format::q4_0: return "q4_0";
+  case quant_format::q5_0: return "q5_0";
   case quant_format::q4_k: return "q4_k";
+  case quant_format::q5_k: return "q5_k";
   case quant_format::q6_k: return "q6_k";
   }
   return "?";
 }
 
 std::optional<quant_format> parse_quant_format(std::string_view name) {
-  for (quant_format f :
-       {quant_format::q8_0, quant_format::q4_0, quant_format::q4_k, quant_format::q6_k})
+  for (quant_format f : all_quant_formats())
     if (name == quant_name(f)) return f;
   return std::nullopt;
 }
@@ -163,7 +197,9 @@ std::size_t quant_block_bytes(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 2 + block;
   case quant_format::q4_0: return 2 + block / 2;
+  case quant_format::q5_0: return 2 + 4 + block / 2;
   case quant_format::q4_k: return 4 + 12 + super / 2;
+  case quant_format::q5_k: return 4 + 12 + super / 8 + super / 2;
   case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
   }
   return 0;
@@ -179,7 +215,9 @@ int32_t quant_offset(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 128;
   case quant_format::q4_0: return 8;
-  case quant_format::q4_k: return 0;
+  case quant_format::q5_0: return 16;
+  case quant_format::q4_k:
+  case quant_format::q5_k: return 0;
   case quant_format::q6_k: return 32;
   }
   return 0;
@@ -193,8 +231,10 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
     const float* v = x + b * values;
     switch (f) {
     case quant_format::q8_0: quantize_q8_0(v, out); break;
-    case quant_format::q4_0: quantize_q4_0(v, out); break;
-    case quant_format::q4_k: quantize_q4_k(v, out); break;
+    case quant_format::q4_0: quantize_q4_0(v, out, false); break;
+    case quant_format::q5_0: quantize_q4_0(v, out, true); break;
+    case quant_format::q4_k: quantize_q4_k(v, out, false); break;
+    case quant_format::q5_k: quantize_q4_k(v, out, true); break;
     case quant_format::q6_k: quantize_q6_k(v, out); break;
     }
   }
@@ -208,10 +248,17 @@ quant_block read_block(quant_format f, const std::byte* blocks, int64_t i) {
   if (f == quant_format::q8_0) {
     std::memcpy(out.q, p + 2, block);
   } else {
+    const bool fifth = f == quant_format::q5_0;
+    uint32_t qh = 0;
+    if (fifth) std::memcpy(&qh, p + 2, sizeof qh);
+    const std::byte* qs = p + (fifth ? 6 : 2);
+    const int32_t offset = quant_offset(f);
     for (int64_t j = 0; j < block / 2; ++j) {
-      const auto byte = static_cast<uint8_t>(p[2 + j]);
-      out.q[j] = static_cast<int8_t>((byte & 15) - 8);
-      out.q[j + block / 2] = static_cast<int8_t>((byte >> 4) - 8);
+      const auto byte = static_cast<uint32_t>(qs[j]);
+      const uint32_t lo = (byte & 15) | (qh >> j & 1) << 4;
+      const uint32_t hi = (byte >> 4) | (qh >> (j + block / 2) & 1) << 4;
+      out.q[j] = static_cast<int8_t>(static_cast<int32_t>(lo) - offset);
+      out.q[j + block / 2] = static_cast<int8_t>(static_cast<int32_t>(hi) - offset);
     }
   }
   return out;
@@ -222,7 +269,7 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
   const std::byte* p = blocks + static_cast<std::size_t>(i) * quant_block_bytes(f);
   const auto* u = reinterpret_cast<const uint8_t*>(p);
   quant_superblock out;
-  if (f == quant_format::q4_k) {
+  if (f != quant_format::q6_k) {
     out.d = f16_to_f32(load_u16(p));
     out.dmin = f16_to_f32(load_u16(p + 2));
     const uint8_t* scales = u + 4;
@@ -232,10 +279,13 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
       out.scale[j + 4] = (scales[j + 8] & 15) | (scales[j] >> 6) << 4;
       out.min[j + 4] = (scales[j + 8] >> 4) | (scales[j + 4] >> 6) << 4;
     }
-    const uint8_t* qs = u + 16;
+    const bool fifth = f == quant_format::q5_k;
+    const uint8_t* qh = u + 16;
+    const uint8_t* qs = qh + (fifth ? 32 : 0);
     for (int64_t c = 0; c < super; ++c) {
       const uint8_t byte = qs[32 * (c / 64) + c % 32];
-      out.n[c] = static_cast<uint8_t>(c % 64 < 32 ? byte & 15 : byte >> 4);
+      const int n = c % 64 < 32 ? byte & 15 : byte >> 4;
+      out.n[c] = static_cast<uint8_t>(fifth ? n | (qh[c % 32] >> (c / 32) & 1) << 4 : n);
     }
   } else {
     const uint8_t *ql = u, *qh = u + 128;
@@ -261,7 +311,7 @@ void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* o
         const float scaled =
           (q.d * static_cast<float>(q.scale[s])) * static_cast<float>(q.n[c] - offset);
         out[b * super + c] =
-          f == quant_format::q4_k ? scaled - q.dmin * static_cast<float>(q.min[s]) : scaled;
+          f == quant_format::q6_k ? scaled : scaled - q.dmin * static_cast<float>(q.min[s]);
       }
     }
     return;

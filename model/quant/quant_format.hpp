@@ -1,14 +1,17 @@
 #pragma once
 // The block-quantised weight formats kvactor computes with, as GGUF files
-// store them. Each row of a matrix is cut into blocks; Q8_0 and Q4_0 blocks
-// keep 32 values as one fp16 scale d and 32 small integers:
+// store them. Each row of a matrix is cut into blocks; Q8_0, Q4_0 and Q5_0
+// blocks keep 32 values as one fp16 scale d and 32 small integers:
 //
 //   Q8_0: { fp16 d; int8 q[32]; }        value_i = d * q_i           34 bytes
 //   Q4_0: { fp16 d; uint8 qs[16]; }      value_i = d * (n_i - 8)     18 bytes
 //         n_i = qs[i] & 15 for i < 16, qs[i - 16] >> 4 for i >= 16
+//   Q5_0: { fp16 d; uint8 qh[4]; uint8 qs[16]; }                     22 bytes
+//         value_i = d * (n_i - 16), n_i Q4_0's nibble plus 16 times bit i
+//         of qh (read as a little-endian uint32)
 //
 // The K formats keep 256 values (a super-block) in sub-blocks, each with an
-// integer scale s (and for Q4_K an integer min m) times the block's fp16 d
+// integer scale s (and for Q4_K and Q5_K an integer min m) times the block's fp16 d
 // (and dmin):
 //
 //   Q4_K: { fp16 d, dmin; uint8 scales[12]; uint8 qs[128]; }        144 bytes
@@ -17,6 +20,9 @@
 //         4 bits in scales[j + 4], the high 2 in the top bits of scales[j - 4]
 //         and scales[j]); value_i = (d * s_j) * n_i - dmin * m_j, n_i a
 //         nibble: qs[32 c + l] holds values 64 c + l (low) and 64 c + 32 + l
+//   Q5_K: { fp16 d, dmin; uint8 scales[12]; uint8 qh[32]; uint8 qs[128]; }
+//         176 bytes: Q4_K's values with a fifth bit, n_i plus 16 times bit
+//         i / 32 of qh[i % 32]
 //   Q6_K: { uint8 ql[128]; uint8 qh[64]; int8 scales[16]; fp16 d; }  210 bytes
 //         16 sub-blocks of 16, s_k = scales[k]; value_i = (d * s_k) * (n_i - 32),
 //         n_i of 6 bits: value 128 h + 32 t + l (t, l < 32) has its low 4 bits
@@ -32,17 +38,24 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace kvactor::model {
 
-enum class quant_format : uint8_t { q8_0, q4_0, q4_k, q6_k };
+enum class quant_format : uint8_t { q8_0, q4_0, q5_0, q4_k, q5_k, q6_k };
+
+// Every format, in the order above.
+std::span<const quant_format> all_quant_formats();
 
 // Values per block: 32, or 256 for the K formats.
 int64_t quant_block_values(quant_format f);
 bool is_k_format(quant_format f);
 
-// "q8_0", "q4_0", "q4_k", "q6_k".
+// Bits of a value's stored integer: 8, 4, 5, 4, 5, 6 in the order above.
+int quant_bits(quant_format f);
+
+// "q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k".
 std::string_view quant_name(quant_format f);
 
 // Parses a name as quant_name() writes it; nullopt for any other.
@@ -55,8 +68,8 @@ std::size_t quant_block_bytes(quant_format f);
 std::size_t quant_row_bytes(quant_format f, int64_t n);
 
 // The stored integer of each value is n_i - offset: the formats keep it
-// unsigned (Q8_0 as q + 128 once repacked, Q4_0 as the nibble n; Q4_K's
-// nibbles have offset 0, Q6_K's 32).
+// unsigned (Q8_0 as q + 128 once repacked, Q4_0 and Q5_0 as n, offsets 8
+// and 16; Q4_K's and Q5_K's n have offset 0, Q6_K's 32).
 int32_t quant_offset(quant_format f);
 
 // x: n values (n a multiple of quant_block_values(f)); out: quant_row_bytes(f, n)
@@ -65,7 +78,7 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out);
 // blocks: quant_row_bytes(f, n); out: n values
 void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* out);
 
-// Block i of a Q8_0 or Q4_0 row: its scale (widened from fp16) and its 32
+// Block i of a Q8_0, Q4_0 or Q5_0 row: its scale (widened from fp16) and its 32
 // values as signed integers (value = d * q[j]).
 struct quant_block {
   float d = 0;
@@ -73,17 +86,17 @@ struct quant_block {
 };
 quant_block read_block(quant_format f, const std::byte* blocks, int64_t i);
 
-// Super-block i of a Q4_K or Q6_K row, unpacked: value c is
+// Super-block i of a Q4_K, Q5_K or Q6_K row, unpacked: value c is
 // (d * scale[s]) * (n[c] - quant_offset(f)) - dmin * min[s], s = c / 32
-// (Q4_K) or c / 16 (Q6_K).
+// (Q4_K, Q5_K) or c / 16 (Q6_K).
 struct quant_superblock {
   float d = 0, dmin = 0;
-  int32_t scale[16] = {}; // Q4_K: 0 .. 63 (8 used); Q6_K: -128 .. 127
-  int32_t min[8] = {};    // Q4_K: 0 .. 63
-  uint8_t n[256] = {};    // Q4_K: 0 .. 15; Q6_K: 0 .. 63
+  int32_t scale[16] = {}; // Q4_K, Q5_K: 0 .. 63 (8 used); Q6_K: -128 .. 127
+  int32_t min[8] = {};    // Q4_K, Q5_K: 0 .. 63
+  uint8_t n[256] = {};    // Q4_K: 0 .. 15; Q5_K: 0 .. 31; Q6_K: 0 .. 63
 };
 quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_t i);
-// Values per sub-block: 32 (Q4_K) or 16 (Q6_K).
+// Values per sub-block: 32 (Q4_K, Q5_K) or 16 (Q6_K).
 int64_t quant_sub_values(quant_format f);
 
 } // namespace kvactor::model

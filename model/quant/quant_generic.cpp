@@ -35,21 +35,22 @@ void each_output(int64_t group_bytes, int64_t m, const uint8_t* w, int64_t n, fl
   }
 }
 
-template <bool Q4>
+// Q8_0, Q4_0, Q5_0 (Bits 8, 4, 5).
+template <int Bits>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
-  constexpr int32_t offset = Q4 ? 8 : 128;
-  each_output(quant_group_bytes(Q4, x.blocks), m, w, n, y, ldy, accumulate,
+  constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  each_output(quant_group_bytes(Bits, x.blocks), m, w, n, y, ldy, accumulate,
               [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
-    const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Q4);
+    const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Bits);
     for (int64_t b = 0; b < x.blocks; ++b) {
-      const uint8_t* ints = wg + b * quant_ints_bytes(Q4);
+      const uint8_t* ints = wg + b * quant_ints_bytes(Bits);
       const int8_t* xq = x.q + (i * x.blocks + b) * block;
       const float dx = x.d[i * x.blocks + b];
       const int32_t xsum = x.sum[i * x.blocks + b];
       for (int64_t l = 0; l < live; ++l) {
         int32_t isum = 0;
-        for (int64_t c = 0; c < block; ++c) isum += stored_int(Q4, ints, l, c) * xq[c];
+        for (int64_t c = 0; c < block; ++c) isum += stored_int(Bits, ints, l, c) * xq[c];
         isum -= offset * xsum;
         const float dw = half_at(scales + b * quant_scales_bytes, l);
         acc[l] = acc[l] + (dw * dx) * static_cast<float>(isum);
@@ -59,21 +60,23 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 }
 
 // Lane `lane`'s stored integer of column c of a K-format super-block.
-template <bool Q6>
+template <int Bits>
 int32_t k_stored(const uint8_t* ints, int64_t lane, int64_t c) {
-  if constexpr (Q6) return stored_q6(ints + c / 16 * 192, lane, c % 16);
-  else return stored_int(true, ints + c / 32 * 256, lane, c % 32);
+  if constexpr (Bits == 6) return stored_q6(ints + c / 16 * 192, lane, c % 16);
+  else return stored_int(Bits, ints + c / 32 * k_sub_bytes(Bits), lane, c % 32);
 }
 
-template <bool Q6>
+// Q4_K, Q5_K, Q6_K (Bits 4, 5, 6).
+template <int Bits>
 void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                int64_t ldy, bool accumulate) {
   constexpr int64_t super = 256;
-  each_output(k_group_bytes(Q6, x.blocks), m, w, n, y, ldy, accumulate,
+  constexpr bool Q6 = Bits == 6;
+  each_output(k_group_bytes(Bits, x.blocks), m, w, n, y, ldy, accumulate,
               [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
     for (int64_t b = 0; b < x.blocks; ++b) {
-      const uint8_t* ints = wg + b * k_ints_bytes(Q6);
-      const uint8_t* meta = wg + x.blocks * k_ints_bytes(Q6) + b * k_meta_bytes(Q6);
+      const uint8_t* ints = wg + b * k_ints_bytes(Bits);
+      const uint8_t* meta = wg + x.blocks * k_ints_bytes(Bits) + b * k_meta_bytes(Bits);
       const int8_t* xq = x.q + (i * x.blocks + b) * super;
       const int32_t* xsum = x.sum + (i * x.blocks + b) * 16;
       const float dx = x.d[i * x.blocks + b];
@@ -83,7 +86,7 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
           const int64_t width = Q6 ? 16 : 32;
           int32_t t = 0;
           for (int64_t c = s * width; c < (s + 1) * width; ++c)
-            t += k_stored<Q6>(ints, l, c) * xq[c];
+            t += k_stored<Bits>(ints, l, c) * xq[c];
           if constexpr (Q6) {
             t -= 32 * xsum[s];
             total += static_cast<int8_t>(meta[32 + 16 * s + l]) * t;
@@ -104,24 +107,34 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
 
 } // namespace
 
-void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product_k<false>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product_k<true>(x, m, w, n, y, ldy, accumulate);
-}
-
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<false>(x, m, w, n, y, ldy, accumulate);
+  product<8>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<true>(x, m, w, n, y, ldy, accumulate);
+  product<4>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<5>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product_k<4>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product_k<5>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product_k<6>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace kvactor::model::layers::quant_generic

@@ -9,24 +9,31 @@
 
 namespace kvactor::model::layers {
 
+// Formats are told apart here by the bits of their stored integers: 8
+// (Q8_0), 4 (Q4_0, Q4_K), 5 (Q5_0, Q5_K), 6 (Q6_K).
+//
 // The repacked layout of a group of 16 rows (quantized_matrix.hpp): every
 // block's integers (64-byte vectors from the group's start, so that every
 // vector load is aligned), then every block's 16 fp16 scales; groups start
 // 64 bytes apart. `static`: each translation unit its own copy (see
 // linear_avx512.cpp on inline code built with other flags).
-static constexpr int64_t quant_ints_bytes(bool q4) { return q4 ? 256 : 512; }
+static constexpr int64_t quant_ints_bytes(int bits) {
+  return bits == 8 ? 512 : bits == 5 ? 320 : 256;
+}
 static constexpr int64_t quant_scales_bytes = 32;
-static constexpr int64_t quant_group_bytes(bool q4, int64_t blocks) {
-  return (blocks * (quant_ints_bytes(q4) + quant_scales_bytes) + 63) / 64 * 64;
+static constexpr int64_t quant_group_bytes(int bits, int64_t blocks) {
+  return (blocks * (quant_ints_bytes(bits) + quant_scales_bytes) + 63) / 64 * 64;
 }
 
 // Where lane `lane`'s integer of column c sits in a block's vectors: the
 // byte from the block's start and the shift of its bits. Q8_0 (byte_at): 4
-// columns a lane's dword, a byte each; Q4_0, and the K formats' nibbles
-// (nibble_at): vector v holds columns 8v .. 8v + 3 in the low nibbles, 8v + 4
-// .. 8v + 7 in the high ones; Q6_K's top two bits of column c of 16
-// (top_bits_at): after its sub-block's 2 nibble vectors, bits 2 (c / 4) of
-// byte c % 4 of the lane's dword.
+// columns a lane's dword, a byte each; the 4- and 5-bit formats' low
+// nibbles (nibble_at): vector v holds columns 8v .. 8v + 3 in the low
+// nibbles, 8v + 4 .. 8v + 7 in the high ones; their fifth bits (fifth_bit_at),
+// one vector after the 4 of nibbles: bit c / 4 of byte c % 4 of the lane's
+// dword; Q6_K's top two bits of column c of 16 (top_bits_at): after its
+// sub-block's 2 nibble vectors, bits 2 (c / 4) of byte c % 4 of the lane's
+// dword.
 struct quant_position {
   int64_t byte;
   int shift;
@@ -37,16 +44,23 @@ static constexpr quant_position byte_at(int64_t lane, int64_t c) {
 static constexpr quant_position nibble_at(int64_t lane, int64_t c) {
   return {(c / 8 * 16 + lane) * 4 + c % 4, c % 8 < 4 ? 0 : 4};
 }
+static constexpr quant_position fifth_bit_at(int64_t lane, int64_t c) {
+  return {256 + lane * 4 + c % 4, static_cast<int>(c / 4)};
+}
 static constexpr quant_position top_bits_at(int64_t lane, int64_t c) {
   return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
 }
 
-// The stored (unsigned) integer of lane `lane`, column c: of a Q8_0 or Q4_0
-// block (`q4`; a Q4_K sub-block is laid out as a Q4_0 block), or of a Q6_K
-// sub-block of 16 columns.
-static constexpr int32_t stored_int(bool q4, const uint8_t* q, int64_t lane, int64_t c) {
-  const quant_position at = q4 ? nibble_at(lane, c) : byte_at(lane, c);
-  return q[at.byte] >> at.shift & (q4 ? 15 : 255);
+// The stored (unsigned) integer of lane `lane`, column c: of a block of 32
+// columns of `bits` 8, 4 or 5 (a Q4_K or Q5_K sub-block is laid out as a
+// Q4_0 or Q5_0 block), or of a Q6_K sub-block of 16 columns.
+static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, int64_t c) {
+  if (bits == 8) return q[byte_at(lane, c).byte];
+  const quant_position low = nibble_at(lane, c);
+  const int32_t n = q[low.byte] >> low.shift & 15;
+  if (bits == 4) return n;
+  const quant_position fifth = fifth_bit_at(lane, c);
+  return n | (q[fifth.byte] >> fifth.shift & 1) << 4;
 }
 static constexpr int32_t stored_q6(const uint8_t* sub, int64_t lane, int64_t c) {
   const quant_position low = nibble_at(lane, c), top = top_bits_at(lane, c);
@@ -54,15 +68,17 @@ static constexpr int32_t stored_q6(const uint8_t* sub, int64_t lane, int64_t c) 
 }
 
 // The K formats (quantized_matrix.hpp), per super-block of a group: the
-// integers (Q4_K: 8 sub-blocks of 4 vectors, as Q4_0's; Q6_K: 16 sub-blocks
-// of 2 nibble vectors and 1 vector of top bits), and after every
-// super-block's integers, each super-block's metadata: Q4_K fp16 d[16],
-// fp16 dmin[16], u8 scale[8][16], u8 min[8][16]; Q6_K fp16 d[16],
-// s8 scale[16][16].
-static constexpr int64_t k_ints_bytes(bool q6) { return q6 ? 16 * 192 : 8 * 256; }
-static constexpr int64_t k_meta_bytes(bool q6) { return q6 ? 32 + 256 : 64 + 256; }
-static constexpr int64_t k_group_bytes(bool q6, int64_t blocks) {
-  return (blocks * (k_ints_bytes(q6) + k_meta_bytes(q6)) + 63) / 64 * 64;
+// integers (Q4_K, Q5_K: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks;
+// Q6_K: 16 sub-blocks of 2 nibble vectors and 1 vector of top bits), and
+// after every super-block's integers, each super-block's metadata: Q4_K and
+// Q5_K fp16 d[16], fp16 dmin[16], u8 scale[8][16], u8 min[8][16]; Q6_K fp16
+// d[16], s8 scale[16][16].
+static constexpr int64_t k_sub_bytes(int bits) { return bits == 6 ? 192 : quant_ints_bytes(bits); }
+static constexpr int64_t k_subs(int bits) { return bits == 6 ? 16 : 8; }
+static constexpr int64_t k_ints_bytes(int bits) { return k_subs(bits) * k_sub_bytes(bits); }
+static constexpr int64_t k_meta_bytes(int bits) { return bits == 6 ? 32 + 256 : 64 + 256; }
+static constexpr int64_t k_group_bytes(int bits, int64_t blocks) {
+  return (blocks * (k_ints_bytes(bits) + k_meta_bytes(bits)) + 63) / 64 * 64;
 }
 
 // Activations for the K formats come in blocks of 256 with one scale and
@@ -80,7 +96,11 @@ struct quant_rows_view {
                     int64_t ldy, bool accumulate);                                                 \
   void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);                                                 \
+  void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
+                    int64_t ldy, bool accumulate);                                                 \
   void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
+                    int64_t ldy, bool accumulate);                                                 \
+  void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);                                                 \
   void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);
@@ -109,12 +129,18 @@ KVACTOR_QUANT_PRODUCTS
 
 #undef KVACTOR_QUANT_PRODUCTS
 
-// A kernel's four products, as the namespaces above declare them.
+// A kernel's products, one per format, as the namespaces above declare them.
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
 struct quant_products {
-  quant_product_fn q8_0, q4_0, q4_k, q6_k;
+  quant_product_fn q8_0, q4_0, q5_0, q4_k, q5_k, q6_k;
 };
+// The table of the kernel in namespace `ns`.
+#define KVACTOR_QUANT_PRODUCTS_OF(ns)                                                              \
+  quant_products {                                                                                 \
+    ns::product_q8_0, ns::product_q4_0, ns::product_q5_0, ns::product_q4_k, ns::product_q5_k,      \
+      ns::product_q6_k                                                                             \
+  }
 
 // This thread's scratch of at least `bytes`, 64-byte aligned; its contents
 // last until the thread's next call.

@@ -132,14 +132,11 @@ uint8_t* quant_scratch(int64_t bytes) {
 namespace {
 
 const quant_products& products_of(quant_isa isa) {
-#define KVACTOR_QUANT_TABLE(ns)                                                                    \
-  { ns::product_q8_0, ns::product_q4_0, ns::product_q4_k, ns::product_q6_k }
-  static const quant_products amx = KVACTOR_QUANT_TABLE(amx_int8);
-  static const quant_products avx512 = KVACTOR_QUANT_TABLE(avx512_vnni);
-  static const quant_products avx = KVACTOR_QUANT_TABLE(avx_vnni);
-  static const quant_products avx2_products = KVACTOR_QUANT_TABLE(avx2);
-  static const quant_products generic = KVACTOR_QUANT_TABLE(quant_generic);
-#undef KVACTOR_QUANT_TABLE
+  static const quant_products amx = KVACTOR_QUANT_PRODUCTS_OF(amx_int8);
+  static const quant_products avx512 = KVACTOR_QUANT_PRODUCTS_OF(avx512_vnni);
+  static const quant_products avx = KVACTOR_QUANT_PRODUCTS_OF(avx_vnni);
+  static const quant_products avx2_products = KVACTOR_QUANT_PRODUCTS_OF(avx2);
+  static const quant_products generic = KVACTOR_QUANT_PRODUCTS_OF(quant_generic);
   switch (isa) {
   case quant_isa::amx_int8: return amx;
   case quant_isa::avx512_vnni: return avx512;
@@ -179,7 +176,9 @@ void quant_product_through(const quant_products& kernel, const quantized_rows& x
   switch (w.format()) {
   case quant_format::q8_0: product = kernel.q8_0; break;
   case quant_format::q4_0: product = kernel.q4_0; break;
+  case quant_format::q5_0: product = kernel.q5_0; break;
   case quant_format::q4_k: product = kernel.q4_k; break;
+  case quant_format::q5_k: product = kernel.q5_k; break;
   case quant_format::q6_k: product = kernel.q6_k; break;
   }
   product(xv, m, wg, n, yg, ldy, accumulate);

@@ -10,7 +10,7 @@
 // or, for the K formats, over W's super-blocks (x in blocks of 256, one dx
 // each):
 //
-//   Q4_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
+//   Q4_K, Q5_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
 //         S = sum over sub-blocks j of scale_j * (sum of n_w * q_x)
 //         M = sum over sub-blocks j of min_j * (sum of q_x)
 //   Q6_K: s = s + (d * dx) * float(S)

@@ -23,10 +23,32 @@ inline __m256i load_half(const uint8_t* q, int j, int h) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * j + 32 * h));
 }
 
+// Bit 4 of each byte from bit 4 - s of that byte (16-bit shifts: for
+// -3 <= s <= 4 no bit that lands on bit 4 crosses a byte).
+inline __m256i to_bit4(__m256i v, int s) {
+  return s >= 0 ? _mm256_slli_epi16(v, s) : _mm256_srli_epi16(v, -s);
+}
+
+// Half h of vector j of a 4- or 5-bit block's nibbles (Bits 4, 5), as the
+// integers of its low-nibble columns and of its high-nibble ones; Bits 5
+// with their fifth bits, bits 2j and 2j + 1 of the vector after the 4 of
+// nibbles, moved to bit 4.
+template <int Bits>
+inline void nibbles(const uint8_t* q, int j, int h, __m256i& lo, __m256i& hi) {
+  const __m256i low = _mm256_set1_epi8(15), packed = load_half(q, j, h);
+  lo = _mm256_and_si256(packed, low);
+  hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low);
+  if constexpr (Bits == 5) {
+    const __m256i fifth = load_half(q, 4, h), bit = _mm256_set1_epi8(16);
+    lo = _mm256_or_si256(lo, _mm256_and_si256(to_bit4(fifth, 4 - 2 * j), bit));
+    hi = _mm256_or_si256(hi, _mm256_and_si256(to_bit4(fifth, 3 - 2 * j), bit));
+  }
+}
+
 // The sum over one half's block of q_w * q_x, per lane (exact): q_w from
-// the block's integers `q` (quantized_matrix layout), q_x the activations'
-// block `xq`, whose integers sum to `xsum`.
-template <bool Q4>
+// the block's integers `q` (quantized_matrix layout; Bits 8, 4 or 5), q_x
+// the activations' block `xq`, whose integers sum to `xsum`.
+template <int Bits>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum);
 
 // acc + per 32-bit lane the sum of its 4 products u8 u x s8 x (u < 64).
@@ -58,15 +80,15 @@ void store(const __m256 (&acc)[R][2], int64_t n, float* y, int64_t ldy, bool acc
 }
 
 // R rows of x against one group (n <= 16 outputs of it).
-template <bool Q4, int R>
+template <int Bits, int R>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  const int64_t scales = x.blocks * quant_ints_bytes(Q4);
+  const int64_t scales = x.blocks * quant_ints_bytes(Bits);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * quant_ints_bytes(Q4);
+    const uint8_t* ints = w + b * quant_ints_bytes(Bits);
     const uint8_t* d16 = w + scales + b * quant_scales_bytes;
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -75,7 +97,7 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int64_t at = i * x.blocks + b;
-        const __m256i isum = block_sum<Q4>(ints, h, x.q + at * block, x.sum[at]);
+        const __m256i isum = block_sum<Bits>(ints, h, x.q + at * block, x.sum[at]);
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[at]));
         acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isum)));
       }
@@ -84,14 +106,15 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   store<R>(acc, n, y, ldy, accumulate);
 }
 
-// S and M (quant_kernels.hpp) of half h of a Q4_K super-block against a
-// row's block of 256 activations `xq` and its sums per 16.
+// S and M (quant_kernels.hpp) of half h of a Q4_K or Q5_K super-block (Bits
+// 4, 5) against a row's block of 256 activations `xq` and its sums per 16.
+template <int Bits>
 inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
                       const uint8_t* meta, int h, __m256i& total, __m256i& mins) {
   total = mins = _mm256_setzero_si256();
   for (int s = 0; s < 8; ++s) {
-    // NOTE: a sub-block's nibbles are laid out as a Q4_0 block's; offset 0.
-    const __m256i sum = block_sum<true>(ints + 256 * s, h, xq + 32 * s, 0);
+    // NOTE: a sub-block is laid out as a Q4_0 or Q5_0 block; offset 0.
+    const __m256i sum = block_sum<Bits>(ints + k_sub_bytes(Bits) * s, h, xq + 32 * s, 0);
     total =
       _mm256_add_epi32(total, _mm256_mullo_epi32(sum, half_bytes(meta + 64 + 16 * s, h, false)));
     mins =
@@ -127,17 +150,17 @@ inline __m256i sums_q6_k(const int8_t* xq, const int32_t* xsum, const uint8_t* i
   return total;
 }
 
-// The same for the K formats, super-block by super-block.
-template <bool Q6, int R>
+// The same for the K formats (Bits 4, 5, 6), super-block by super-block.
+template <int Bits, int R>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  const int64_t metadata = x.blocks * k_ints_bytes(Q6);
+  const int64_t metadata = x.blocks * k_ints_bytes(Bits);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(Q6);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(Q6);
+    const uint8_t* ints = w + b * k_ints_bytes(Bits);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(Bits);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256 d = half_floats(meta, h);
@@ -147,13 +170,13 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         const int8_t* xq = x.q + at * super;
         const int32_t* xsum = x.sum + at * 16;
         const __m256 dx = _mm256_set1_ps(x.d[at]);
-        if constexpr (Q6) {
+        if constexpr (Bits == 6) {
           const __m256i total = sums_q6_k(xq, xsum, ints, meta, h);
           acc[i][h] = _mm256_add_ps(acc[i][h],
                                     _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total)));
         } else {
           __m256i total, mins;
-          sums_q4_k(xq, xsum, ints, meta, h, total, mins);
+          sums_q4_k<Bits>(xq, xsum, ints, meta, h, total, mins);
           const __m256 dmin = half_floats(meta + 32, h);
           const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total));
           const __m256 offset = _mm256_mul_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(mins));
@@ -166,31 +189,31 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What product() needs of a format: a group's bytes, x from row i on, and
-// the tile. Q8_0 and Q4_0: blocks of 32 with one sum each.
-template <bool Q4>
+// the tile. Q8_0, Q4_0 and Q5_0: blocks of 32 with one sum each.
+template <int Bits>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Q4, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Q4, R>(x, w, n, y, ldy, accumulate);
+    block_tile<Bits, R>(x, w, n, y, ldy, accumulate);
   }
 };
 
-// Q4_K and Q6_K: super-blocks of 256 with 16 sums each.
-template <bool Q6>
+// Q4_K, Q5_K and Q6_K: super-blocks of 256 with 16 sums each.
+template <int Bits>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Q6, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Bits, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
   template <int R>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    super_tile<Q6, R>(x, w, n, y, ldy, accumulate);
+    super_tile<Bits, R>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -214,20 +237,30 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<blocks_of_32<false>>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<8>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<blocks_of_32<true>>(x, m, w, n, y, ldy, accumulate);
+  product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<super_blocks<false>>(x, m, w, n, y, ldy, accumulate);
+  product<super_blocks<4>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<super_blocks<5>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<super_blocks<true>>(x, m, w, n, y, ldy, accumulate);
+  product<super_blocks<6>>(x, m, w, n, y, ldy, accumulate);
 }

@@ -13,8 +13,20 @@ namespace kvactor::model {
 namespace {
 
 constexpr int64_t lanes = quantized_matrix::group_rows;
-using layers::byte_at, layers::nibble_at, layers::top_bits_at, layers::quant_position;
+using layers::byte_at, layers::fifth_bit_at, layers::nibble_at, layers::top_bits_at,
+  layers::quant_position;
 using layers::stored_int, layers::stored_q6;
+
+// Lane `lane`'s integer u of column c into a block of 32 (a K format's
+// sub-block) of `bits` 8, 4 or 5, as quant_isa.hpp places it.
+void put_int(int bits, uint8_t* q, int64_t lane, int64_t c, int32_t u) {
+  const quant_position at = bits == 8 ? byte_at(lane, c) : nibble_at(lane, c);
+  q[at.byte] = static_cast<uint8_t>(q[at.byte] | (bits == 8 ? u : u & 15) << at.shift);
+  if (bits == 5) {
+    const quant_position fifth = fifth_bit_at(lane, c);
+    q[fifth.byte] = static_cast<uint8_t>(q[fifth.byte] | (u >> 4) << fifth.shift);
+  }
+}
 
 uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
@@ -43,9 +55,9 @@ std::size_t quantized_matrix::group_bytes() const {
 
 std::size_t quantized_matrix::packed_bytes(quant_format format, int64_t rows, int64_t cols) {
   const int64_t blocks = cols / quant_block_values(format);
-  const int64_t group = is_k_format(format)
-                          ? layers::k_group_bytes(format == quant_format::q6_k, blocks)
-                          : layers::quant_group_bytes(format == quant_format::q4_0, blocks);
+  const int bits = quant_bits(format);
+  const int64_t group = is_k_format(format) ? layers::k_group_bytes(bits, blocks)
+                                            : layers::quant_group_bytes(bits, blocks);
   return static_cast<std::size_t>((rows + group_rows - 1) / group_rows * group);
 }
 
@@ -56,18 +68,16 @@ std::size_t quantized_matrix::num_bytes() const {
 const uint8_t* quantized_matrix::groups(int64_t g) const { return ints(g, 0); }
 
 uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
-  const bool q6 = format_ == quant_format::q6_k;
-  const int64_t per_block = is_k_format(format_)
-                              ? layers::k_ints_bytes(q6)
-                              : layers::quant_ints_bytes(format_ == quant_format::q4_0);
+  const int bits = quant_bits(format_);
+  const int64_t per_block =
+    is_k_format(format_) ? layers::k_ints_bytes(bits) : layers::quant_ints_bytes(bits);
   return reinterpret_cast<uint8_t*>(data_.get()) + static_cast<std::size_t>(g) * group_bytes() +
          b * per_block;
 }
 
 uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
-  const int64_t per_block = is_k_format(format_)
-                              ? layers::k_meta_bytes(format_ == quant_format::q6_k)
-                              : layers::quant_scales_bytes;
+  const int64_t per_block =
+    is_k_format(format_) ? layers::k_meta_bytes(quant_bits(format_)) : layers::quant_scales_bytes;
   return ints(g, blocks_per_row()) + b * per_block;
 }
 
@@ -78,11 +88,7 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);
   const int32_t offset = quant_offset(format_);
-  for (int64_t c = 0; c < 32; ++c) {
-    const auto u = static_cast<uint8_t>(values.q[c] + offset);
-    const quant_position at = format_ == quant_format::q8_0 ? byte_at(lane, c) : nibble_at(lane, c);
-    q[at.byte] = static_cast<uint8_t>(q[at.byte] | u << at.shift);
-  }
+  for (int64_t c = 0; c < 32; ++c) put_int(quant_bits(format_), q, lane, c, values.q[c] + offset);
 }
 
 void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src) {
@@ -91,16 +97,15 @@ void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src
   uint8_t* meta = scales(r / lanes, b);
   uint8_t* q = ints(r / lanes, b);
   const auto* bytes = reinterpret_cast<const uint8_t*>(src);
-  if (format_ == quant_format::q4_k) {
+  if (format_ != quant_format::q6_k) {
+    const int bits = quant_bits(format_);
     std::memcpy(meta + 2 * lane, bytes, 2);          // d
     std::memcpy(meta + 32 + 2 * lane, bytes + 2, 2); // dmin
     for (int64_t j = 0; j < 8; ++j) {
       meta[64 + 16 * j + lane] = static_cast<uint8_t>(sb.scale[j]);
       meta[192 + 16 * j + lane] = static_cast<uint8_t>(sb.min[j]);
-      for (int64_t c = 0; c < 32; ++c) {
-        const quant_position at = nibble_at(lane, c);
-        q[256 * j + at.byte] |= static_cast<uint8_t>(sb.n[32 * j + c] << at.shift);
-      }
+      for (int64_t c = 0; c < 32; ++c)
+        put_int(bits, q + layers::k_sub_bytes(bits) * j, lane, c, sb.n[32 * j + c]);
     }
     return;
   }
@@ -153,6 +158,7 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
   KVACTOR_ASSERT(r >= 0 && r < rows_, "row outside the matrix");
   const int64_t lane = r % lanes;
   const int32_t offset = quant_offset(format_);
+  const int bits = quant_bits(format_);
   const int64_t values = quant_block_values(format_);
   for (int64_t b = 0; b < blocks_per_row(); ++b) {
     const uint8_t* meta = scales(r / lanes, b);
@@ -160,19 +166,19 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
     const float d = f16_to_f32(load_u16(meta + 2 * lane));
     for (int64_t c = 0; c < values; ++c) {
       float& v = out[b * values + c];
-      if (format_ == quant_format::q4_k) {
-        const int64_t j = c / 32;
-        const int32_t n = stored_int(true, q + 256 * j, lane, c % 32);
-        const float dmin = f16_to_f32(load_u16(meta + 32 + 2 * lane));
-        v = (d * static_cast<float>(meta[64 + 16 * j + lane])) * static_cast<float>(n) -
-            dmin * static_cast<float>(meta[192 + 16 * j + lane]);
-      } else if (format_ == quant_format::q6_k) {
+      if (format_ == quant_format::q6_k) {
         const int64_t k = c / 16;
         const int32_t n = stored_q6(q + 192 * k, lane, c % 16);
         const auto s = static_cast<int8_t>(meta[32 + 16 * k + lane]);
         v = (d * static_cast<float>(s)) * static_cast<float>(n - offset);
+      } else if (is_k_format(format_)) {
+        const int64_t j = c / 32;
+        const int32_t n = stored_int(bits, q + layers::k_sub_bytes(bits) * j, lane, c % 32);
+        const float dmin = f16_to_f32(load_u16(meta + 32 + 2 * lane));
+        v = (d * static_cast<float>(meta[64 + 16 * j + lane])) * static_cast<float>(n) -
+            dmin * static_cast<float>(meta[192 + 16 * j + lane]);
       } else {
-        const int32_t u = stored_int(format_ == quant_format::q4_0, q, lane, c);
+        const int32_t u = stored_int(bits, q, lane, c);
         v = d * static_cast<float>(u - offset);
       }
     }

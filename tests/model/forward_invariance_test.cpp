@@ -203,7 +203,9 @@ INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                                             ::testing::Values(dtype::f32),
                                             ::testing::Values(std::optional(quant_format::q8_0),
                                                               std::optional(quant_format::q4_0),
+                                                              std::optional(quant_format::q5_0),
                                                               std::optional(quant_format::q4_k),
+                                                              std::optional(quant_format::q5_k),
                                                               std::optional(quant_format::q6_k))),
                          case_name);
 

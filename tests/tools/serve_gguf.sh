@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # GGUF files served through both front doors. kvactor-make-tiny writes a
 # small model folder and the same model as GGUF files (fp32, Q8_0, Q4_0,
-# and on a wider model Q4_K, Q6_K and Q4_K_M's mix; the tokenizer in the
-# file's metadata); kvactor-serve serves each file, and its answers equal the
-# folder's: the same prompt ids (the tokenizer read back from GGUF), and the
-# same generated ids, over HTTP and over the line protocol (fp32: the
-# folder's weights; the others: the folder served with --weights=FORMAT,
-# which quantises to the same blocks). Q4_K_M mixes formats no folder
-# quantises to: its prompt ids equal the folder's, its two front doors agree,
-# and the multi-node front (tokenizing from the file, a worker serving it)
+# Q5_0, and Q4_K_M's mix as llama-quantize falls back on rows narrower than
+# a super-block: Q5_0 and Q8_0; on a wider model Q4_K, Q5_K, Q6_K and the
+# Q4_K_M and Q5_K_M mixes; the tokenizer in the file's metadata);
+# kvactor-serve serves each file, and its answers equal the folder's: the
+# same prompt ids (the tokenizer read back from GGUF), and the same
+# generated ids, over HTTP and over the line protocol (fp32: the folder's
+# weights; the others: the folder served with --weights=FORMAT, which
+# quantises to the same blocks). The mixes hold formats no folder quantises
+# to: their prompt ids equal the folder's, their two front doors agree, and
+# the multi-node front (tokenizing from the file, a worker serving it)
 # answers as the single node does.
 #   serve_gguf.sh SERVE MAKE_TINY CLIENT SCRATCH_DIR
 set -euo pipefail
@@ -18,10 +20,10 @@ trap 'kill -9 ${pid:-0} ${worker:-0} 2>/dev/null || true; rm -f "$log"' EXIT
 
 rm -rf "$scratch"
 "$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
-  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0
+  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0,q5_0,q4_k_m
 # The K formats' rows are whole super-blocks of 256 values.
 "$make_tiny" --out="$scratch/wide" --vocab=512 --hidden=256 --layers=2 --heads=4 --kv-heads=2 \
-  --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q4_k,q6_k,q4_k_m
+  --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q4_k,q5_k,q6_k,q4_k_m,q5_k_m
 
 body() { sed '1,/^\r$/d'; } # an HTTP response without its head
 json_at() { # PATH... (stdin: JSON)
@@ -69,8 +71,8 @@ answers() { # MODEL [kvactor-serve options]
   wait $pid
 }
 
-for type in f32 q8_0 q4_0 q4_k q6_k; do
-  folder=$scratch/$(case $type in q4_k | q6_k) echo wide ;; *) echo llama ;; esac)
+for type in f32 q8_0 q4_0 q5_0 q4_k q5_k q6_k; do
+  folder=$scratch/$(case $type in q?_k) echo wide ;; *) echo llama ;; esac)
   answers "$folder" --weights="$type" >"$scratch/want"
   answers "$folder/model-$type.gguf" >"$scratch/got"
   want=$(cat "$scratch/want") got=$(cat "$scratch/got")
@@ -80,11 +82,13 @@ for type in f32 q8_0 q4_0 q4_k q6_k; do
   [ "$(sed -n 's/^http //p' <<<"$got")" = "$(sed -n 's/^line //p' <<<"$got")" ]
 done
 
-answers "$scratch/wide" >"$scratch/want"
-answers "$scratch/wide/model-q4_k_m.gguf" >"$scratch/got"
-echo "q4_k_m gguf: $(cat "$scratch/got")"
-[ "$(sed -n 's/^prompt //p' "$scratch/got")" = "$(sed -n 's/^prompt //p' "$scratch/want")" ]
-[ "$(sed -n 's/^http //p' "$scratch/got")" = "$(sed -n 's/^line //p' "$scratch/got")" ]
+for mix in llama/model-q4_k_m wide/model-q5_k_m wide/model-q4_k_m; do
+  answers "$scratch/${mix%%/*}" >"$scratch/want"
+  answers "$scratch/$mix.gguf" >"$scratch/got"
+  echo "$mix gguf: $(cat "$scratch/got")"
+  [ "$(sed -n 's/^prompt //p' "$scratch/got")" = "$(sed -n 's/^prompt //p' "$scratch/want")" ]
+  [ "$(sed -n 's/^http //p' "$scratch/got")" = "$(sed -n 's/^line //p' "$scratch/got")" ]
+done
 
 # The multi-node front: a worker serving the Q4_K_M file behind a front
 # answers as the single node did.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <string_view>
 
 #include "model/gguf/gguf_config.hpp"
 #include "model/gguf/gguf_export.hpp"
@@ -87,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(styles, gguf_weights_test,
 // blocks come back in Hugging Face's row order.
 TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama);
-  for (quant_format q : {quant_format::q8_0, quant_format::q4_0}) {
+  for (quant_format q : {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0}) {
     temp_dir dir;
     const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     const layer_weights& l0 = g.loaded->weights.layers()[0];
@@ -105,7 +106,7 @@ TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
 // super-blocks).
 TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
-  for (quant_format q : {quant_format::q4_k, quant_format::q6_k}) {
+  for (quant_format q : {quant_format::q4_k, quant_format::q5_k, quant_format::q6_k}) {
     temp_dir dir;
     const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     EXPECT_EQ(g.loaded->weights.layers()[1].v_proj.quant, q);
@@ -116,26 +117,15 @@ TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
   }
 }
 
-// Q4_K_M's mix: Q6_K beside Q4_K in one stack (layer 0's q | k | v), alone
-// (ffn_down) and as the head. Against the fp32 pass over the file's own
-// values (the file exported again in fp32): only the activations' 8-bit
-// rounding differs, so the logits stay close; a part multiplied in the
-// wrong format, or its rows in the wrong place, would not.
-TEST(gguf_weights, a_q4_k_m_file_mixes_formats_within_a_stack) {
-  const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
-  temp_dir dir;
-  const gguf_model mixed =
-    export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
-  const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
-  EXPECT_EQ(layers[0].q_proj.quant, quant_format::q4_k);
-  EXPECT_EQ(layers[0].v_proj.quant, quant_format::q6_k);
-  EXPECT_EQ(layers[0].down_proj.quant, quant_format::q6_k);
-  EXPECT_EQ(layers[1].v_proj.quant, quant_format::q4_k);
-  EXPECT_EQ(layers[1].down_proj.quant, quant_format::q4_k);
-  EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q6_k);
+// The worst relative L2 distance of a quantised file's logits over a
+// prompt and 6 greedy steps from the fp32 pass over the file's own values
+// (the file exported again in fp32): only the activations' 8-bit rounding
+// differs, so the logits stay close; a part multiplied in the wrong format,
+// or its rows in the wrong place, would not.
+double distance_from_its_values(const gguf_model& quantised_file, const temp_dir& dir) {
   const gguf_model values =
-    export_and_load(*mixed.loaded, gguf_matrices(), dir.path() / "f32.gguf");
-  harness quantised(*mixed.loaded), exact(*values.loaded);
+    export_and_load(*quantised_file.loaded, gguf_matrices(), dir.path() / "f32.gguf");
+  harness quantised(*quantised_file.loaded), exact(*values.loaded);
   paged_seq a{prompt(21, 3), {}, 0}, b = a;
   double worst = 0;
   std::vector<float> got = quantised.step({{&a, 21}}), want = exact.step({{&b, 21}});
@@ -152,6 +142,46 @@ TEST(gguf_weights, a_q4_k_m_file_mixes_formats_within_a_stack) {
     got = quantised.step({{&a, 1}});
     want = exact.step({{&b, 1}});
   }
+  return worst;
+}
+
+// Q4_K_M's and Q5_K_M's mixes: Q6_K beside Q4_K (Q5_K) in one stack (layer
+// 0's q | k | v), alone (ffn_down) and as the head.
+TEST(gguf_weights, k_mix_files_mix_formats_within_a_stack) {
+  const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
+  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
+    const quant_format base = mix == std::string_view("q4_k_m") ? quant_format::q4_k
+                                                                : quant_format::q5_k;
+    temp_dir dir;
+    const gguf_model mixed = export_and_load(m, *gguf_matrices::parse(mix), dir.path() / "m.gguf");
+    const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
+    EXPECT_EQ(layers[0].q_proj.quant, base);
+    EXPECT_EQ(layers[0].v_proj.quant, quant_format::q6_k);
+    EXPECT_EQ(layers[0].down_proj.quant, quant_format::q6_k);
+    EXPECT_EQ(layers[1].v_proj.quant, base);
+    EXPECT_EQ(layers[1].down_proj.quant, base);
+    EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q6_k);
+    const double worst = distance_from_its_values(mixed, dir);
+    EXPECT_GT(worst, 0.0) << mix;
+    EXPECT_LT(worst, 0.02) << mix;
+  }
+}
+
+// On rows narrower than a super-block (the small model: 128 and 192 wide),
+// Q4_K_M falls back as llama-quantize does (models such as Qwen2.5-0.5B,
+// 896 wide, come so): Q5_0 for Q4_K, Q8_0 for Q6_K.
+TEST(gguf_weights, a_q4_k_m_file_of_narrow_rows_holds_q5_0_and_q8_0) {
+  const loaded_model& m = tiny_model(architecture::llama);
+  temp_dir dir;
+  const gguf_model mixed =
+    export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
+  const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
+  EXPECT_EQ(layers[0].q_proj.quant, quant_format::q5_0);
+  EXPECT_EQ(layers[0].v_proj.quant, quant_format::q8_0);
+  EXPECT_EQ(layers[0].down_proj.quant, quant_format::q8_0);
+  EXPECT_EQ(layers[1].v_proj.quant, quant_format::q5_0);
+  EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q8_0);
+  const double worst = distance_from_its_values(mixed, dir);
   EXPECT_GT(worst, 0.0);
   EXPECT_LT(worst, 0.02);
 }
@@ -204,13 +234,14 @@ result<model_weights> load_retyped(const std::string& name, ggml_type type,
   return model_weights::load_gguf(*config, file);
 }
 
-// Q5_K: a type kvactor does not compute with.
+// Q5_1 (what llama-quantize writes for Q5_K on narrow rows): a type kvactor
+// does not compute with.
 TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   temp_dir dir;
-  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::q5_k, dir.path() / "m.gguf");
+  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::q5_1, dir.path() / "m.gguf");
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_output.weight"));
-  EXPECT_THAT(w.error().message, HasSubstr("type Q5_K is not one kvactor computes with"));
+  EXPECT_THAT(w.error().message, HasSubstr("type Q5_1 is not one kvactor computes with"));
 }
 
 // A stack multiplied as one may mix quantised formats, not quantised and

@@ -23,9 +23,7 @@ float half_to_float(uint16_t bits) { return f16_to_f32(bits); }
 } // namespace amx_int8_emulated
 
 const quant_products& emulated_amx_products() {
-  static const quant_products products{
-    amx_int8_emulated::product_q8_0, amx_int8_emulated::product_q4_0,
-    amx_int8_emulated::product_q4_k, amx_int8_emulated::product_q6_k};
+  static const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(amx_int8_emulated);
   return products;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "model/dtype.hpp"
@@ -31,7 +32,13 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   EXPECT_EQ(quant_block_values(quant_format::q4_k), 256);
   EXPECT_EQ(parse_quant_format("q4_k"), quant_format::q4_k);
   EXPECT_EQ(parse_quant_format("q6_k"), quant_format::q6_k);
-  EXPECT_EQ(parse_quant_format("q5_k"), std::nullopt);
+  EXPECT_EQ(quant_block_bytes(quant_format::q5_0), 22u);
+  EXPECT_EQ(quant_block_bytes(quant_format::q5_k), 176u);
+  EXPECT_EQ(quant_row_bytes(quant_format::q5_k, 512), 352u);
+  for (quant_format f : all_quant_formats()) EXPECT_EQ(parse_quant_format(quant_name(f)), f);
+  EXPECT_EQ(parse_quant_format("q5_k"), quant_format::q5_k);
+  EXPECT_EQ(parse_quant_format("q3_k"), std::nullopt);
+  EXPECT_EQ(parse_quant_format("q5_1"), std::nullopt);
 }
 
 TEST(quant_format, a_q4_k_block_unpacks_its_six_bit_scales_and_mins) {
@@ -90,6 +97,53 @@ TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
   for (int i : {1, 15, 17, 31}) EXPECT_EQ(v[static_cast<std::size_t>(i)], 0.0f);
 }
 
+TEST(quant_format, a_q5_0_block_takes_value_i_s_fifth_bit_from_bit_i_of_qh) {
+  // d = 0.5; qh = 0x00010001 (little-endian): values 0 and 16 get 16 added;
+  // qs[0] = 0x2f: value 0 is (15 + 16 - 16) d, value 16 is (2 + 16 - 16) d;
+  // qs[1] = 0x2f without fifth bits: value 1 is (15 - 16) d, value 17 (2 - 16) d.
+  std::vector<std::byte> block = bytes_of({0x00, 0x38, 0x01, 0x00, 0x01, 0x00, 0x2f, 0x2f});
+  block.resize(22, std::byte{0x00}); // the rest: 0 - 16
+  block[5] = std::byte{0x80};        // bit 31: value 31 is (0 + 16 - 16) d
+  const quant_block q = read_block(quant_format::q5_0, block.data(), 0);
+  EXPECT_EQ(q.q[0], 15);
+  EXPECT_EQ(q.q[16], 2);
+  EXPECT_EQ(q.q[1], -1);
+  EXPECT_EQ(q.q[17], -14);
+  EXPECT_EQ(q.q[31], 0);
+  std::vector<float> v(32);
+  dequantize_row(quant_format::q5_0, block.data(), 32, v.data());
+  EXPECT_EQ(v[0], 7.5f);
+  EXPECT_EQ(v[17], -7.0f);
+  EXPECT_EQ(v[2], -8.0f);
+  EXPECT_EQ(v[31], 0.0f);
+}
+
+TEST(quant_format, a_q5_k_block_takes_value_i_s_fifth_bit_from_bit_i_over_32_of_qh) {
+  // Q4_K's header (d = 1, dmin = 0.5; s_0 = 2, m_0 = 3; s_5 = 40, m_5 = 33),
+  // then qh[32], then the nibbles.
+  std::vector<std::byte> block(176, std::byte{0});
+  const std::vector<std::byte> head =
+    bytes_of({0x00, 0x3c, 0x00, 0x38, 2, 0x80, 0, 0, 3, 0x80, 0, 0, 0, 0x18, 0, 0});
+  std::copy(head.begin(), head.end(), block.begin());
+  block[16 + 0] = std::byte{0x01};  // value 0 (bit 0 of qh[0]): + 16
+  block[16 + 1] = std::byte{0x20};  // value 161 = 5 * 32 + 1 (bit 5 of qh[1]): + 16
+  block[48] = std::byte{0x5a};      // value 0: nibble 10; value 32: nibble 5
+  block[48 + 65] = std::byte{0x70}; // value 161: nibble 7
+  const quant_superblock sb = read_superblock(quant_format::q5_k, block.data(), 0);
+  EXPECT_EQ(sb.n[0], 26);
+  EXPECT_EQ(sb.n[32], 5);
+  EXPECT_EQ(sb.n[161], 23);
+  EXPECT_EQ(sb.n[129], 0);
+  EXPECT_EQ(sb.scale[5], 40);
+  EXPECT_EQ(sb.min[5], 33);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::q5_k, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 2.0f * 26.0f - 1.5f);
+  EXPECT_EQ(v[1], -1.5f);
+  EXPECT_EQ(v[161], 40.0f * 23.0f - 16.5f);
+  EXPECT_EQ(v[160], -16.5f);
+}
+
 TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
   std::vector<std::byte> block = bytes_of({0x00, 0x3c}); // d = 1
   for (int i = 0; i < 32; ++i) block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
@@ -99,13 +153,13 @@ TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
 }
 
 // Every value lands on the nearest level of its block: within half a step
-// (and the fp16 rounding of the scale), or one step for Q4_0, whose top
-// level (7) is one short of the bottom's magnitude (-8); the largest
-// magnitude lands on the format's end level.
+// (and the fp16 rounding of the scale), or one step for Q4_0 and Q5_0,
+// whose top level (7, 15) is one short of the bottom's magnitude (-8, -16);
+// the largest magnitude lands on the format's end level.
 TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 0.02f);
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
+  for (quant_format f : {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0}) {
     const int64_t n = 256;
     std::vector<float> x(n), back(n);
     for (float& v : x) v = dist(rng);
@@ -117,7 +171,7 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
       const quant_block q = read_block(f, blocks.data(), b);
       float amax = 0;
       for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
-      const float levels = f == quant_format::q8_0 ? 127.0f : 8.0f;
+      const float levels = f == quant_format::q8_0 ? 127.0f : f == quant_format::q5_0 ? 16.0f : 8.0f;
       EXPECT_NEAR(std::fabs(q.d), amax / levels, amax / levels * 1e-3f) << quant_name(f) << b;
       const float step = f == quant_format::q8_0 ? 0.502f : 1.002f;
       for (int64_t i = 0; i < 32; ++i)
@@ -129,12 +183,12 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
 }
 
 // Each value lands within half a step of its sub-block, plus what rounding
-// the sub-blocks' steps (and Q4_K's mins) to integers of d (dmin) can move
-// the ends of their ranges.
+// the sub-blocks' steps (and Q4_K's and Q5_K's mins) to integers of d
+// (dmin) can move the ends of their ranges (half a d per level).
 TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 0.02f);
-  for (quant_format f : {quant_format::q4_k, quant_format::q6_k}) {
+  for (quant_format f : {quant_format::q4_k, quant_format::q5_k, quant_format::q6_k}) {
     const int64_t n = 512;
     std::vector<float> x(n), back(n);
     for (float& v : x) v = dist(rng);
@@ -150,19 +204,24 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
       for (int64_t c = 0; c < 256; ++c) {
         const int64_t i = b * 256 + c;
         const float step = std::fabs(q.d * static_cast<float>(q.scale[c / sub]));
-        const float bound = f == quant_format::q4_k ? 0.502f * step + 7.51f * q.d + 0.51f * q.dmin
-                                                    : 0.502f * step + 16.01f * q.d;
+        const float levels = f == quant_format::q4_k ? 15.0f : 31.0f;
+        const float bound =
+          f == quant_format::q6_k ? 0.502f * step + 16.01f * q.d
+                                  : 0.502f * step + (levels / 2 + 0.01f) * q.d + 0.51f * q.dmin;
         EXPECT_LE(std::fabs(back[i] - x[i]), bound) << quant_name(f) << " value " << i;
         err2 += (back[i] - x[i]) * (back[i] - x[i]);
         norm2 += x[i] * x[i];
       }
     }
-    EXPECT_LT(std::sqrt(err2 / norm2), f == quant_format::q4_k ? 0.15 : 0.04) << quant_name(f);
+    const double relative = std::sqrt(err2 / norm2);
+    EXPECT_LT(relative, f == quant_format::q4_k ? 0.15 : f == quant_format::q5_k ? 0.08 : 0.04)
+      << quant_name(f);
+    RecordProperty(std::string(quant_name(f)) + "_relative_error", std::to_string(relative));
   }
 }
 
 TEST(quant_format, a_block_of_zeros_has_scale_zero) {
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0}) {
+  for (quant_format f : {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0}) {
     std::vector<float> x(32, 0.0f), back(32, 1.0f);
     std::vector<std::byte> blocks(quant_row_bytes(f, 32));
     quantize_row(f, x.data(), 32, blocks.data());

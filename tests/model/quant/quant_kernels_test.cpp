@@ -149,10 +149,10 @@ struct quant_case {
           xsum += q;
         }
         total += w.scale[j] * isum;
-        if (format == quant_format::q4_k) mins += w.min[j] * xsum;
+        if (format != quant_format::q6_k) mins += w.min[j] * xsum;
       }
       const float scaled = (w.d * x.d[at]) * static_cast<float>(total);
-      if (format == quant_format::q4_k)
+      if (format != quant_format::q6_k)
         s = s + (scaled - (w.dmin * x.d[at]) * static_cast<float>(mins));
       else
         s = s + scaled;
@@ -169,7 +169,9 @@ struct format_widths {
 const std::vector<format_widths>& formats() {
   static const std::vector<format_widths> all = {{quant_format::q8_0, {32, 96, 320}},
                                                  {quant_format::q4_0, {32, 96, 320}},
+                                                 {quant_format::q5_0, {32, 96, 320}},
                                                  {quant_format::q4_k, {256, 768}},
+                                                 {quant_format::q5_k, {256, 768}},
                                                  {quant_format::q6_k, {256, 768}}};
   return all;
 }

@@ -22,8 +22,7 @@ weight_view f32_view(const std::vector<float>& v, int64_t rows, int64_t cols) {
 
 TEST(quantized_matrix, stacked_parts_keep_every_rows_blocks) {
   std::mt19937 rng(1);
-  for (quant_format f :
-       {quant_format::q8_0, quant_format::q4_0, quant_format::q4_k, quant_format::q6_k}) {
+  for (quant_format f : all_quant_formats()) {
     const int64_t k = 3 * quant_block_values(f);
     const std::vector<float> a = random_values(20 * k, rng), b = random_values(7 * k, rng);
     // b as file blocks, a quantised by pack itself.
@@ -35,8 +34,8 @@ TEST(quantized_matrix, stacked_parts_keep_every_rows_blocks) {
     EXPECT_EQ(m.rows(), 27);
     EXPECT_EQ(m.num_groups(), 2);
     // 3 blocks of 16 rows' integers and scales, padded to 64 bytes; Q4_K's
-    // 12 bytes of 6-bit scales and mins take 16 as bytes
-    const std::size_t unpacked = f == quant_format::q4_k ? 4 : 0;
+    // and Q5_K's 12 bytes of 6-bit scales and mins take 16 as bytes
+    const std::size_t unpacked = f == quant_format::q4_k || f == quant_format::q5_k ? 4 : 0;
     EXPECT_EQ(m.group_bytes(), (3 * 16 * (quant_block_bytes(f) + unpacked) + 63) / 64 * 64);
     EXPECT_EQ(m.num_bytes(), 2 * m.group_bytes());
     std::vector<std::byte> row(quant_row_bytes(f, k));
