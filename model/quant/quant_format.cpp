@@ -107,7 +107,8 @@ void quantize_q4_k(const float* x, std::byte* out, bool fifth) {
       const int32_t n = to_level(x[32 * j + i] + mj, inv, 0, top);
       uint8_t& byte = qs[32 * (j / 2) + i];
       const auto nibble = static_cast<uint8_t>(n & 15);
-      byte = static_cast<uint8_t>(j % 2 == 0 ? (byte & 0xf0) | nibble : (byte & 0x0f) | nibble << 4);
+      byte =
+        static_cast<uint8_t>(j % 2 == 0 ? (byte & 0xf0) | nibble : (byte & 0x0f) | nibble << 4);
       if (fifth) qh[i] = static_cast<uint8_t>(qh[i] | (n >> 4) << j);
     }
   }

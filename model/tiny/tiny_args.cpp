@@ -87,8 +87,10 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
         const std::size_t end = std::min(value.find(',', at), value.size());
         const std::string_view type = value.substr(at, end - at);
         if (!gguf_matrices::parse(type))
-          return error_in("--gguf", "expected f32, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, got '" +
-                                        std::string(type) + "'");
+          return error_in("--gguf",
+                          "expected f32, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, "
+                          "got '" +
+                            std::string(type) + "'");
         a.gguf.emplace_back(type);
         at = end + 1;
       }

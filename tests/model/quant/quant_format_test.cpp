@@ -171,7 +171,8 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
       const quant_block q = read_block(f, blocks.data(), b);
       float amax = 0;
       for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
-      const float levels = f == quant_format::q8_0 ? 127.0f : f == quant_format::q5_0 ? 16.0f : 8.0f;
+      const float levels =
+        f == quant_format::q8_0 ? 127.0f : f == quant_format::q5_0 ? 16.0f : 8.0f;
       EXPECT_NEAR(std::fabs(q.d), amax / levels, amax / levels * 1e-3f) << quant_name(f) << b;
       const float step = f == quant_format::q8_0 ? 0.502f : 1.002f;
       for (int64_t i = 0; i < 32; ++i)
