@@ -9,10 +9,13 @@
 //   group g, block b:                                     lane l = row 16 g + l
 //     Q8_0: 8 x { lane l: u8 q+128 of columns 4c .. 4c+3 }        c = 0 .. 7
 //     Q4_0: 4 x { lane l: byte t = n(col 8v + t) | n(col 8v + 4 + t) << 4 }   v = 0 .. 3
+//     Q5_0: Q4_0's 4 vectors of low nibbles, then
+//           1 x { lane l: byte t, bit j = the fifth bit of col 4j + t }      j = 0 .. 7
 //   then, for every block b: fp16 d[16]
 //
-// The K formats likewise by super-block (256 columns): Q4_K as 8 sub-blocks
-// of 32 columns laid out as Q4_0's blocks; Q6_K as 16 sub-blocks of 16
+// The K formats likewise by super-block (256 columns): Q4_K and Q5_K as 8
+// sub-blocks of 32 columns laid out as Q4_0's and Q5_0's blocks; Q6_K as 16
+// sub-blocks of 16
 // columns, each 2 vectors of low nibbles as Q4_0's and 1 vector of top bits
 // (lane l, byte t: bits 2c .. 2c + 1 the top of column 4c + t); then every
 // super-block's scales, mins and d as quant_isa.hpp lists them.
@@ -22,8 +25,9 @@
 // what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
 // last are zeros with scale 0. Packing stacks several matrices of one width
 // (q | k | v, gate | up) so that one product computes them all; the bytes
-// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 37/64
-// (Q4_K: its 6-bit scales and mins a byte each), 105/128 (Q6_K, as stored).
+// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 11/16
+// (Q5_0), 37/64 and 45/64 (Q4_K, Q5_K: their 6-bit scales and mins a byte
+// each), 105/128 (Q6_K, as stored).
 
 #include <cstddef>
 #include <cstdint>
