@@ -1,7 +1,8 @@
 // The integer block products (quant_kernels.hpp), AVX2: a group's 16 rows
 // are two vectors of 8 lanes. vpmaddubsw multiplies u8 by s8 into 16-bit
 // pairs, so Q8_0's integers go in as |q| beside x carrying q's sign (at
-// most 128 x 127 x 2, no saturation) and Q4_0's nibbles as they are.
+// most 128 x 127 x 2, no saturation) and the 4- and 5-bit integers as they
+// are.
 // NOTE: intrinsics only, no std:: or other inline library code (see
 // linear_avx512.cpp); built with -ffp-contract=off, as every kernel.
 #include <immintrin.h>
