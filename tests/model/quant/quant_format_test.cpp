@@ -41,13 +41,19 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   EXPECT_EQ(parse_quant_format("q5_1"), std::nullopt);
 }
 
-TEST(quant_format, a_q4_k_block_unpacks_its_six_bit_scales_and_mins) {
-  // d = 1, dmin = 0.5; s_0 = 2, m_0 = 3; s_5 = 40, m_5 = 33 (their top two
-  // bits in scales[1] and scales[5], the low four in scales[9]).
-  std::vector<std::byte> block(144, std::byte{0});
+// A Q4_K or Q5_K block of `bytes`, zeros but for its head: d = 1,
+// dmin = 0.5; s_0 = 2, m_0 = 3; s_5 = 40, m_5 = 33 (their top two bits in
+// scales[1] and scales[5], the low four in scales[9]).
+std::vector<std::byte> k_block(std::size_t bytes) {
+  std::vector<std::byte> block(bytes, std::byte{0});
   const std::vector<std::byte> head =
     bytes_of({0x00, 0x3c, 0x00, 0x38, 2, 0x80, 0, 0, 3, 0x80, 0, 0, 0, 0x18, 0, 0});
   std::copy(head.begin(), head.end(), block.begin());
+  return block;
+}
+
+TEST(quant_format, a_q4_k_block_unpacks_its_six_bit_scales_and_mins) {
+  std::vector<std::byte> block = k_block(144);
   block[16] = std::byte{0x5a};      // value 0: nibble 10; value 32: nibble 5 (sub-block 1)
   block[16 + 65] = std::byte{0x70}; // value 129: nibble 0; value 161 (sub-block 5): 7
   const quant_superblock sb = read_superblock(quant_format::q4_k, block.data(), 0);
@@ -119,12 +125,8 @@ TEST(quant_format, a_q5_0_block_takes_value_i_s_fifth_bit_from_bit_i_of_qh) {
 }
 
 TEST(quant_format, a_q5_k_block_takes_value_i_s_fifth_bit_from_bit_i_over_32_of_qh) {
-  // Q4_K's header (d = 1, dmin = 0.5; s_0 = 2, m_0 = 3; s_5 = 40, m_5 = 33),
-  // then qh[32], then the nibbles.
-  std::vector<std::byte> block(176, std::byte{0});
-  const std::vector<std::byte> head =
-    bytes_of({0x00, 0x3c, 0x00, 0x38, 2, 0x80, 0, 0, 3, 0x80, 0, 0, 0, 0x18, 0, 0});
-  std::copy(head.begin(), head.end(), block.begin());
+  // Q4_K's head, then qh[32], then the nibbles.
+  std::vector<std::byte> block = k_block(176);
   block[16 + 0] = std::byte{0x01};  // value 0 (bit 0 of qh[0]): + 16
   block[16 + 1] = std::byte{0x20};  // value 161 = 5 * 32 + 1 (bit 5 of qh[1]): + 16
   block[48] = std::byte{0x5a};      // value 0: nibble 10; value 32: nibble 5
