@@ -81,8 +81,7 @@ TEST_P(model_runtime_quantised, concurrent_requests_match_the_quantised_pass_alo
   engine_config e;
   e.weights = GetParam();
   start(e);
-  const auto format = GetParam() == number_format::q8_0 ? model::quant_format::q8_0
-                                                        : model::quant_format::q4_0;
+  const model::quant_format format = *model::parse_quant_format(to_string(GetParam()));
   std::vector<std::pair<request_id, std::vector<int32_t>>> sent;
   for (int i = 0; i < 4; ++i) {
     auto prompt = tokens(5 + 13 * i, 7 * i + 2);
@@ -97,7 +96,8 @@ TEST_P(model_runtime_quantised, concurrent_requests_match_the_quantised_pass_alo
 }
 
 INSTANTIATE_TEST_SUITE_P(formats, model_runtime_quantised,
-                         ::testing::Values(number_format::q8_0, number_format::q4_0),
+                         ::testing::Values(number_format::q8_0, number_format::q4_0,
+                                           number_format::q5_0),
                          [](const auto& p) { return std::string(to_string(p.param)); });
 
 // Each token of a greedy request that asks for 3 logprobs is the most
