@@ -95,7 +95,9 @@ std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t l
                      (layer % 2 == 0 && (tensor == "attn_v.weight" || tensor == "ffn_down.weight"));
   const std::optional<quant_format> f = k_mix && wider ? quant_format::q6_k : format;
   if (f && is_k_format(*f) && cols % quant_block_values(*f) != 0)
-    return *f == quant_format::q6_k ? quant_format::q8_0 : quant_format::q5_0;
+    return *f == quant_format::q6_k   ? quant_format::q8_0
+           : *f == quant_format::q5_k ? quant_format::q5_1
+                                      : quant_format::q5_0;
   return f;
 }
 

@@ -23,9 +23,8 @@ namespace kvactor::model {
 // (`k_mix`): Q4_K (Q5_K), with attn_v and ffn_down of every other layer
 // (from the first) and the output matrix in Q6_K. As llama-quantize does, a
 // K format on rows that are not whole super-blocks (a width not a multiple
-// of 256) falls back to a format of 32-value blocks: Q4_K to Q5_0, Q6_K to
-// Q8_0, and Q5_K to Q5_0 (llama-quantize writes Q5_1, which kvactor does
-// not compute).
+// of 256) falls back to a format of 32-value blocks: Q4_K to Q5_0, Q5_K to
+// Q5_1, Q6_K to Q8_0.
 struct gguf_matrices {
   std::optional<quant_format> format;
   bool k_mix = false;

@@ -21,22 +21,25 @@ namespace {
 
 constexpr int64_t lanes = 16;
 
-enum class fmt { q8_0, q4_0, q5_0, q4_k, q5_k, q6_k };
+enum class fmt { q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k };
 
 template <fmt F>
 constexpr bool k_format = F == fmt::q4_k || F == fmt::q5_k || F == fmt::q6_k;
 // Bits of a stored integer (quant_isa.hpp), and whether the format has
-// mins (Q4_K, Q5_K).
+// mins (Q4_1, Q5_1 one a block; Q4_K, Q5_K one a sub-block).
 template <fmt F>
-constexpr int bits = F == fmt::q8_0                      ? 8
-                     : F == fmt::q4_0 || F == fmt::q4_k ? 4
-                     : F == fmt::q6_k                   ? 6
-                                                        : 5;
+constexpr int bits = F == fmt::q8_0                                        ? 8
+                     : F == fmt::q4_0 || F == fmt::q4_1 || F == fmt::q4_k ? 4
+                     : F == fmt::q6_k                                     ? 6
+                                                                          : 5;
 template <fmt F>
-constexpr bool has_mins = F == fmt::q4_k || F == fmt::q5_k;
-// The offset of Q8_0's, Q4_0's and Q5_0's stored integers.
+constexpr bool has_mins = F == fmt::q4_1 || F == fmt::q5_1 || F == fmt::q4_k || F == fmt::q5_k;
+// The offset of the blocks of 32's stored integers.
 template <fmt F>
-constexpr int32_t quant_offset_of = F == fmt::q8_0 ? 128 : F == fmt::q5_0 ? 16 : 8;
+constexpr int32_t quant_offset_of = F == fmt::q8_0   ? 128
+                                    : F == fmt::q5_0 ? 16
+                                    : F == fmt::q4_0 ? 8
+                                                     : 0;
 // Columns of one tile product (a unit), of a block of x, and units per block.
 template <fmt F>
 constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
@@ -51,7 +54,7 @@ constexpr int64_t tile_bytes = unit_cols<F> * lanes;
 template <fmt F>
 int64_t group_bytes(int64_t blocks) {
   if constexpr (k_format<F>) return k_group_bytes(bits<F>, blocks);
-  else return quant_group_bytes(bits<F>, blocks);
+  else return quant_group_bytes(bits<F>, has_mins<F>, blocks);
 }
 
 // tmm0-3: C, [16, 16] int32 (row tile r against group g in tmm 2 r + g);
@@ -79,9 +82,9 @@ constexpr bool fits_every_product(const tile_config& t) {
 static_assert(fits_every_product(tiles(32)) && fits_every_product(tiles(16)));
 
 // A group of W as the tiles read it: unit u's B tile at tiles + u *
-// tile_bytes; per block (super-block) b its 16 lanes' d (and Q4_K's dmin)
-// as fp32 at 16 b; per unit u the K formats' integer scales (and Q4_K's and
-// Q5_K's mins) at 16 u.
+// tile_bytes; per block (super-block) b its 16 lanes' d (and Q4_1's and
+// Q5_1's m, Q4_K's and Q5_K's dmin, in dmin) as fp32 at 16 b; per unit u
+// the K formats' integer scales (and Q4_K's and Q5_K's mins) at 16 u.
 struct group_tiles {
   const uint8_t* tiles;
   float* d;
@@ -159,8 +162,11 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
   if constexpr (!k_format<F>) {
     for (int64_t b = 0; b < blocks; ++b) {
       if constexpr (F != fmt::q8_0)
-        unpack_nibbles(wg + b * quant_ints_bytes(bits<F>), tiles_out + b * 512, F == fmt::q5_0);
-      halves(wg + blocks * quant_ints_bytes(bits<F>) + b * quant_scales_bytes, g.d + lanes * b);
+        unpack_nibbles(wg + b * quant_ints_bytes(bits<F>), tiles_out + b * 512, bits<F> == 5);
+      const uint8_t* meta =
+        wg + blocks * quant_ints_bytes(bits<F>) + b * quant_scales_bytes(has_mins<F>);
+      halves(meta, g.d + lanes * b);
+      if constexpr (has_mins<F>) halves(meta + 32, g.dmin + lanes * b);
     }
   } else {
     constexpr bool q6 = F == fmt::q6_k;
@@ -256,10 +262,11 @@ void run_pass(const pass_args& p) {
       tile_products<F>(p, u, b * block_cols<F> + s * unit_cols<F>, c);
       for (int gi = 0; gi < p.nb; ++gi) {
         const group_tiles& g = p.g[gi];
-        f32x16 dw;
+        f32x16 dw, mw;
         i32x16 scale;
         if constexpr (k_format<F>) load(scale, g.scale + lanes * u);
         else load(dw, g.d + lanes * b);
+        if constexpr (!k_format<F> && has_mins<F>) load(mw, g.dmin + lanes * b);
         for (int r = 0; r < p.nr; ++r)
           for (int64_t i = 0; i < 16 && 16 * r + i < p.rows; ++i) {
             const int64_t row = 16 * r + i, xi = (p.i0 + row) * x.blocks + b;
@@ -267,8 +274,12 @@ void run_pass(const pass_args& p) {
             load(sums, c[2 * r + gi][i]);
             if constexpr (F == fmt::q6_k)
               total[row][gi] += scale * (sums - 32 * x.sum[xi * 16 + s]);
-            else if constexpr (has_mins<F>)
+            else if constexpr (k_format<F>)
               total[row][gi] += scale * sums;
+            else if constexpr (has_mins<F>)
+              acc[row][gi] =
+                acc[row][gi] + ((dw * x.d[xi]) * __builtin_convertvector(sums, f32x16) +
+                                (mw * x.d[xi]) * static_cast<float>(x.sum[xi]));
             else
               acc[row][gi] =
                 acc[row][gi] + (dw * x.d[xi]) * __builtin_convertvector(
@@ -368,9 +379,19 @@ void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t
   product<fmt::q4_0>(x, m, w, n, y, ldy, accumulate);
 }
 
+void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q4_1>(x, m, w, n, y, ldy, accumulate);
+}
+
 void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
   product<fmt::q5_0>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<fmt::q5_1>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,

@@ -112,12 +112,14 @@ void store(const __m512 (&acc)[R][NB], int64_t n, float* y, int64_t ldy, bool ac
     }
 }
 
-// R rows of x against NB consecutive groups (n <= 16 NB outputs of them).
-template <int Bits, int R, int NB>
+// R rows of x against NB consecutive groups (n <= 16 NB outputs of them);
+// Min: Q4_1's and Q5_1's blocks, with a min and offset 0.
+template <int Bits, bool Min, int R, int NB>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
   using f = format<Bits>;
-  const int64_t group_bytes = quant_group_bytes(Bits, x.blocks);
+  constexpr int32_t offset = Min ? 0 : f::offset;
+  const int64_t group_bytes = quant_group_bytes(Bits, Min, x.blocks);
   const int64_t scales = x.blocks * quant_ints_bytes(Bits);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
@@ -128,17 +130,22 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const uint8_t* g = w + j * group_bytes;
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(g + scales + b * quant_scales_bytes)));
+      const uint8_t* meta = g + scales + b * quant_scales_bytes(Min);
+      const __m512 dw = lane_halves(meta);
       __m512i v[8];
       f::load(g + b * quant_ints_bytes(Bits), v);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
-        const __m512i isum = _mm512_sub_epi32(
-          block_sum(v, xq), _mm512_set1_epi32(f::offset * x.sum[i * x.blocks + b]));
-        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(x.d[i * x.blocks + b]));
-        acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_mul_ps(scale, _mm512_cvtepi32_ps(isum)));
+        const int32_t xsum = x.sum[i * x.blocks + b];
+        const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
+        __m512i isum = block_sum(v, xq);
+        if constexpr (offset != 0) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(offset * xsum));
+        __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(isum));
+        if constexpr (Min)
+          term = _mm512_add_ps(term, _mm512_mul_ps(_mm512_mul_ps(lane_halves(meta + 32), dx),
+                                                   _mm512_set1_ps(static_cast<float>(xsum))));
+        acc[i][j] = _mm512_add_ps(acc[i][j], term);
       }
     }
   }
@@ -255,17 +262,18 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What the drivers below need of a format: a group's bytes, x from row i
-// on, and the tile. Q8_0, Q4_0 and Q5_0: blocks of 32 with one sum each.
-template <int Bits>
+// on, and the tile. Q8_0, Q4_0, Q5_0 and (Min) Q4_1, Q5_1: blocks of 32
+// with one sum each.
+template <int Bits, bool Min = false>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, Min, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R, int NB>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Bits, R, NB>(x, w, n, y, ldy, accumulate);
+    block_tile<Bits, Min, R, NB>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -342,9 +350,19 @@ void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t
   product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
 }
 
+void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<4, true>>(x, m, w, n, y, ldy, accumulate);
+}
+
 void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
   product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<5, true>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,

@@ -42,6 +42,19 @@ void quantize_q8_0(const float* x, std::byte* out) {
     out[2 + i] = static_cast<std::byte>(static_cast<int8_t>(to_level(x[i], inv_d, -127, 127)));
 }
 
+// A block's 32 levels n (0 .. 15, or 0 .. 31 with `fifth`) as nibbles at
+// `qs`, the first half in the low ones (and their fifth bits as a
+// little-endian 32-bit mask at `qh`).
+void put_levels(const int32_t (&n)[32], std::byte* qs, std::byte* qh, bool fifth) {
+  uint32_t mask = 0;
+  for (int64_t i = 0; i < block / 2; ++i) {
+    const int32_t lo = n[i], hi = n[i + block / 2];
+    qs[i] = static_cast<std::byte>((lo & 15) | (hi & 15) << 4);
+    mask |= static_cast<uint32_t>(lo >> 4) << i | static_cast<uint32_t>(hi >> 4) << (i + block / 2);
+  }
+  if (fifth) std::memcpy(qh, &mask, sizeof mask);
+}
+
 // Q4_0 (Q5_0 with `fifth`): the scale maps the largest magnitude to -8
 // (-16), the one level with no positive twin, so that value is held exactly
 // (as far as fp16 d allows).
@@ -53,15 +66,24 @@ void quantize_q4_0(const float* x, std::byte* out, bool fifth) {
   const uint16_t d = f32_to_f16(extreme / static_cast<float>(-half));
   store_u16(out, d);
   const float inv_d = level_step(d);
-  uint32_t qh = 0;
-  std::byte* qs = out + (fifth ? 6 : 2);
-  for (int64_t i = 0; i < block / 2; ++i) {
-    const int32_t lo = to_level(x[i], inv_d, -half, half - 1) + half;
-    const int32_t hi = to_level(x[i + block / 2], inv_d, -half, half - 1) + half;
-    qs[i] = static_cast<std::byte>((lo & 15) | (hi & 15) << 4);
-    qh |= static_cast<uint32_t>(lo >> 4) << i | static_cast<uint32_t>(hi >> 4) << (i + block / 2);
-  }
-  if (fifth) std::memcpy(out + 2, &qh, sizeof qh);
+  int32_t n[32];
+  for (int64_t i = 0; i < block; ++i) n[i] = to_level(x[i], inv_d, -half, half - 1) + half;
+  put_levels(n, out + (fifth ? 6 : 2), out + 2, fifth);
+}
+
+// Q4_1 (Q5_1 with `fifth`): the block's range [lo, hi] over 16 (32)
+// levels from m = lo; every value to the nearest level as stored.
+void quantize_q4_1(const float* x, std::byte* out, bool fifth) {
+  const int32_t top = fifth ? 31 : 15;
+  float lo = x[0], hi = x[0];
+  for (int64_t i = 1; i < block; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+  const uint16_t d = f32_to_f16((hi - lo) / static_cast<float>(top)), m = f32_to_f16(lo);
+  store_u16(out, d);
+  store_u16(out + 2, m);
+  const float inv_d = level_step(d), min = f16_to_f32(m);
+  int32_t n[32];
+  for (int64_t i = 0; i < block; ++i) n[i] = to_level(x[i] - min, inv_d, 0, top);
+  put_levels(n, out + (fifth ? 8 : 4), out + 4, fifth);
 }
 
 // Q4_K (Q5_K with `fifth`): per sub-block of 32 the range [min(0, lo), hi]
@@ -150,9 +172,9 @@ void quantize_q6_k(const float* x, std::byte* out) {
 } // namespace
 
 std::span<const quant_format> all_quant_formats() {
-  static constexpr quant_format all[] = {quant_format::q8_0, quant_format::q4_0,
-                                         quant_format::q5_0, quant_format::q4_k,
-                                         quant_format::q5_k, quant_format::q6_k};
+  static constexpr quant_format all[] = {
+    quant_format::q8_0, quant_format::q4_0, quant_format::q4_1, quant_format::q5_0,
+    quant_format::q5_1, quant_format::q4_k, quant_format::q5_k, quant_format::q6_k};
   return all;
 }
 
@@ -166,13 +188,17 @@ int quant_bits(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 8;
   case quant_format::q4_0:
+  case quant_format::q4_1:
   case quant_format::q4_k: return 4;
   case quant_format::q5_0:
+  case quant_format::q5_1:
   case quant_format::q5_k: return 5;
   case quant_format::q6_k: return 6;
   }
   return 0;
 }
+
+bool has_block_min(quant_format f) { return f == quant_format::q4_1 || f == quant_format::q5_1; }
 
 int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 : 32; }
 
@@ -180,7 +206,9 @@ std::string_view quant_name(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return "q8_0";
   case quant_format::q4_0: return "q4_0";
+  case quant_format::q4_1: return "q4_1";
   case quant_format::q5_0: return "q5_0";
+  case quant_format::q5_1: return "q5_1";
   case quant_format::q4_k: return "q4_k";
   case quant_format::q5_k: return "q5_k";
   case quant_format::q6_k: return "q6_k";
@@ -198,7 +226,9 @@ std::size_t quant_block_bytes(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 2 + block;
   case quant_format::q4_0: return 2 + block / 2;
+  case quant_format::q4_1: return 4 + block / 2;
   case quant_format::q5_0: return 2 + 4 + block / 2;
+  case quant_format::q5_1: return 4 + 4 + block / 2;
   case quant_format::q4_k: return 4 + 12 + super / 2;
   case quant_format::q5_k: return 4 + 12 + super / 8 + super / 2;
   case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
@@ -217,6 +247,8 @@ int32_t quant_offset(quant_format f) {
   case quant_format::q8_0: return 128;
   case quant_format::q4_0: return 8;
   case quant_format::q5_0: return 16;
+  case quant_format::q4_1:
+  case quant_format::q5_1:
   case quant_format::q4_k:
   case quant_format::q5_k: return 0;
   case quant_format::q6_k: return 32;
@@ -234,6 +266,8 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
     case quant_format::q8_0: quantize_q8_0(v, out); break;
     case quant_format::q4_0: quantize_q4_0(v, out, false); break;
     case quant_format::q5_0: quantize_q4_0(v, out, true); break;
+    case quant_format::q4_1: quantize_q4_1(v, out, false); break;
+    case quant_format::q5_1: quantize_q4_1(v, out, true); break;
     case quant_format::q4_k: quantize_q4_k(v, out, false); break;
     case quant_format::q5_k: quantize_q4_k(v, out, true); break;
     case quant_format::q6_k: quantize_q6_k(v, out); break;
@@ -249,10 +283,12 @@ quant_block read_block(quant_format f, const std::byte* blocks, int64_t i) {
   if (f == quant_format::q8_0) {
     std::memcpy(out.q, p + 2, block);
   } else {
-    const bool fifth = f == quant_format::q5_0;
+    const bool fifth = quant_bits(f) == 5, min = has_block_min(f);
+    const std::byte* after = p + (min ? 4 : 2); // d (and m)
+    if (min) out.m = f16_to_f32(load_u16(p + 2));
     uint32_t qh = 0;
-    if (fifth) std::memcpy(&qh, p + 2, sizeof qh);
-    const std::byte* qs = p + (fifth ? 6 : 2);
+    if (fifth) std::memcpy(&qh, after, sizeof qh);
+    const std::byte* qs = after + (fifth ? 4 : 0);
     const int32_t offset = quant_offset(f);
     for (int64_t j = 0; j < block / 2; ++j) {
       const auto byte = static_cast<uint32_t>(qs[j]);
@@ -319,7 +355,10 @@ void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* o
   }
   for (int64_t b = 0; b < n / block; ++b) {
     const quant_block q = read_block(f, blocks, b);
-    for (int64_t j = 0; j < block; ++j) out[b * block + j] = q.d * static_cast<float>(q.q[j]);
+    for (int64_t j = 0; j < block; ++j) {
+      const float scaled = q.d * static_cast<float>(q.q[j]);
+      out[b * block + j] = has_block_min(f) ? scaled + q.m : scaled;
+    }
   }
 }
 

@@ -9,6 +9,9 @@
 //   Q5_0: { fp16 d; uint8 qh[4]; uint8 qs[16]; }                     22 bytes
 //         value_i = d * (n_i - 16), n_i Q4_0's nibble plus 16 times bit i
 //         of qh (read as a little-endian uint32)
+//   Q4_1: { fp16 d, m; uint8 qs[16]; }   value_i = d * n_i + m       20 bytes
+//   Q5_1: { fp16 d, m; uint8 qh[4]; uint8 qs[16]; }                  24 bytes
+//         value_i = d * n_i + m, n_i as Q4_0's and Q5_0's
 //
 // The K formats keep 256 values (a super-block) in sub-blocks, each with an
 // integer scale s (and for Q4_K and Q5_K an integer min m) times the block's fp16 d
@@ -32,7 +35,7 @@
 // quantize_row() writes blocks from fp32 values (every weight to the
 // nearest value its block can hold, with the scales chosen from the
 // extremes of each block or sub-block); dequantize_row() gives a block's
-// values back exactly as written above, each product and difference
+// values back exactly as written above, each product, sum and difference
 // rounded once.
 
 #include <cstddef>
@@ -43,7 +46,7 @@
 
 namespace kvactor::model {
 
-enum class quant_format : uint8_t { q8_0, q4_0, q5_0, q4_k, q5_k, q6_k };
+enum class quant_format : uint8_t { q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k };
 
 // Every format, in the order above.
 std::span<const quant_format> all_quant_formats();
@@ -52,10 +55,13 @@ std::span<const quant_format> all_quant_formats();
 int64_t quant_block_values(quant_format f);
 bool is_k_format(quant_format f);
 
-// Bits of a value's stored integer: 8, 4, 5, 4, 5, 6 in the order above.
+// Bits of a value's stored integer: 8, 4, 4, 5, 5, 4, 5, 6 in the order above.
 int quant_bits(quant_format f);
 
-// "q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k".
+// Whether a block of 32 has a min (Q4_1, Q5_1).
+bool has_block_min(quant_format f);
+
+// "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k".
 std::string_view quant_name(quant_format f);
 
 // Parses a name as quant_name() writes it; nullopt for any other.
@@ -69,7 +75,7 @@ std::size_t quant_row_bytes(quant_format f, int64_t n);
 
 // The stored integer of each value is n_i - offset: the formats keep it
 // unsigned (Q8_0 as q + 128 once repacked, Q4_0 and Q5_0 as n, offsets 8
-// and 16; Q4_K's and Q5_K's n have offset 0, Q6_K's 32).
+// and 16; Q4_1's, Q5_1's, Q4_K's and Q5_K's n have offset 0, Q6_K's 32).
 int32_t quant_offset(quant_format f);
 
 // x: n values (n a multiple of quant_block_values(f)); out: quant_row_bytes(f, n)
@@ -78,10 +84,11 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out);
 // blocks: quant_row_bytes(f, n); out: n values
 void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* out);
 
-// Block i of a Q8_0, Q4_0 or Q5_0 row: its scale (widened from fp16) and its 32
-// values as signed integers (value = d * q[j]).
+// Block i of a Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 row: its scale and min
+// (widened from fp16; the min 0 but for Q4_1 and Q5_1) and its 32 values as
+// integers (value = d * q[j] + m).
 struct quant_block {
-  float d = 0;
+  float d = 0, m = 0;
   int8_t q[32] = {};
 };
 quant_block read_block(quant_format f, const std::byte* blocks, int64_t i);

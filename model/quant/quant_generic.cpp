@@ -35,12 +35,12 @@ void each_output(int64_t group_bytes, int64_t m, const uint8_t* w, int64_t n, fl
   }
 }
 
-// Q8_0, Q4_0, Q5_0 (Bits 8, 4, 5).
-template <int Bits>
+// Q8_0, Q4_0, Q5_0 (Bits 8, 4, 5); Q4_1, Q5_1 (Bits 4, 5 with a Min).
+template <int Bits, bool Min>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
-  constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
-  each_output(quant_group_bytes(Bits, x.blocks), m, w, n, y, ldy, accumulate,
+  constexpr int32_t offset = Min ? 0 : Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  each_output(quant_group_bytes(Bits, Min, x.blocks), m, w, n, y, ldy, accumulate,
               [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
     const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Bits);
     for (int64_t b = 0; b < x.blocks; ++b) {
@@ -52,8 +52,12 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
         int32_t isum = 0;
         for (int64_t c = 0; c < block; ++c) isum += stored_int(Bits, ints, l, c) * xq[c];
         isum -= offset * xsum;
-        const float dw = half_at(scales + b * quant_scales_bytes, l);
-        acc[l] = acc[l] + (dw * dx) * static_cast<float>(isum);
+        const uint8_t* meta = scales + b * quant_scales_bytes(Min);
+        const float scaled = (half_at(meta, l) * dx) * static_cast<float>(isum);
+        if constexpr (Min)
+          acc[l] = acc[l] + (scaled + (half_at(meta + 32, l) * dx) * static_cast<float>(xsum));
+        else
+          acc[l] = acc[l] + scaled;
       }
     }
   });
@@ -109,17 +113,27 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
 
 void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<8>(x, m, w, n, y, ldy, accumulate);
+  product<8, false>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<4>(x, m, w, n, y, ldy, accumulate);
+  product<4, false>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<4, true>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
-  product<5>(x, m, w, n, y, ldy, accumulate);
+  product<5, false>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<5, true>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,

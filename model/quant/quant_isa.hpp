@@ -14,15 +14,16 @@ namespace kvactor::model::layers {
 //
 // The repacked layout of a group of 16 rows (quantized_matrix.hpp): every
 // block's integers (64-byte vectors from the group's start, so that every
-// vector load is aligned), then every block's 16 fp16 scales; groups start
-// 64 bytes apart. `static`: each translation unit its own copy (see
+// vector load is aligned), then every block's 16 fp16 scales (and, for Q4_1
+// and Q5_1, `min`, its 16 fp16 mins after them); groups start 64 bytes
+// apart. `static`: each translation unit its own copy (see
 // linear_avx512.cpp on inline code built with other flags).
 static constexpr int64_t quant_ints_bytes(int bits) {
   return bits == 8 ? 512 : bits == 5 ? 320 : 256;
 }
-static constexpr int64_t quant_scales_bytes = 32;
-static constexpr int64_t quant_group_bytes(int bits, int64_t blocks) {
-  return (blocks * (quant_ints_bytes(bits) + quant_scales_bytes) + 63) / 64 * 64;
+static constexpr int64_t quant_scales_bytes(bool min) { return min ? 64 : 32; }
+static constexpr int64_t quant_group_bytes(int bits, bool min, int64_t blocks) {
+  return (blocks * (quant_ints_bytes(bits) + quant_scales_bytes(min)) + 63) / 64 * 64;
 }
 
 // Where lane `lane`'s integer of column c sits in a block's vectors: the
@@ -96,7 +97,11 @@ struct quant_rows_view {
                     int64_t ldy, bool accumulate);                                                 \
   void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);                                                 \
+  void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
+                    int64_t ldy, bool accumulate);                                                 \
   void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
+                    int64_t ldy, bool accumulate);                                                 \
+  void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);                                                 \
   void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
                     int64_t ldy, bool accumulate);                                                 \
@@ -133,13 +138,13 @@ KVACTOR_QUANT_PRODUCTS
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
 struct quant_products {
-  quant_product_fn q8_0, q4_0, q5_0, q4_k, q5_k, q6_k;
+  quant_product_fn q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 };
 // The table of the kernel in namespace `ns`.
 #define KVACTOR_QUANT_PRODUCTS_OF(ns)                                                              \
   quant_products {                                                                                 \
-    ns::product_q8_0, ns::product_q4_0, ns::product_q5_0, ns::product_q4_k, ns::product_q5_k,      \
-      ns::product_q6_k                                                                             \
+    ns::product_q8_0, ns::product_q4_0, ns::product_q4_1, ns::product_q5_0, ns::product_q5_1,      \
+      ns::product_q4_k, ns::product_q5_k, ns::product_q6_k                                         \
   }
 
 // This thread's scratch of at least `bytes`, 64-byte aligned; its contents

@@ -176,7 +176,9 @@ void quant_product_through(const quant_products& kernel, const quantized_rows& x
   switch (w.format()) {
   case quant_format::q8_0: product = kernel.q8_0; break;
   case quant_format::q4_0: product = kernel.q4_0; break;
+  case quant_format::q4_1: product = kernel.q4_1; break;
   case quant_format::q5_0: product = kernel.q5_0; break;
+  case quant_format::q5_1: product = kernel.q5_1; break;
   case quant_format::q4_k: product = kernel.q4_k; break;
   case quant_format::q5_k: product = kernel.q5_k; break;
   case quant_format::q6_k: product = kernel.q6_k; break;

@@ -7,6 +7,10 @@
 //   isum = sum over the block's 32 columns of q_x * q_w        (exact, int32)
 //   y[i, j] = s            (accumulate: y[i, j] = s + y[i, j])
 //
+// (Q4_1 and Q5_1, whose blocks have a min mw:
+//   s = s + ((dw * dx) * float(isum) + (mw * dx) * float(xsum))
+//   isum of q_w = n_w, xsum = the sum of the block's q_x)
+//
 // or, for the K formats, over W's super-blocks (x in blocks of 256, one dx
 // each):
 //

@@ -79,8 +79,9 @@ void store(const __m256 (&acc)[R][2], int64_t n, float* y, int64_t ldy, bool acc
   }
 }
 
-// R rows of x against one group (n <= 16 outputs of it).
-template <int Bits, int R>
+// R rows of x against one group (n <= 16 outputs of it); Min: Q4_1's and
+// Q5_1's blocks, with a min and offset 0.
+template <int Bits, bool Min, int R>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
   const int64_t scales = x.blocks * quant_ints_bytes(Bits);
@@ -89,17 +90,21 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
     const uint8_t* ints = w + b * quant_ints_bytes(Bits);
-    const uint8_t* d16 = w + scales + b * quant_scales_bytes;
+    const uint8_t* meta = w + scales + b * quant_scales_bytes(Min);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d16 + 16 * h)));
+      const __m256 dw = half_floats(meta, h);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int64_t at = i * x.blocks + b;
-        const __m256i isum = block_sum<Bits>(ints, h, x.q + at * block, x.sum[at]);
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[at]));
-        acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isum)));
+        // NOTE: block_sum subtracts the offset times xsum; with a min, none.
+        const __m256i isum = block_sum<Bits>(ints, h, x.q + at * block, Min ? 0 : x.sum[at]);
+        const __m256 dx = _mm256_set1_ps(x.d[at]);
+        __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum));
+        if constexpr (Min)
+          term = _mm256_add_ps(term, _mm256_mul_ps(_mm256_mul_ps(half_floats(meta + 32, h), dx),
+                                                   _mm256_set1_ps(static_cast<float>(x.sum[at]))));
+        acc[i][h] = _mm256_add_ps(acc[i][h], term);
       }
     }
   }
@@ -189,17 +194,18 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What product() needs of a format: a group's bytes, x from row i on, and
-// the tile. Q8_0, Q4_0 and Q5_0: blocks of 32 with one sum each.
-template <int Bits>
+// the tile. Q8_0, Q4_0, Q5_0 and (Min) Q4_1, Q5_1: blocks of 32 with one
+// sum each.
+template <int Bits, bool Min = false>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, Min, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Bits, R>(x, w, n, y, ldy, accumulate);
+    block_tile<Bits, Min, R>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -245,9 +251,19 @@ void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t
   product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
 }
 
+void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<4, true>>(x, m, w, n, y, ldy, accumulate);
+}
+
 void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                   int64_t ldy, bool accumulate) {
   product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
+}
+
+void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                  int64_t ldy, bool accumulate) {
+  product<blocks_of_32<5, true>>(x, m, w, n, y, ldy, accumulate);
 }
 
 void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,

@@ -56,8 +56,9 @@ std::size_t quantized_matrix::group_bytes() const {
 std::size_t quantized_matrix::packed_bytes(quant_format format, int64_t rows, int64_t cols) {
   const int64_t blocks = cols / quant_block_values(format);
   const int bits = quant_bits(format);
-  const int64_t group = is_k_format(format) ? layers::k_group_bytes(bits, blocks)
-                                            : layers::quant_group_bytes(bits, blocks);
+  const int64_t group = is_k_format(format)
+                          ? layers::k_group_bytes(bits, blocks)
+                          : layers::quant_group_bytes(bits, has_block_min(format), blocks);
   return static_cast<std::size_t>((rows + group_rows - 1) / group_rows * group);
 }
 
@@ -77,7 +78,8 @@ uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
 
 uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
   const int64_t per_block =
-    is_k_format(format_) ? layers::k_meta_bytes(quant_bits(format_)) : layers::quant_scales_bytes;
+    is_k_format(format_) ? layers::k_meta_bytes(quant_bits(format_))
+                         : layers::quant_scales_bytes(has_block_min(format_));
   return ints(g, blocks_per_row()) + b * per_block;
 }
 
@@ -85,6 +87,8 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   const int64_t lane = r % lanes;
   if (is_k_format(format_)) return put_superblock(r, b, src);
   std::memcpy(scales(r / lanes, b) + lane * sizeof(uint16_t), src, sizeof(uint16_t)); // fp16 d
+  if (has_block_min(format_)) // fp16 m
+    std::memcpy(scales(r / lanes, b) + 32 + lane * sizeof(uint16_t), src + 2, sizeof(uint16_t));
   uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);
   const int32_t offset = quant_offset(format_);
@@ -180,6 +184,7 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
       } else {
         const int32_t u = stored_int(bits, q, lane, c);
         v = d * static_cast<float>(u - offset);
+        if (has_block_min(format_)) v = v + f16_to_f32(load_u16(meta + 32 + 2 * lane));
       }
     }
   }

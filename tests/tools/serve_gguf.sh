@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GGUF files served through both front doors. kvactor-make-tiny writes a
 # small model folder and the same model as GGUF files (fp32, Q8_0, Q4_0,
-# Q5_0, and Q4_K_M's mix as llama-quantize falls back on rows narrower than
-# a super-block: Q5_0 and Q8_0; on a wider model Q4_K, Q5_K, Q6_K and the
-# Q4_K_M and Q5_K_M mixes; the tokenizer in the file's metadata);
+# Q4_1, Q5_0, Q5_1, and the Q4_K_M and Q5_K_M mixes as llama-quantize falls
+# back on rows narrower than a super-block: Q5_0, Q5_1 and Q8_0; on a wider
+# model Q4_K, Q5_K, Q6_K and the Q4_K_M and Q5_K_M mixes; the tokenizer in
+# the file's metadata);
 # kvactor-serve serves each file, and its answers equal the folder's: the
 # same prompt ids (the tokenizer read back from GGUF), and the same
 # generated ids, over HTTP and over the line protocol (fp32: the folder's
@@ -20,7 +21,7 @@ trap 'kill -9 ${pid:-0} ${worker:-0} 2>/dev/null || true; rm -f "$log"' EXIT
 
 rm -rf "$scratch"
 "$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
-  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0,q5_0,q4_k_m
+  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0,q4_1,q5_0,q5_1,q4_k_m,q5_k_m
 # The K formats' rows are whole super-blocks of 256 values.
 "$make_tiny" --out="$scratch/wide" --vocab=512 --hidden=256 --layers=2 --heads=4 --kv-heads=2 \
   --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q4_k,q5_k,q6_k,q4_k_m,q5_k_m
@@ -71,7 +72,7 @@ answers() { # MODEL [kvactor-serve options]
   wait $pid
 }
 
-for type in f32 q8_0 q4_0 q5_0 q4_k q5_k q6_k; do
+for type in f32 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k; do
   folder=$scratch/$(case $type in q?_k) echo wide ;; *) echo llama ;; esac)
   answers "$folder" --weights="$type" >"$scratch/want"
   answers "$folder/model-$type.gguf" >"$scratch/got"
@@ -82,7 +83,7 @@ for type in f32 q8_0 q4_0 q5_0 q4_k q5_k q6_k; do
   [ "$(sed -n 's/^http //p' <<<"$got")" = "$(sed -n 's/^line //p' <<<"$got")" ]
 done
 
-for mix in llama/model-q4_k_m wide/model-q5_k_m wide/model-q4_k_m; do
+for mix in llama/model-q4_k_m llama/model-q5_k_m wide/model-q5_k_m wide/model-q4_k_m; do
   answers "$scratch/${mix%%/*}" >"$scratch/want"
   answers "$scratch/$mix.gguf" >"$scratch/got"
   echo "$mix gguf: $(cat "$scratch/got")"

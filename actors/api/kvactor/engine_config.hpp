@@ -46,6 +46,8 @@ enum class number_format : uint8_t {
   q6_k, // weights only (CPU): 6-bit integers, an 8-bit scale per 16, 105/256 of bf16's bytes
   q5_0, // weights only (CPU): blocks of 32 5-bit integers and a scale, 11/32 of bf16's bytes
   q5_k, // weights only (CPU): 5-bit integers, a 6-bit scale and min per 32, 11/32 of bf16's bytes
+  q4_1, // weights only (CPU): blocks of 32 4-bit integers, a scale and a min, 5/16 of bf16's bytes
+  q5_1, // weights only (CPU): blocks of 32 5-bit integers, a scale and a min, 3/8 of bf16's bytes
 };
 
 struct engine_config {
@@ -73,9 +75,9 @@ struct engine_config {
   // Matrices in memory; nullopt (auto): bf16 when the checkpoint stores
   // bf16 or the activations are bf16, else f32 (bf16 computes the same
   // results as its widened f32 values in half the memory). q8_0, q4_0,
-  // q5_0, q4_k, q5_k or q6_k: quantised at load (CPU device, f32 activations; lossy: the
-  // products take their input rows in 8-bit blocks too). A GGUF file's
-  // quantised matrices stay as the file stores them.
+  // q4_1, q5_0, q5_1, q4_k, q5_k or q6_k: quantised at load (CPU device, f32
+  // activations; lossy: the products take their input rows in 8-bit blocks
+  // too). A GGUF file's quantised matrices stay as the file stores them.
   std::optional<number_format> weights{};
   // The products' input rows: f32 (exact), or bf16 (rounded to bf16, fp32
   // sums; CPU: AMX or AVX512_BF16, faster for many rows; CUDA: cuBLAS bf16
@@ -96,7 +98,7 @@ struct engine_config {
 
 // The names the tools' options take (parse_option in kvactor.hpp reads them
 // back): swap, recompute; continuous, static, padded; paged, contiguous;
-// f32, bf16, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k.
+// f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k.
 const char* to_string(preemption_mode x);
 const char* to_string(batching_mode x);
 const char* to_string(kv_reservation x);

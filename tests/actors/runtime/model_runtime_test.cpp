@@ -97,7 +97,7 @@ TEST_P(model_runtime_quantised, concurrent_requests_match_the_quantised_pass_alo
 
 INSTANTIATE_TEST_SUITE_P(formats, model_runtime_quantised,
                          ::testing::Values(number_format::q8_0, number_format::q4_0,
-                                           number_format::q5_0),
+                                           number_format::q5_0, number_format::q5_1),
                          [](const auto& p) { return std::string(to_string(p.param)); });
 
 // Each token of a greedy request that asks for 3 logprobs is the most

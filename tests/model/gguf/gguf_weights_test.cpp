@@ -88,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(styles, gguf_weights_test,
 // blocks come back in Hugging Face's row order.
 TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama);
-  for (quant_format q : {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0}) {
+  for (quant_format q : {quant_format::q8_0, quant_format::q4_0, quant_format::q4_1,
+                         quant_format::q5_0, quant_format::q5_1}) {
     temp_dir dir;
     const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     const layer_weights& l0 = g.loaded->weights.layers()[0];
@@ -168,22 +169,26 @@ TEST(gguf_weights, k_mix_files_mix_formats_within_a_stack) {
 }
 
 // On rows narrower than a super-block (the small model: 128 and 192 wide),
-// Q4_K_M falls back as llama-quantize does (models such as Qwen2.5-0.5B,
-// 896 wide, come so): Q5_0 for Q4_K, Q8_0 for Q6_K.
-TEST(gguf_weights, a_q4_k_m_file_of_narrow_rows_holds_q5_0_and_q8_0) {
+// Q4_K_M and Q5_K_M fall back as llama-quantize does (models such as
+// Qwen2.5-0.5B, 896 wide, come so): Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0 for
+// Q6_K.
+TEST(gguf_weights, k_mix_files_of_narrow_rows_hold_32_value_blocks) {
   const loaded_model& m = tiny_model(architecture::llama);
-  temp_dir dir;
-  const gguf_model mixed =
-    export_and_load(m, *gguf_matrices::parse("q4_k_m"), dir.path() / "m.gguf");
-  const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
-  EXPECT_EQ(layers[0].q_proj.quant, quant_format::q5_0);
-  EXPECT_EQ(layers[0].v_proj.quant, quant_format::q8_0);
-  EXPECT_EQ(layers[0].down_proj.quant, quant_format::q8_0);
-  EXPECT_EQ(layers[1].v_proj.quant, quant_format::q5_0);
-  EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q8_0);
-  const double worst = distance_from_its_values(mixed, dir);
-  EXPECT_GT(worst, 0.0);
-  EXPECT_LT(worst, 0.02);
+  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
+    const quant_format base = mix == std::string_view("q4_k_m") ? quant_format::q5_0
+                                                                : quant_format::q5_1;
+    temp_dir dir;
+    const gguf_model mixed = export_and_load(m, *gguf_matrices::parse(mix), dir.path() / "m.gguf");
+    const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
+    EXPECT_EQ(layers[0].q_proj.quant, base);
+    EXPECT_EQ(layers[0].v_proj.quant, quant_format::q8_0);
+    EXPECT_EQ(layers[0].down_proj.quant, quant_format::q8_0);
+    EXPECT_EQ(layers[1].v_proj.quant, base);
+    EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q8_0);
+    const double worst = distance_from_its_values(mixed, dir);
+    EXPECT_GT(worst, 0.0) << mix;
+    EXPECT_LT(worst, 0.02) << mix;
+  }
 }
 
 // A file that disagrees with the config it is loaded under.
@@ -234,14 +239,13 @@ result<model_weights> load_retyped(const std::string& name, ggml_type type,
   return model_weights::load_gguf(*config, file);
 }
 
-// Q5_1 (what llama-quantize writes for Q5_K on narrow rows): a type kvactor
-// does not compute with.
+// IQ4_NL: a type kvactor does not compute with.
 TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   temp_dir dir;
-  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::q5_1, dir.path() / "m.gguf");
+  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::iq4_nl, dir.path() / "m.gguf");
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_output.weight"));
-  EXPECT_THAT(w.error().message, HasSubstr("type Q5_1 is not one kvactor computes with"));
+  EXPECT_THAT(w.error().message, HasSubstr("type IQ4_NL is not one kvactor computes with"));
 }
 
 // A stack multiplied as one may mix quantised formats, not quantised and

@@ -38,7 +38,9 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   for (quant_format f : all_quant_formats()) EXPECT_EQ(parse_quant_format(quant_name(f)), f);
   EXPECT_EQ(parse_quant_format("q5_k"), quant_format::q5_k);
   EXPECT_EQ(parse_quant_format("q3_k"), std::nullopt);
-  EXPECT_EQ(parse_quant_format("q5_1"), std::nullopt);
+  EXPECT_EQ(quant_block_bytes(quant_format::q4_1), 20u);
+  EXPECT_EQ(quant_block_bytes(quant_format::q5_1), 24u);
+  EXPECT_EQ(parse_quant_format("q8_1"), std::nullopt);
 }
 
 // A Q4_K or Q5_K block of `bytes`, zeros but for its head: d = 1,
@@ -146,6 +148,26 @@ TEST(quant_format, a_q5_k_block_takes_value_i_s_fifth_bit_from_bit_i_over_32_of_
   EXPECT_EQ(v[160], -16.5f);
 }
 
+TEST(quant_format, q4_1_and_q5_1_blocks_add_their_min) {
+  // d = 0.5, m = -2; Q4_1: qs[0] = 0x2f, value 0 is 15 d + m, value 16 is
+  // 2 d + m. Q5_1: the same nibbles, qh = bit 16: value 16 is (2 + 16) d + m.
+  std::vector<std::byte> q4 = bytes_of({0x00, 0x38, 0x00, 0xc0, 0x2f});
+  q4.resize(20, std::byte{0x00});
+  std::vector<float> v(32);
+  dequantize_row(quant_format::q4_1, q4.data(), 32, v.data());
+  EXPECT_EQ(v[0], 5.5f);
+  EXPECT_EQ(v[16], -1.0f);
+  EXPECT_EQ(v[1], -2.0f);
+  EXPECT_EQ(read_block(quant_format::q4_1, q4.data(), 0).m, -2.0f);
+  std::vector<std::byte> q5 = bytes_of({0x00, 0x38, 0x00, 0xc0, 0x00, 0x00, 0x01, 0x00, 0x2f});
+  q5.resize(24, std::byte{0x00});
+  dequantize_row(quant_format::q5_1, q5.data(), 32, v.data());
+  EXPECT_EQ(v[0], 5.5f);
+  EXPECT_EQ(v[16], 7.0f);
+  EXPECT_EQ(v[17], -2.0f);
+  EXPECT_EQ(read_block(quant_format::q5_1, q5.data(), 0).q[16], 18);
+}
+
 TEST(quant_format, a_q8_0_block_is_its_scale_then_32_signed_bytes) {
   std::vector<std::byte> block = bytes_of({0x00, 0x3c}); // d = 1
   for (int i = 0; i < 32; ++i) block.push_back(static_cast<std::byte>(static_cast<int8_t>(i - 16)));
@@ -182,6 +204,35 @@ TEST(quant_format, quantising_rounds_each_value_to_a_nearby_level) {
           << quant_name(f) << " value " << b * 32 + i;
     }
     EXPECT_NEAR(back[5], 0.3f, 0.3f * 1e-3f) << quant_name(f);
+  }
+}
+
+// Q4_1 and Q5_1: the block's range over 15 (31) steps from its min; each
+// value within half a step, plus what rounding the min and the step to
+// fp16 moves (the step's error times at most 31 levels).
+TEST(quant_format, blocks_with_a_min_round_each_value_to_a_nearby_level) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> dist(0.05f, 0.02f); // mostly positive: the min matters
+  for (quant_format f : {quant_format::q4_1, quant_format::q5_1}) {
+    const int64_t n = 256;
+    const float top = f == quant_format::q4_1 ? 15.0f : 31.0f;
+    std::vector<float> x(n), back(n);
+    for (float& v : x) v = dist(rng);
+    std::vector<std::byte> blocks(quant_row_bytes(f, n));
+    quantize_row(f, x.data(), n, blocks.data());
+    dequantize_row(f, blocks.data(), n, back.data());
+    for (int64_t b = 0; b < n / 32; ++b) {
+      const quant_block q = read_block(f, blocks.data(), b);
+      float lo = x[b * 32], hi = lo;
+      for (int64_t i = 0; i < 32; ++i)
+        lo = std::min(lo, x[b * 32 + i]), hi = std::max(hi, x[b * 32 + i]);
+      EXPECT_NEAR(q.m, lo, std::fabs(lo) * 1e-3f) << quant_name(f) << b;
+      EXPECT_NEAR(q.d, (hi - lo) / top, (hi - lo) / top * 1e-3f) << quant_name(f) << b;
+      const float bound = 0.502f * q.d + std::fabs(q.m - lo) + top * q.d * 1e-3f;
+      for (int64_t i = 0; i < 32; ++i)
+        EXPECT_LE(std::fabs(back[b * 32 + i] - x[b * 32 + i]), bound)
+          << quant_name(f) << " value " << b * 32 + i;
+    }
   }
 }
 

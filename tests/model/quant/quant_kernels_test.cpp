@@ -117,8 +117,9 @@ struct quant_case {
     }
   }
   weight_view view() const { return weight_view{blocks.data(), dtype::f32, 2, {n, k}, format}; }
-  // s = 0; for b: s = s + (dw * dx) * isum   (two roundings each, unfused),
-  // or the K formats' chain over super-blocks
+  // s = 0; for b: s = s + (dw * dx) * isum   (two roundings each, unfused;
+  // with a min: s = s + ((dw * dx) * isum + (m * dx) * xsum)), or the K
+  // formats' chain over super-blocks
   float chain(const quantized_rows& x, int64_t i, int64_t j) const {
     const std::byte* row = blocks.data() + j * quant_row_bytes(format, k);
     if (is_k_format(format)) return k_chain(x, i, row);
@@ -126,11 +127,20 @@ struct quant_case {
     for (int64_t b = 0; b < k / 32; ++b) {
       const quant_block w = read_block(format, row, b);
       const auto at = static_cast<std::size_t>(i * x.blocks + b);
-      int32_t isum = 0;
-      for (int64_t c = 0; c < 32; ++c) isum += w.q[c] * x.q[at * 32 + static_cast<std::size_t>(c)];
+      int32_t isum = 0, xsum = 0;
+      for (int64_t c = 0; c < 32; ++c) {
+        const int8_t q = x.q[at * 32 + static_cast<std::size_t>(c)];
+        isum += w.q[c] * q;
+        xsum += q;
+      }
       const float scale = w.d * x.d[at];
       const float term = scale * static_cast<float>(isum);
-      s = s + term;
+      if (has_block_min(format)) {
+        const float min_term = (w.m * x.d[at]) * static_cast<float>(xsum);
+        s = s + (term + min_term);
+      } else {
+        s = s + term;
+      }
     }
     return s;
   }
@@ -169,7 +179,9 @@ struct format_widths {
 const std::vector<format_widths>& formats() {
   static const std::vector<format_widths> all = {{quant_format::q8_0, {32, 96, 320}},
                                                  {quant_format::q4_0, {32, 96, 320}},
+                                                 {quant_format::q4_1, {32, 96, 320}},
                                                  {quant_format::q5_0, {32, 96, 320}},
+                                                 {quant_format::q5_1, {32, 96, 320}},
                                                  {quant_format::q4_k, {256, 768}},
                                                  {quant_format::q5_k, {256, 768}},
                                                  {quant_format::q6_k, {256, 768}}};
