@@ -31,8 +31,8 @@ struct loaded_model {
 bool is_gguf_file(const std::filesystem::path& path);
 
 // Loads the model at `path`; matrices come back in `matrix_dtype` (see
-// model_weights::load; a GGUF file's Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K
-// matrices stay quantised). Every failure is an error naming the file and
+// model_weights::load; a GGUF file's block-quantised matrices stay
+// quantised). Every failure is an error naming the file and
 // the key or tensor at fault.
 result<loaded_model> load_model_folder(const std::filesystem::path& path,
                                        dtype matrix_dtype = dtype::f32);

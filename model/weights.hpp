@@ -87,7 +87,7 @@ public:
 
   // The same tensors from a GGUF file under its names (token_embd,
   // blk.N.attn_q, ..., output; model/gguf/gguf_weights.cpp), which the
-  // result keeps mapped. Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K matrices are
+  // result keeps mapped. Block-quantised matrices (quant_format.hpp) are
   // used in place (weight_view::quant); F32, F16 and BF16 ones as load() treats them.
   // Llama's q and k rows come back in Hugging Face's order.
   static result<model_weights> load_gguf(const model_config& config,

@@ -11,7 +11,8 @@
 //     Q4_0: 4 x { lane l: byte t = n(col 8v + t) | n(col 8v + 4 + t) << 4 }   v = 0 .. 3
 //     Q5_0: Q4_0's 4 vectors of low nibbles, then
 //           1 x { lane l: byte t, bit j = the fifth bit of col 4j + t }      j = 0 .. 7
-//   then, for every block b: fp16 d[16]
+//     Q4_1, Q5_1: as Q4_0, Q5_0
+//   then, for every block b: fp16 d[16] (Q4_1, Q5_1: and fp16 m[16])
 //
 // The K formats likewise by super-block (256 columns): Q4_K and Q5_K as 8
 // sub-blocks of 32 columns laid out as Q4_0's and Q5_0's blocks; Q6_K as 16
@@ -25,8 +26,8 @@
 // what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
 // last are zeros with scale 0. Packing stacks several matrices of one width
 // (q | k | v, gate | up) so that one product computes them all; the bytes
-// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 11/16
-// (Q5_0), 37/64 and 45/64 (Q4_K, Q5_K: their 6-bit scales and mins a byte
+// are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 5/8
+// (Q4_1), 11/16 (Q5_0), 3/4 (Q5_1), 37/64 and 45/64 (Q4_K, Q5_K: their 6-bit scales and mins a byte
 // each), 105/128 (Q6_K, as stored).
 
 #include <cstddef>
