@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <string_view>
 
 #include "model/gguf/gguf_config.hpp"
 #include "model/gguf/gguf_export.hpp"
@@ -146,26 +145,30 @@ double distance_from_its_values(const gguf_model& quantised_file, const temp_dir
   return worst;
 }
 
+// The `mix` file of `m`: its matrices in `base` but for layer 0's v and
+// ffn_down and the head in `wider`, and its logits near the fp32 pass over
+// its own values.
+void expect_mix(const loaded_model& m, const char* mix, quant_format base, quant_format wider) {
+  temp_dir dir;
+  const gguf_model mixed = export_and_load(m, *gguf_matrices::parse(mix), dir.path() / "m.gguf");
+  const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
+  EXPECT_EQ(layers[0].q_proj.quant, base) << mix;
+  EXPECT_EQ(layers[0].v_proj.quant, wider) << mix;
+  EXPECT_EQ(layers[0].down_proj.quant, wider) << mix;
+  EXPECT_EQ(layers[1].v_proj.quant, base) << mix;
+  EXPECT_EQ(layers[1].down_proj.quant, base) << mix;
+  EXPECT_EQ(mixed.loaded->weights.lm_head().quant, wider) << mix;
+  const double worst = distance_from_its_values(mixed, dir);
+  EXPECT_GT(worst, 0.0) << mix;
+  EXPECT_LT(worst, 0.02) << mix;
+}
+
 // Q4_K_M's and Q5_K_M's mixes: Q6_K beside Q4_K (Q5_K) in one stack (layer
 // 0's q | k | v), alone (ffn_down) and as the head.
 TEST(gguf_weights, k_mix_files_mix_formats_within_a_stack) {
   const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
-  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
-    const quant_format base = mix == std::string_view("q4_k_m") ? quant_format::q4_k
-                                                                : quant_format::q5_k;
-    temp_dir dir;
-    const gguf_model mixed = export_and_load(m, *gguf_matrices::parse(mix), dir.path() / "m.gguf");
-    const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
-    EXPECT_EQ(layers[0].q_proj.quant, base);
-    EXPECT_EQ(layers[0].v_proj.quant, quant_format::q6_k);
-    EXPECT_EQ(layers[0].down_proj.quant, quant_format::q6_k);
-    EXPECT_EQ(layers[1].v_proj.quant, base);
-    EXPECT_EQ(layers[1].down_proj.quant, base);
-    EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q6_k);
-    const double worst = distance_from_its_values(mixed, dir);
-    EXPECT_GT(worst, 0.0) << mix;
-    EXPECT_LT(worst, 0.02) << mix;
-  }
+  expect_mix(m, "q4_k_m", quant_format::q4_k, quant_format::q6_k);
+  expect_mix(m, "q5_k_m", quant_format::q5_k, quant_format::q6_k);
 }
 
 // On rows narrower than a super-block (the small model: 128 and 192 wide),
@@ -174,21 +177,8 @@ TEST(gguf_weights, k_mix_files_mix_formats_within_a_stack) {
 // Q6_K.
 TEST(gguf_weights, k_mix_files_of_narrow_rows_hold_32_value_blocks) {
   const loaded_model& m = tiny_model(architecture::llama);
-  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
-    const quant_format base = mix == std::string_view("q4_k_m") ? quant_format::q5_0
-                                                                : quant_format::q5_1;
-    temp_dir dir;
-    const gguf_model mixed = export_and_load(m, *gguf_matrices::parse(mix), dir.path() / "m.gguf");
-    const std::vector<layer_weights>& layers = mixed.loaded->weights.layers();
-    EXPECT_EQ(layers[0].q_proj.quant, base);
-    EXPECT_EQ(layers[0].v_proj.quant, quant_format::q8_0);
-    EXPECT_EQ(layers[0].down_proj.quant, quant_format::q8_0);
-    EXPECT_EQ(layers[1].v_proj.quant, base);
-    EXPECT_EQ(mixed.loaded->weights.lm_head().quant, quant_format::q8_0);
-    const double worst = distance_from_its_values(mixed, dir);
-    EXPECT_GT(worst, 0.0) << mix;
-    EXPECT_LT(worst, 0.02) << mix;
-  }
+  expect_mix(m, "q4_k_m", quant_format::q5_0, quant_format::q8_0);
+  expect_mix(m, "q5_k_m", quant_format::q5_1, quant_format::q8_0);
 }
 
 // A file that disagrees with the config it is loaded under.
