@@ -34,12 +34,6 @@ constexpr int bits = F == fmt::q8_0                                        ? 8
                                                                           : 5;
 template <fmt F>
 constexpr bool has_mins = F == fmt::q4_1 || F == fmt::q5_1 || F == fmt::q4_k || F == fmt::q5_k;
-// The offset of the blocks of 32's stored integers.
-template <fmt F>
-constexpr int32_t quant_offset_of = F == fmt::q8_0   ? 128
-                                    : F == fmt::q5_0 ? 16
-                                    : F == fmt::q4_0 ? 8
-                                                     : 0;
 // Columns of one tile product (a unit), of a block of x, and units per block.
 template <fmt F>
 constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
@@ -282,8 +276,10 @@ void run_pass(const pass_args& p) {
                                 (mw * x.d[xi]) * static_cast<float>(x.sum[xi]));
             else
               acc[row][gi] =
-                acc[row][gi] + (dw * x.d[xi]) * __builtin_convertvector(
-                                                  sums - quant_offset_of<F> * x.sum[xi], f32x16);
+                acc[row][gi] +
+                (dw * x.d[xi]) *
+                  __builtin_convertvector(sums - quant_block_offset(bits<F>, false) * x.sum[xi],
+                                          f32x16);
           }
       }
     }

@@ -29,7 +29,7 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
                                          _mm256_maddubs_epi16(hi, broadcast4(xq + 8 * j + 4)));
       s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
     }
-    return _mm256_sub_epi32(s, _mm256_set1_epi32((Bits == 5 ? 16 : 8) * xsum));
+    return _mm256_sub_epi32(s, _mm256_set1_epi32(quant_block_offset(Bits, false) * xsum));
   } else {
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8

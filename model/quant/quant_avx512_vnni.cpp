@@ -33,7 +33,7 @@ inline __m512i to_bit4(__m512i v) {
 // block.
 template <int Bits>
 struct format {
-  static constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  static constexpr int32_t offset = quant_block_offset(Bits, false);
   static void load(const uint8_t* q, __m512i (&v)[8]) {
     if constexpr (Bits == 8) {
 #pragma GCC unroll 8

@@ -33,7 +33,7 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
       s1 = _mm256_dpbusd_avx_epi32(s1, load_half(q, 2 * j + 1, h), broadcast4(xq + 8 * j + 4));
     }
   }
-  constexpr int32_t offset = Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  constexpr int32_t offset = quant_block_offset(Bits, false);
   return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(offset * xsum));
 }
 

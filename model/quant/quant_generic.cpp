@@ -39,7 +39,7 @@ void each_output(int64_t group_bytes, int64_t m, const uint8_t* w, int64_t n, fl
 template <int Bits, bool Min>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
-  constexpr int32_t offset = Min ? 0 : Bits == 8 ? 128 : Bits == 5 ? 16 : 8;
+  constexpr int32_t offset = quant_block_offset(Bits, Min);
   each_output(quant_group_bytes(Bits, Min, x.blocks), m, w, n, y, ldy, accumulate,
               [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
     const uint8_t* scales = wg + x.blocks * quant_ints_bytes(Bits);

@@ -22,6 +22,11 @@ static constexpr int64_t quant_ints_bytes(int bits) {
   return bits == 8 ? 512 : bits == 5 ? 320 : 256;
 }
 static constexpr int64_t quant_scales_bytes(bool min) { return min ? 64 : 32; }
+// The offset of a block of 32's stored integers (quant_format.hpp's
+// quant_offset): Q8_0 128, Q4_0 8, Q5_0 16; 0 for the formats with a min.
+static constexpr int32_t quant_block_offset(int bits, bool min) {
+  return min ? 0 : bits == 8 ? 128 : bits == 5 ? 16 : 8;
+}
 static constexpr int64_t quant_group_bytes(int bits, bool min, int64_t blocks) {
   return (blocks * (quant_ints_bytes(bits) + quant_scales_bytes(min)) + 63) / 64 * 64;
 }
