@@ -31,6 +31,10 @@ struct rope_scaling {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 0;
+  // Empty, or one divisor per dimension pair (head_dim / 2 of them),
+  // applied after `type`'s scaling: a GGUF file's rope_freqs tensor, how
+  // llama.cpp's converter stores Llama 3.1's llama3 scaling.
+  std::vector<double> frequency_divisors;
 };
 
 struct model_config {

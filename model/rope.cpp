@@ -37,6 +37,11 @@ std::vector<double> rope_inv_freq(const model_config& c) {
       break;
     }
   }
+  if (!rs.frequency_divisors.empty()) {
+    KVACTOR_ASSERT(rs.frequency_divisors.size() == half,
+                   "one frequency divisor per dimension pair (validated by the GGUF reader)");
+    for (std::size_t i = 0; i < half; ++i) f[i] /= rs.frequency_divisors[i];
+  }
   return f;
 }
 

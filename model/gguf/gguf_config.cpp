@@ -1,6 +1,8 @@
 #include "model/gguf/gguf_config.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <string>
 
 namespace kvactor::model {
@@ -93,23 +95,40 @@ status check_token_ids(const gguf_file& f, model_config& c) {
   return {};
 }
 
-status check_tensors(const gguf_file& f, const model_config& c) {
-  auto tensor_error = [&](std::string_view name, const std::string& what) {
-    return error_in(f.path().string(), "tensor '" + std::string(name) + "': " + what);
-  };
-  // NOTE: Llama 3.1's scaled RoPE arrives as per-frequency divisors in this
-  // tensor; its low/high frequency factors and original context cannot be
-  // recovered exactly from them, so model_config's llama3 scaling cannot be
-  // filled in.
-  if (f.find("rope_freqs.weight"))
-    return tensor_error("rope_freqs.weight",
-                        "Llama 3 scaled RoPE (rope_freqs) in GGUF is not supported yet");
+error tensor_error(const gguf_file& f, std::string_view name, const std::string& what) {
+  return error_in(f.path().string(), "tensor '" + std::string(name) + "': " + what);
+}
+
+// Llama 3.1's llama3 scaling as llama.cpp's converter stores it: one divisor
+// per dimension pair, fp32, in rope_freqs.weight. Empty when it is absent.
+result<std::vector<double>> frequency_divisors(const gguf_file& f, int64_t head_dim) {
+  const gguf_tensor_info* t = f.find("rope_freqs.weight");
+  if (t == nullptr) return std::vector<double>{};
+  const auto half = static_cast<uint64_t>(head_dim / 2);
+  if (t->dims.size() != 1 || t->dims[0] != half)
+    return tensor_error(f, t->name, "expected dims {" + std::to_string(half) +
+                                      "} (one divisor per pair of the head size " +
+                                      std::to_string(head_dim) + ")");
+  if (t->type != ggml_type::f32)
+    return tensor_error(f, t->name,
+                        "type " + std::string(ggml_type_name(t->type)) + " (expected F32)");
+  std::vector<float> values(half);
+  std::memcpy(values.data(), f.data(*t), half * sizeof(float));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!(values[i] > 0) || !std::isfinite(values[i]))
+      return tensor_error(f, t->name, "value " + std::to_string(i) + " is " +
+                                        std::to_string(values[i]) +
+                                        " (expected a positive divisor)");
+  return std::vector<double>(values.begin(), values.end());
+}
+
+status check_embedding(const gguf_file& f, const model_config& c) {
   if (const auto* t = f.find("token_embd.weight")) {
     if (t->dims.size() != 2 || t->dims[0] != static_cast<uint64_t>(c.hidden_size) ||
         t->dims[1] != static_cast<uint64_t>(c.vocab_size))
-      return tensor_error(t->name, "expected dims {" + std::to_string(c.hidden_size) + ", " +
-                                     std::to_string(c.vocab_size) +
-                                     "} (embedding_length, vocab_size)");
+      return tensor_error(f, t->name, "expected dims {" + std::to_string(c.hidden_size) + ", " +
+                                        std::to_string(c.vocab_size) +
+                                        "} (embedding_length, vocab_size)");
   }
   return {};
 }
@@ -184,6 +203,9 @@ result<model_config> gguf_model_config(const gguf_file& f) {
   auto scaling = parse_rope_scaling(f, p);
   if (!scaling) return scaling.error();
   c.rope_scaling = *scaling;
+  auto divisors = frequency_divisors(f, c.head_dim);
+  if (!divisors) return divisors.error();
+  c.rope_scaling.frequency_divisors = std::move(*divisors);
   // NOTE: defaults as config.cpp's (transformers' LlamaConfig / Qwen2Config).
   auto context = optional_positive(f, p + "context_length");
   if (!context) return context.error();
@@ -193,7 +215,7 @@ result<model_config> gguf_model_config(const gguf_file& f) {
   c.vocab_size = *vocab;
   c.tie_word_embeddings = f.find("output.weight") == nullptr;
   if (auto ok = check_token_ids(f, c); !ok) return ok.error();
-  if (auto ok = check_tensors(f, c); !ok) return ok.error();
+  if (auto ok = check_embedding(f, c); !ok) return ok.error();
   return c;
 }
 

@@ -13,6 +13,8 @@
 //   <arch>.attention.layer_norm_rms_epsilon   rms_norm_eps
 //   <arch>.rope.freq_base           rope_theta (default 10000)
 //   <arch>.rope.scaling.type/factor rope_scaling (none or linear)
+//   rope_freqs.weight tensor         rope_scaling.frequency_divisors (Llama 3.1's
+//                                   llama3 scaling as the converter stores it)
 //   <arch>.context_length           max_position_embeddings
 //   <arch>.vocab_size, else the length of tokenizer.ggml.tokens   vocab_size
 //   tokenizer.ggml.bos_token_id     bos_token_id

@@ -5,6 +5,8 @@
 #include <variant>
 #include <vector>
 
+#include "model/rope.hpp"
+
 namespace kvactor::model {
 namespace {
 
@@ -36,6 +38,27 @@ std::vector<float> interleave_halves(const std::vector<float>& v, int64_t rows, 
                 static_cast<std::size_t>(cols) * sizeof(float));
   }
   return out;
+}
+
+// RoPE scaling as llama.cpp's converter writes it: linear as keys; llama3
+// (and divisors read from a GGUF file) as each frequency's divisor in
+// rope_freqs.weight, fp32.
+void add_rope_scaling(const model_config& c, gguf_writer& w) {
+  const struct rope_scaling& rs = c.rope_scaling;
+  const std::string p = std::string(architecture_name(c.arch)) + ".";
+  if (rs.type == rope_scaling::kind::linear) {
+    w.add_string(p + "rope.scaling.type", "linear");
+    w.add_f32(p + "rope.scaling.factor", static_cast<float>(rs.factor));
+  }
+  if (rs.type != rope_scaling::kind::llama3 && rs.frequency_divisors.empty()) return;
+  model_config unscaled = c;
+  unscaled.rope_scaling.frequency_divisors.clear();
+  if (rs.type == rope_scaling::kind::llama3) unscaled.rope_scaling.type = rope_scaling::kind::none;
+  const std::vector<double> from = rope_inv_freq(unscaled), to = rope_inv_freq(c);
+  std::vector<float> divisors(from.size());
+  for (std::size_t i = 0; i < from.size(); ++i) divisors[i] = static_cast<float>(from[i] / to[i]);
+  w.add_tensor("rope_freqs.weight", {divisors.size()}, ggml_type::f32,
+               std::as_bytes(std::span(divisors)));
 }
 
 } // namespace
@@ -118,6 +141,7 @@ status export_gguf(const model_config& c, const model_weights& weights,
   w.add_f32(p + "rope.freq_base", static_cast<float>(c.rope_theta));
   w.add_u32(p + "context_length", static_cast<uint32_t>(c.max_position_embeddings));
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(c.vocab_size));
+  add_rope_scaling(c, w);
 
   // `format`: a matrix's (nullopt: fp32, as every vector).
   const auto add = [&](const std::string& name, const weight_view& v,

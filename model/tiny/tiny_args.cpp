@@ -3,6 +3,7 @@
 #include "model/gguf/gguf_export.hpp"
 
 #include <charconv>
+#include <cstdlib>
 
 namespace kvactor::model::tiny {
 namespace {
@@ -13,6 +14,34 @@ result<int64_t> parse_int(std::string_view key, std::string_view v) {
   if (ec != std::errc() || p != v.data() + v.size())
     return error_in("--" + std::string(key), "expected an integer, got '" + std::string(v) + "'");
   return n;
+}
+
+// "linear:F" or "llama3:N".
+result<rope_scaling> parse_rope_scaling(std::string_view v) {
+  const auto colon = v.find(':');
+  const std::string_view kind = v.substr(0, colon);
+  const std::string number(colon == std::string_view::npos ? "" : v.substr(colon + 1));
+  rope_scaling rs;
+  if (kind == "linear") {
+    char* end = nullptr;
+    rs.factor = std::strtod(number.c_str(), &end);
+    if (number.empty() || *end != '\0' || !(rs.factor > 0))
+      return error_in("--rope-scaling", "linear:F needs a positive factor F");
+    rs.type = rope_scaling::kind::linear;
+    return rs;
+  }
+  if (kind == "llama3") {
+    auto n = parse_int("rope-scaling", number);
+    if (!n || *n <= 0)
+      return error_in("--rope-scaling", "llama3:N needs a positive original context N");
+    rs.type = rope_scaling::kind::llama3;
+    rs.factor = 8;
+    rs.low_freq_factor = 1;
+    rs.high_freq_factor = 4;
+    rs.original_max_position_embeddings = *n;
+    return rs;
+  }
+  return error_in("--rope-scaling", "expected linear:F or llama3:N, got '" + std::string(v) + "'");
 }
 
 } // namespace
@@ -33,6 +62,9 @@ std::string usage() {
          "  --dtype=bf16|f16|f32    weights on disk (bf16)\n"
          "  --tied | --untied       tie the LM head to the embedding (untied)\n"
          "  --rope-theta=X          rotary base (10000)\n"
+         "  --rope-scaling=linear:F | llama3:N   rope_scaling: linear by F, or llama3 as\n"
+         "                          Llama 3.1's (factor 8, frequency factors 1 and 4)\n"
+         "                          from an original context of N (none)\n"
          "  --seed=N                weight seed (0)\n"
          "  --shards=N              split the weights into N files + index json (1)\n"
          "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0, q4_0, q4_1,\n"
@@ -113,6 +145,10 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
       o.rope_theta = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0' || !(o.rope_theta > 0))
         return error_in("--rope-theta", "expected a positive number");
+    } else if (key == "rope-scaling") {
+      auto rs = parse_rope_scaling(value);
+      if (!rs) return rs.error();
+      o.rope_scaling = *rs;
     } else {
       return error_in(arg, "unknown option (see --help)");
     }

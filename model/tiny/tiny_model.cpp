@@ -20,11 +20,39 @@ status validate(const tiny_options& o) {
   if (o.num_shards <= 0) return error_in("shards", "must be positive");
   if (o.num_heads % o.num_kv_heads != 0) return error_in("kv-heads", "must divide heads");
   if (o.head_dim % 2 != 0) return error_in("head-dim", "must be even");
+  if (o.rope_scaling.type != rope_scaling::kind::none && !(o.rope_scaling.factor > 0))
+    return error_in("rope-scaling", "the factor must be positive");
+  if (o.rope_scaling.type == rope_scaling::kind::llama3 &&
+      o.rope_scaling.original_max_position_embeddings <= 0)
+    return error_in("rope-scaling", "the original context must be positive");
   if (o.vocab_size < 256 + num_special_tokens)
     return error_in("vocab", "must be at least " + std::to_string(256 + num_special_tokens) +
                                    " (256 byte tokens and the special tokens)");
   return {};
 }
+
+namespace {
+
+// config.json's rope_scaling value, as transformers writes it.
+std::string rope_scaling_json(const struct rope_scaling& rs) {
+  char out[256];
+  switch (rs.type) {
+  case rope_scaling::kind::none: return "null";
+  case rope_scaling::kind::linear:
+    std::snprintf(out, sizeof out, "{\"factor\": %.17g, \"rope_type\": \"linear\"}", rs.factor);
+    return out;
+  case rope_scaling::kind::llama3:
+    std::snprintf(out, sizeof out,
+                  "{\"factor\": %.17g, \"high_freq_factor\": %.17g, \"low_freq_factor\": %.17g, "
+                  "\"original_max_position_embeddings\": %lld, \"rope_type\": \"llama3\"}",
+                  rs.factor, rs.high_freq_factor, rs.low_freq_factor,
+                  static_cast<long long>(rs.original_max_position_embeddings));
+    return out;
+  }
+  return "null";
+}
+
+} // namespace
 
 std::string config_json(const tiny_options& o) {
   const bool llama = o.arch == architecture::llama;
@@ -62,7 +90,7 @@ std::string config_json(const tiny_options& o) {
   s += "  \"num_hidden_layers\": " + std::to_string(o.num_layers) + ",\n";
   s += "  \"num_key_value_heads\": " + std::to_string(o.num_kv_heads) + ",\n";
   s += std::string("  \"rms_norm_eps\": ") + (llama ? "1e-05" : "1e-06") + ",\n";
-  s += "  \"rope_scaling\": null,\n";
+  s += "  \"rope_scaling\": " + rope_scaling_json(o.rope_scaling) + ",\n";
   s += std::string("  \"rope_theta\": ") + theta + ",\n";
   s += std::string("  \"tie_word_embeddings\": ") + (o.tie_embeddings ? "true" : "false") + ",\n";
   s += "  \"torch_dtype\": \"" + dt + "\",\n";

@@ -28,6 +28,9 @@ struct tiny_options {
   bool tie_embeddings = false;
   uint64_t seed = 0;
   double rope_theta = 10000.0;
+  // none, linear (its factor) or llama3 (factor, low and high frequency
+  // factors, the original context); written as config.json's rope_scaling.
+  struct rope_scaling rope_scaling;
   int64_t num_shards = 1; // > 1: model-0000i-of-0000n.safetensors + index json
 };
 

@@ -56,5 +56,19 @@ TEST(rope, llama3_scaling_by_wavelength) {
   EXPECT_DOUBLE_EQ(f[3], 0.125 / 4);
 }
 
+TEST(rope, frequency_divisors_divide_each_pair_after_the_scaling) {
+  // GGUF's rope_freqs: one divisor per pair, on top of linear scaling by 2.
+  auto c = with(8, 10000.0);
+  c.rope_scaling.type = rope_scaling::kind::linear;
+  c.rope_scaling.factor = 2.0;
+  c.rope_scaling.frequency_divisors = {1.0, 4.0, 0.5, 8.0};
+  const auto f = rope_inv_freq(c);
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_DOUBLE_EQ(f[0], 0.5);
+  EXPECT_NEAR(f[1], 0.1 / 8, 1e-16);
+  EXPECT_NEAR(f[2], 0.01, 1e-16);
+  EXPECT_NEAR(f[3], 0.001 / 16, 1e-18);
+}
+
 } // namespace
 } // namespace kvactor::model

@@ -38,6 +38,10 @@ std::string read_all(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::vector<std::string_view> argv_of(const std::vector<std::string>& v) {
+  return {v.begin(), v.end()};
+}
+
 class tiny_round_trip : public ::testing::TestWithParam<architecture> {};
 
 TEST_P(tiny_round_trip, folder_loads_with_the_generators_values) {
@@ -167,6 +171,31 @@ TEST(tiny_model, every_shape_option_is_honoured) {
   EXPECT_EQ(m->tok.vocab_size(), 300u);
 }
 
+TEST(tiny_model, rope_scaling_is_written_as_transformers_writes_it) {
+  for (const char* arg : {"--rope-scaling=linear:2.5", "--rope-scaling=llama3:64"}) {
+    const std::vector<std::string> argv = {"--out=x", "--hidden=64", "--heads=2",
+                                           "--kv-heads=1", "--head-dim=32", arg};
+    const auto args = argv_of(argv);
+    auto a = parse_args(args);
+    ASSERT_TRUE(a) << a.error().message;
+    temp_dir dir;
+    ASSERT_TRUE(write_model(dir.path(), a->options));
+    auto m = load_model_folder(dir.path(), dtype::f32);
+    ASSERT_TRUE(m) << m.error().message;
+    const struct rope_scaling& rs = m->config.rope_scaling;
+    if (a->options.rope_scaling.type == rope_scaling::kind::linear) {
+      EXPECT_EQ(rs.type, rope_scaling::kind::linear);
+      EXPECT_DOUBLE_EQ(rs.factor, 2.5);
+    } else {
+      EXPECT_EQ(rs.type, rope_scaling::kind::llama3);
+      EXPECT_DOUBLE_EQ(rs.factor, 8);
+      EXPECT_DOUBLE_EQ(rs.low_freq_factor, 1);
+      EXPECT_DOUBLE_EQ(rs.high_freq_factor, 4);
+      EXPECT_EQ(rs.original_max_position_embeddings, 64);
+    }
+  }
+}
+
 TEST(tiny_model, sharded_checkpoint_loads_through_its_index) {
   auto o = small(architecture::qwen3);
   o.num_shards = 3;
@@ -201,10 +230,6 @@ TEST(tiny_model, default_tokenizer_fills_the_vocabulary_with_learned_tokens) {
   const auto spec = make_tokenizer_spec(tiny_options{});
   EXPECT_EQ(spec.vocab.size() + spec.added_tokens.size(), 4096u);
   EXPECT_GT(spec.merges.size(), 3000u); // learned, not reserved padding
-}
-
-std::vector<std::string_view> argv_of(const std::vector<std::string>& v) {
-  return {v.begin(), v.end()};
 }
 
 TEST(tiny_args, parses_every_option) {
@@ -247,6 +272,10 @@ TEST(tiny_args, rejects_bad_options) {
   EXPECT_THAT(err({"--out=x", "--bogus=1"}), HasSubstr("unknown option"));
   EXPECT_THAT(err({"--out=x", "--heads=8", "--kv-heads=3"}), HasSubstr("--kv-heads"));
   EXPECT_THAT(err({"--out=x", "--vocab=100"}), HasSubstr("--vocab"));
+  for (const char* bad : {"--rope-scaling=yarn:4", "--rope-scaling=linear:0",
+                          "--rope-scaling=linear", "--rope-scaling=llama3:-8",
+                          "--rope-scaling=llama3:x"})
+    EXPECT_THAT(err({"--out=x", bad}), HasSubstr("--rope-scaling")) << bad;
   const std::vector<std::string> help = {"--help"};
   const auto args = argv_of(help);
   auto h = parse_args(args);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <span>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -197,17 +199,57 @@ TEST(gguf_config, refuses_inconsistent_values) {
   EXPECT_THAT(config_error(dir, neg_eps), HasSubstr("layer_norm_rms_epsilon': must be positive"));
 }
 
-TEST(gguf_config, refuses_tensors_that_disagree_or_rope_freqs) {
+TEST(gguf_config, refuses_an_embedding_that_disagrees) {
   temp_dir dir;
   gguf_writer embd = llama();
   embd.add_tensor("token_embd.weight", {64, 11}, ggml_type::f32, f32_bytes(704));
   EXPECT_THAT(config_error(dir, embd),
               AllOf(HasSubstr("tensor 'token_embd.weight'"), HasSubstr("expected dims {64, 10}")));
-  gguf_writer freqs = llama();
-  freqs.add_tensor("rope_freqs.weight", {8}, ggml_type::f32, f32_bytes(8));
-  EXPECT_THAT(config_error(dir, freqs),
-              AllOf(HasSubstr("tensor 'rope_freqs.weight'"),
-                    HasSubstr("Llama 3 scaled RoPE (rope_freqs) in GGUF is not supported yet")));
+}
+
+std::vector<std::byte> floats(const std::vector<float>& v) {
+  const auto b = std::as_bytes(std::span(v));
+  return {b.begin(), b.end()};
+}
+
+TEST(gguf_config, rope_freqs_divides_each_frequency) {
+  // Llama 3.1's files: no rope.scaling keys, the llama3 divisors in a tensor
+  // of head_dim / 2 = 8 fp32 values.
+  temp_dir dir;
+  const std::vector<float> divisors = {1, 1, 1.5f, 2.25f, 4, 8, 8, 8};
+  gguf_writer w = llama();
+  w.add_tensor("rope_freqs.weight", {8}, ggml_type::f32, floats(divisors));
+  auto c = config_of(dir, w);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->rope_scaling.type, rope_scaling::kind::none);
+  EXPECT_EQ(c->rope_scaling.frequency_divisors,
+            std::vector<double>(divisors.begin(), divisors.end()));
+  auto plain = config_of(dir, llama());
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->rope_scaling.frequency_divisors.empty());
+}
+
+TEST(gguf_config, refuses_rope_freqs_of_another_size_type_or_value) {
+  temp_dir dir;
+  gguf_writer size = llama();
+  size.add_tensor("rope_freqs.weight", {16}, ggml_type::f32, f32_bytes(16));
+  EXPECT_THAT(config_error(dir, size),
+              AllOf(HasSubstr("tensor 'rope_freqs.weight'"), HasSubstr("expected dims {8}"),
+                    HasSubstr("head size 16")));
+  gguf_writer type = llama();
+  type.add_tensor("rope_freqs.weight", {8}, ggml_type::f16, std::vector<std::byte>(16));
+  EXPECT_THAT(config_error(dir, type),
+              AllOf(HasSubstr("tensor 'rope_freqs.weight'"), HasSubstr("type F16 (expected F32)")));
+  for (float bad : {0.0f, -2.0f, std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    gguf_writer value = llama();
+    value.add_tensor("rope_freqs.weight", {8}, ggml_type::f32,
+                     floats({1, 1, 1, bad, 1, 1, 1, 1}));
+    EXPECT_THAT(config_error(dir, value),
+                AllOf(HasSubstr("tensor 'rope_freqs.weight'"), HasSubstr("value 3 is"),
+                      HasSubstr("expected a positive divisor")))
+      << bad;
+  }
 }
 
 } // namespace

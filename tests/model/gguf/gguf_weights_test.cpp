@@ -12,6 +12,7 @@
 #include "model/gguf/gguf_config.hpp"
 #include "model/gguf/gguf_export.hpp"
 #include "model/gguf/gguf_file.hpp"
+#include "model/rope.hpp"
 #include "tests/model/forward_harness.hpp"
 
 namespace kvactor::model {
@@ -117,18 +118,13 @@ TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
   }
 }
 
-// The worst relative L2 distance of a quantised file's logits over a
-// prompt and 6 greedy steps from the fp32 pass over the file's own values
-// (the file exported again in fp32): only the activations' 8-bit rounding
-// differs, so the logits stay close; a part multiplied in the wrong format,
-// or its rows in the wrong place, would not.
-double distance_from_its_values(const gguf_model& quantised_file, const temp_dir& dir) {
-  const gguf_model values =
-    export_and_load(*quantised_file.loaded, gguf_matrices(), dir.path() / "f32.gguf");
-  harness quantised(*quantised_file.loaded), exact(*values.loaded);
+// The worst relative L2 distance of `got`'s logits from `want`'s over a
+// 21-token prompt and 6 greedy steps (`want`'s tokens).
+double worst_distance(const loaded_model& got_model, const loaded_model& want_model) {
+  harness got_pass(got_model), want_pass(want_model);
   paged_seq a{prompt(21, 3), {}, 0}, b = a;
   double worst = 0;
-  std::vector<float> got = quantised.step({{&a, 21}}), want = exact.step({{&b, 21}});
+  std::vector<float> got = got_pass.step({{&a, 21}}), want = want_pass.step({{&b, 21}});
   for (int step = 0; step < 6; ++step) {
     double err = 0, norm = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
@@ -136,13 +132,23 @@ double distance_from_its_values(const gguf_model& quantised_file, const temp_dir
       norm += double(want[i]) * want[i];
     }
     worst = std::max(worst, std::sqrt(err / norm));
-    const token_id t = greedy(row(want, 0, exact.vocab()));
+    const token_id t = greedy(row(want, 0, want_pass.vocab()));
     a.tokens.push_back(t);
     b.tokens.push_back(t);
-    got = quantised.step({{&a, 1}});
-    want = exact.step({{&b, 1}});
+    got = got_pass.step({{&a, 1}});
+    want = want_pass.step({{&b, 1}});
   }
   return worst;
+}
+
+// A quantised file's distance from the fp32 pass over the file's own values
+// (the file exported again in fp32): only the activations' 8-bit rounding
+// differs, so the logits stay close; a part multiplied in the wrong format,
+// or its rows in the wrong place, would not.
+double distance_from_its_values(const gguf_model& quantised_file, const temp_dir& dir) {
+  const gguf_model values =
+    export_and_load(*quantised_file.loaded, gguf_matrices(), dir.path() / "f32.gguf");
+  return worst_distance(*quantised_file.loaded, *values.loaded);
 }
 
 // The `mix` file of `m`: its matrices in `base` but for layer 0's v and
@@ -179,6 +185,48 @@ TEST(gguf_weights, k_mix_files_of_narrow_rows_hold_32_value_blocks) {
   const loaded_model& m = tiny_model(architecture::llama);
   expect_mix(m, "q4_k_m", quant_format::q5_0, quant_format::q8_0);
   expect_mix(m, "q5_k_m", quant_format::q5_1, quant_format::q8_0);
+}
+
+// Llama 3.1's llama3 RoPE scaling travels as llama.cpp's converter writes
+// it, each frequency's divisor in rope_freqs.weight: the file's pass gives
+// the checkpoint's logits up to the divisors' fp32 rounding, far closer than
+// the same weights without the scaling (whose wrong angles a file read
+// without its divisors would have). An original context of 16 puts the
+// prompt's positions past it, where the scaling turns every angle.
+TEST(gguf_weights, llama3_rope_scaling_travels_as_frequency_divisors) {
+  const auto load = [](const temp_dir& dir, struct rope_scaling rs) {
+    tiny::tiny_options o;
+    o.hidden_size = 128;
+    o.num_layers = 2;
+    o.num_heads = 4;
+    o.num_kv_heads = 2;
+    o.head_dim = 64;
+    o.intermediate_size = 192;
+    o.vocab_size = 512;
+    o.max_context = 512;
+    o.seed = 7;
+    o.rope_scaling = rs;
+    KVACTOR_ASSERT(tiny::write_model(dir.path(), o), "writing the tiny model failed");
+    auto m = load_model_folder(dir.path(), dtype::f32);
+    KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");
+    return std::make_unique<loaded_model>(std::move(m).value());
+  };
+  struct rope_scaling llama3;
+  llama3.type = rope_scaling::kind::llama3;
+  llama3.factor = 8;
+  llama3.high_freq_factor = 4;
+  llama3.original_max_position_embeddings = 16;
+  temp_dir scaled_dir, plain_dir;
+  const auto scaled = load(scaled_dir, llama3), plain = load(plain_dir, {});
+  const gguf_model g = export_and_load(*scaled, gguf_matrices(), scaled_dir.path() / "m.gguf");
+  ASSERT_EQ(g.config.rope_scaling.frequency_divisors.size(), 32u);
+  const std::vector<double> want = rope_inv_freq(scaled->config), got = rope_inv_freq(g.config);
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i] / want[i], 1.0, 1e-7) << i;
+  EXPECT_NE(got.back(), rope_inv_freq(plain->config).back());
+  const double from_file = worst_distance(*g.loaded, *scaled);
+  const double unscaled = worst_distance(*plain, *scaled);
+  EXPECT_LT(from_file, 1e-5);
+  EXPECT_GT(unscaled, 100 * from_file + 1e-3);
 }
 
 // A file that disagrees with the config it is loaded under.
