@@ -217,7 +217,10 @@ status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec)
     pre = *p;
   }
   spec.bpe.byte_level = true;
-  if (pre == "llama-bpe" || pre == "llama3") {
+  // NOTE: several names share one split, as in llama.cpp: Llama 3's under
+  // its other names and Falcon3's (Llama models); Qwen2's for DeepSeek R1's
+  // Qwen distillations.
+  if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3" || pre == "falcon3") {
     spec.splits = {split_pattern::llama3};
     spec.bpe.ignore_merges = true; // as Llama 3's tokenizer.json says
   } else if (pre == "qwen2") {
@@ -225,11 +228,26 @@ status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec)
     // NOTE: Qwen2's tokenizer.json normalizes to NFC first; llama.cpp does
     // not, and would tokenize "e\u0301" differently from the model's own.
     spec.normalizer = {normalizer_step{}}; // NFC
+  } else if (pre == "deepseek-r1-qwen") {
+    spec.splits = {split_pattern::qwen2}; // without NFC, as llama.cpp reads it
+  } else if (pre == "smollm") {
+    // SmolLM's tokenizer.json: Digits (each digit alone), then GPT-2's split.
+    spec.splits = {split_pattern::individual_digits, split_pattern::gpt2};
+  } else if (pre == "tekken") {
+    // Mistral Nemo's tokenizer.json: one Split regex, merges ignored.
+    auto r = regex_split::compile(
+      R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+)"
+      R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)"
+      R"(|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)");
+    KVACTOR_ASSERT(r.has_value(), "the Tekken split compiles");
+    spec.splits = {std::move(*r)};
+    spec.bpe.ignore_merges = true;
   } else if (pre == "gpt-2" || pre == "default") {
     spec.splits = {split_pattern::gpt2};
   } else {
     return f.key_error(pre_key, "unsupported pre-tokenizer '" + pre +
-                                  "' (kvactor reads llama-bpe, llama3, qwen2, gpt-2, default)");
+                                  "' (kvactor reads llama-bpe, llama3, llama-v3, falcon3, "
+                                  "qwen2, deepseek-r1-qwen, smollm, tekken, gpt-2, default)");
   }
   return {};
 }

@@ -8,6 +8,7 @@
 //   llama2    "llama": scores, token types, <s> prepended
 //   llama3_1  "gpt2", pre "llama-bpe"
 //   qwen2_5   "gpt2", pre "qwen2"      qwen3  the same
+//   mistral_nemo  "gpt2", pre "tekken"
 //
 // NOTE: llama2's scores are made from its merges' ranks (a merged piece
 // scores minus the rank of its first merge), so that the merges
@@ -126,10 +127,19 @@ TEST_P(gguf_tokenizer_reference, tokenizes_as_the_tokenizer_json) {
   for (std::size_t r = 0; r < from_json->merges.size(); ++r)
     ASSERT_EQ(from_gguf->merges[r], from_json->merges[r]) << "merge " << r;
   EXPECT_EQ(from_gguf->splits.size(), from_json->splits.size());
-  for (std::size_t i = 0; i < from_json->splits.size() && i < from_gguf->splits.size(); ++i)
-    EXPECT_EQ(std::get<split_pattern>(from_gguf->splits[i]),
-              std::get<split_pattern>(from_json->splits[i]))
-      << "the file's Split regex is the pattern tokenizer.ggml.pre names";
+  for (std::size_t i = 0; i < from_json->splits.size() && i < from_gguf->splits.size(); ++i) {
+    const auto& want = from_json->splits[i];
+    const auto& got = from_gguf->splits[i];
+    ASSERT_EQ(got.index(), want.index()) << "split " << i;
+    if (const auto* p = std::get_if<split_pattern>(&want))
+      EXPECT_EQ(std::get<split_pattern>(got), *p)
+        << "the file's Split regex is the pattern tokenizer.ggml.pre names";
+    else
+      EXPECT_EQ(std::get<regex_split>(got).pattern(), std::get<regex_split>(want).pattern())
+        << "the file's Split regex is the one tokenizer.ggml.pre names";
+  }
+  EXPECT_EQ(from_gguf->bpe.ignore_merges, from_json->bpe.ignore_merges);
+  EXPECT_EQ(from_gguf->normalizer.size(), from_json->normalizer.size());
   EXPECT_EQ(from_gguf->prefix_ids, from_json->prefix_ids);
   EXPECT_EQ(from_gguf->suffix_ids, from_json->suffix_ids);
 
@@ -158,7 +168,8 @@ TEST_P(gguf_tokenizer_reference, tokenizes_as_the_tokenizer_json) {
 
 INSTANTIATE_TEST_SUITE_P(families, gguf_tokenizer_reference,
                          ::testing::Values(family{"llama2", ""}, family{"llama3_1", "llama-bpe"},
-                                           family{"qwen2_5", "qwen2"}, family{"qwen3", "qwen2"}),
+                                           family{"qwen2_5", "qwen2"}, family{"qwen3", "qwen2"},
+                                           family{"mistral_nemo", "tekken"}),
                          [](const auto& param) { return param.param.name; });
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/tokenizer/pretokenizer.hpp"
 #include "tests/model/gguf/gguf_metadata.hpp"
 #include "tests/model/tokenizer_fixture.hpp"
 
@@ -170,20 +171,62 @@ TEST(gguf_tokenizer, byte_level_by_pre_tokenizer) {
     split_pattern p;
     bool nfc;
   } cases[] = {{"llama3", split_pattern::llama3, false},
+               {"llama-v3", split_pattern::llama3, false},
+               {"falcon3", split_pattern::llama3, false},
                {"qwen2", split_pattern::qwen2, true},
+               {"deepseek-r1-qwen", split_pattern::qwen2, false},
                {"gpt-2", split_pattern::gpt2, false},
                {"default", split_pattern::gpt2, false}};
   for (const auto& c : cases) {
     m.set("tokenizer.ggml.pre", gguf_encoded::string(c.pre));
     auto s = spec_of(dir, m);
     ASSERT_TRUE(s) << c.pre << ": " << s.error().message;
+    EXPECT_EQ(s->splits.size(), 1u) << c.pre;
     EXPECT_EQ(std::get<split_pattern>(s->splits.at(0)), c.p) << c.pre;
     EXPECT_EQ(s->normalizer.size(), c.nfc ? 1u : 0u) << c.pre;
+    EXPECT_EQ(s->bpe.ignore_merges, c.p == split_pattern::llama3) << c.pre;
   }
   m.erase("tokenizer.ggml.pre"); // older files: "default"
   auto s = spec_of(dir, m);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(std::get<split_pattern>(s->splits.at(0)), split_pattern::gpt2);
+}
+
+// The pieces each split of `spec` in turn makes of `text`.
+std::vector<std::string> pieces(const tokenizer_spec& spec, std::string_view text) {
+  std::vector<std::string> out{std::string(text)};
+  for (const auto& step : spec.splits) {
+    std::vector<std::string> next;
+    for (const std::string& p : out) {
+      const auto parts = std::holds_alternative<split_pattern>(step)
+                           ? pre_split(p, std::get<split_pattern>(step))
+                           : std::get<regex_split>(step).split(p);
+      next.insert(next.end(), parts.begin(), parts.end());
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// SmolLM's split (each digit alone, then GPT-2's) and Mistral Nemo's Tekken
+// regex (case runs apart, each digit alone), beside GPT-2's own.
+TEST(gguf_tokenizer, byte_level_splits_of_smollm_and_tekken) {
+  temp_dir dir;
+  gguf_metadata m = byte_level_vocabulary();
+  using v = std::vector<std::string>;
+  const struct {
+    const char* pre;
+    v want;
+  } cases[] = {{"gpt-2", v{"HelloWorld", " 123", "'s"}},
+               {"smollm", v{"HelloWorld", " ", "1", "2", "3", "'s"}},
+               {"tekken", v{"Hello", "World", " ", "1", "2", "3", "'s"}}};
+  for (const auto& c : cases) {
+    m.set("tokenizer.ggml.pre", gguf_encoded::string(c.pre));
+    auto s = spec_of(dir, m);
+    ASSERT_TRUE(s) << c.pre << ": " << s.error().message;
+    EXPECT_EQ(pieces(*s, "HelloWorld 123's"), c.want) << c.pre;
+    EXPECT_EQ(s->bpe.ignore_merges, std::string_view(c.pre) == "tekken") << c.pre;
+  }
 }
 
 TEST(gguf_tokenizer, byte_level_encodes_and_decodes) {
