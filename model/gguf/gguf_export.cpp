@@ -167,7 +167,13 @@ status export_gguf(const model_config& c, const model_weights& weights,
                               const weight_view& v, int64_t layer, int64_t head_rows = 0) {
     add(blk + std::string(tensor), v, matrices.of(tensor, layer, v.cols()), head_rows);
   };
-  add("token_embd.weight", weights.embed_tokens(), std::nullopt);
+  // NOTE: llama-quantize's mixes quantise the embedding too: untied in the
+  // base format, tied as the output matrix it also is.
+  const std::optional<quant_format> embedding =
+    matrices.k_mix ? matrices.of(c.tie_word_embeddings ? "output.weight" : "token_embd.weight", -1,
+                                 c.hidden_size)
+                   : std::nullopt;
+  add("token_embd.weight", weights.embed_tokens(), embedding);
   const int64_t qk_head = c.arch == architecture::llama ? c.head_dim : 0;
   for (std::size_t l = 0; l < weights.layers().size(); ++l) {
     const layer_weights& lw = weights.layers()[l];

@@ -21,10 +21,11 @@ namespace kvactor::model {
 // How an exported file stores its matrices: fp32 (no format), all in one
 // block format, or mixed as llama.cpp's Q4_K_M and Q5_K_M files mix them
 // (`k_mix`): Q4_K (Q5_K), with attn_v and ffn_down of every other layer
-// (from the first) and the output matrix in Q6_K. As llama-quantize does, a
-// K format on rows that are not whole super-blocks (a width not a multiple
-// of 256) falls back to a format of 32-value blocks: Q4_K to Q5_0, Q5_K to
-// Q5_1, Q6_K to Q8_0.
+// (from the first) and the output matrix in Q6_K, the token embedding
+// quantised too (in the base format; tied, as the output). As
+// llama-quantize does, a K format on rows that are not whole super-blocks
+// (a width not a multiple of 256) falls back to a format of 32-value
+// blocks: Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0.
 struct gguf_matrices {
   std::optional<quant_format> format;
   bool k_mix = false;
@@ -39,7 +40,7 @@ struct gguf_matrices {
 
 // Writes `metadata` (which may hold the tokenizer's keys) plus the model's
 // keys and tensors to `path`. Matrices go out as `matrices` says; norms and
-// biases as fp32; the embedding as fp32 too.
+// biases as fp32; the embedding as fp32 but in the mixes.
 // The keys of a byte-level BPE tokenizer (GGUF's "gpt2" model): every
 // token with its type (added special tokens control, other added tokens
 // user-defined), the merges, the pre-tokenizer's name (llama-bpe, qwen2 or
