@@ -4,6 +4,7 @@
 #include "cluster/worker_actor.hpp"
 #include "model/config.hpp"
 #include "model/model_folder.hpp"
+#include "model/shared_tokenizer.hpp"
 #include "model/sampling_defaults.hpp"
 #include "base/resident_memory.hpp"
 #include "model/tiny/tiny_model.hpp"
@@ -157,16 +158,16 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
       return 1;
     }
     front->chat = *chat;
-    // /tokenize and /detokenize. NOTE: a second copy of the tokenizer the
-    // runtime loaded (tens of MB for a 128k vocabulary).
-    auto tok = model::load_model_tokenizer(model_dir);
+    // /tokenize and /detokenize: the runtime's tokenizer (or the front's
+    // over workers), shared.
+    auto tok = model::shared_tokenizer(model_dir);
     auto config = model::load_model_config(model_dir);
     if (!tok || !config) {
       std::cerr << "kvactor-serve: " << (tok ? config.error() : tok.error()).message << "\n";
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
       return 1;
     }
-    front->tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+    front->tokenizer = *tok;
     front->max_model_len =
       cfg.max_model_len > 0 ? cfg.max_model_len : config->max_position_embeddings;
   }
@@ -324,15 +325,16 @@ int serve_front(caf::actor_system& sys, const serve_config& cfg) {
   if (model_dir.empty())
     return 1;
   // NOTE: the front tokenizes; the workers hold the weights (a folder's
-  // tokenizer.json, or the tokenizer in a GGUF file's metadata).
-  auto tok = model::load_model_tokenizer(model_dir);
+  // tokenizer.json, or the tokenizer in a GGUF file's metadata), shared
+  // with the HTTP front's /tokenize.
+  auto tok = model::shared_tokenizer(model_dir);
   if (!tok) {
     std::cerr << "kvactor-serve: " << tok.error().message << "\n";
     return 1;
   }
   cluster::front_options options;
   options.workers = *workers;
-  options.tokenizer = std::make_shared<const model::tokenizer>(std::move(*tok));
+  options.tokenizer = *tok;
   options.tls = cfg.tls();
   options.resubmit = cfg.resubmit_lost;
   options.log = [](const std::string& line) {

@@ -8,6 +8,7 @@
 #include "actors/runner/precision.hpp"
 #include "kvactor/kvactor.hpp"
 #include "model/model_folder.hpp"
+#include "model/shared_tokenizer.hpp"
 
 #include <limits>
 #include <optional>
@@ -110,7 +111,8 @@ caf::expected<runtime_actor> spawn_runtime(caf::actor_system& sys, const engine_
     return make_error(errc::device_unusable, config.model_dir + ": " + runner.error().message);
 
   request_context requests;
-  requests.tokenizer = std::make_shared<const model::tokenizer>(std::move(loaded->tok));
+  // NOTE: shared, so that the HTTP front's /tokenize uses this copy too.
+  requests.tokenizer = model::share_tokenizer(config.model_dir, std::move(loaded->tok));
   requests.limits.vocab_size = static_cast<int32_t>(mc.vocab_size);
   if (config.batching == batching_mode::continuous) {
     requests.constraints = std::make_shared<constraint_compiler>(model::vocabulary_of(
