@@ -47,6 +47,24 @@ inline constexpr int32_t block_size = 16;
 
 // One small model per style and shape, written once per test binary;
 // matrices in fp32 (the default) or kept in bf16 as on disk.
+// The tiny test models' shapes.
+inline tiny::tiny_options tiny_options_of(architecture arch, tiny_shape shape) {
+  const bool wide = shape == tiny_shape::wide;
+  tiny::tiny_options o;
+  o.arch = arch;
+  o.hidden_size = wide ? 256 : 128;
+  o.num_layers = 2;
+  o.num_heads = 4;
+  o.num_kv_heads = 2;
+  o.head_dim = 64; // q_size 256 != hidden: head_dim is its own key
+  o.intermediate_size = wide ? 512 : 192;
+  o.vocab_size = 512;
+  o.max_context = 512;
+  o.seed = 7;
+  o.tie_embeddings = arch != architecture::llama; // as small Qwen2.5 and Qwen3 checkpoints are
+  return o;
+}
+
 inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype::f32,
                                       tiny_shape shape = tiny_shape::small) {
   const std::pair key{arch, shape};
@@ -67,20 +85,7 @@ inline const loaded_model& tiny_model(architecture arch, dtype matrices = dtype:
   auto& slot = cache[key];
   if (!slot.second) {
     slot.first = std::make_unique<test_support::temp_dir>();
-    const bool wide = shape == tiny_shape::wide;
-    tiny::tiny_options o;
-    o.arch = arch;
-    o.hidden_size = wide ? 256 : 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = 64; // q_size 256 != hidden: head_dim is its own key
-    o.intermediate_size = wide ? 512 : 192;
-    o.vocab_size = 512;
-    o.max_context = 512;
-    o.seed = 7;
-    o.tie_embeddings = arch != architecture::llama; // as small Qwen2.5 and Qwen3 checkpoints are
-    const status s = tiny::write_model(slot.first->path(), o);
+    const status s = tiny::write_model(slot.first->path(), tiny_options_of(arch, shape));
     KVACTOR_ASSERT(s, "writing the tiny model failed");
     auto m = load_model_folder(slot.first->path(), dtype::f32);
     KVACTOR_ASSERT(m.has_value(), "loading the tiny model failed");

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "model/model_folder.hpp"
-#include "model/tiny/tiny_model.hpp"
+#include "model/tiny/tiny_tokenizer.hpp"
 #include "tests/model/temp_dir.hpp"
 
 namespace kvactor::model {
@@ -16,21 +16,18 @@ namespace {
 using ::testing::HasSubstr;
 using test_support::temp_dir;
 
-tiny::tiny_options small() {
+// A model folder holding only a tokenizer.json: the tiny tokenizer of
+// `vocab` ids.
+void write_tokenizer(const temp_dir& dir, int64_t vocab) {
   tiny::tiny_options o;
-  o.hidden_size = 32;
-  o.num_layers = 1;
-  o.num_heads = 4;
-  o.num_kv_heads = 2;
-  o.head_dim = 8;
-  o.intermediate_size = 64;
-  o.vocab_size = 400;
-  return o;
+  o.vocab_size = vocab;
+  test_support::write_file(dir.path() / "tokenizer.json",
+                           write_tokenizer_json(tiny::make_tokenizer_spec(o)));
 }
 
 TEST(shared_tokenizer, the_runtimes_copy_serves_every_later_caller) {
   temp_dir dir;
-  ASSERT_TRUE(tiny::write_model(dir.path(), small()));
+  write_tokenizer(dir, 400);
   auto loaded = load_model_tokenizer(dir.path());
   ASSERT_TRUE(loaded) << loaded.error().message;
   const std::vector<token_id> want = loaded->encode("hello world");
@@ -47,10 +44,8 @@ TEST(shared_tokenizer, the_runtimes_copy_serves_every_later_caller) {
 
 TEST(shared_tokenizer, loads_anew_once_no_one_holds_it_and_tells_models_apart) {
   temp_dir a, b;
-  ASSERT_TRUE(tiny::write_model(a.path(), small()));
-  tiny::tiny_options other = small();
-  other.vocab_size = 500;
-  ASSERT_TRUE(tiny::write_model(b.path(), other));
+  write_tokenizer(a, 400);
+  write_tokenizer(b, 500);
   auto first = shared_tokenizer(a.path());
   ASSERT_TRUE(first) << first.error().message;
   auto second = shared_tokenizer(b.path());

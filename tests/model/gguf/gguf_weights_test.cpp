@@ -208,16 +208,7 @@ TEST(gguf_weights, k_mix_files_of_narrow_rows_hold_32_value_blocks) {
 // prompt's positions past it, where the scaling turns every angle.
 TEST(gguf_weights, llama3_rope_scaling_travels_as_frequency_divisors) {
   const auto load = [](const temp_dir& dir, struct rope_scaling rs) {
-    tiny::tiny_options o;
-    o.hidden_size = 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = 64;
-    o.intermediate_size = 192;
-    o.vocab_size = 512;
-    o.max_context = 512;
-    o.seed = 7;
+    tiny::tiny_options o = tiny_options_of(architecture::llama, tiny_shape::small);
     o.rope_scaling = rs;
     KVACTOR_ASSERT(tiny::write_model(dir.path(), o), "writing the tiny model failed");
     auto m = load_model_folder(dir.path(), dtype::f32);
