@@ -15,25 +15,22 @@
 //   KVACTOR_TILE_DPBSUD(c, a, b)         (the intrinsics' meanings; t literal)
 //   float half_to_float(uint16_t bits)
 // NOTE: no std:: or other inline library code (see linear_avx512.cpp);
-// everything here but the product_* entry points has internal linkage.
+// everything here but the table `products` has internal linkage.
 
 namespace {
 
 constexpr int64_t lanes = 16;
 
-enum class fmt { q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k };
+using fmt = quant_format;
 
 template <fmt F>
-constexpr bool k_format = F == fmt::q4_k || F == fmt::q5_k || F == fmt::q6_k;
+constexpr bool k_format = is_k_format(F);
 // Bits of a stored integer (quant_isa.hpp), and whether the format has
 // mins (Q4_1, Q5_1 one a block; Q4_K, Q5_K one a sub-block).
 template <fmt F>
-constexpr int bits = F == fmt::q8_0                                        ? 8
-                     : F == fmt::q4_0 || F == fmt::q4_1 || F == fmt::q4_k ? 4
-                     : F == fmt::q6_k                                     ? 6
-                                                                          : 5;
+constexpr int bits = quant_bits(F);
 template <fmt F>
-constexpr bool has_mins = F == fmt::q4_1 || F == fmt::q5_1 || F == fmt::q4_k || F == fmt::q5_k;
+constexpr bool has_mins = has_block_min(F) || F == fmt::q4_k || F == fmt::q5_k;
 // Columns of one tile product (a unit), of a block of x, and units per block.
 template <fmt F>
 constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
@@ -365,42 +362,4 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 
 } // namespace
 
-void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q8_0>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q4_0>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q4_1>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q5_0>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q5_1>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q4_k>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q5_k>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<fmt::q6_k>(x, m, w, n, y, ldy, accumulate);
-}
+const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(product);

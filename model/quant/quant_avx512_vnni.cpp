@@ -338,46 +338,19 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   sweep<F, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 
+// The entry of format F: Q4_K and Q5_K with their prefill tiles.
+template <quant_format F>
+void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                int64_t ldy, bool accumulate) {
+  constexpr int bits = quant_bits(F);
+  if constexpr (is_k_format(F))
+    product<super_blocks<bits>>(x, m, w, n, y, ldy, accumulate, bits != 6);
+  else
+    product<blocks_of_32<bits, has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+}
+
 } // namespace
 
-void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<8>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<4, true>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<5, true>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<4>>(x, m, w, n, y, ldy, accumulate, true);
-}
-
-void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<5>>(x, m, w, n, y, ldy, accumulate, true);
-}
-
-void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<6>>(x, m, w, n, y, ldy, accumulate);
-}
+const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(product_of);
 
 } // namespace kvactor::model::layers::avx512_vnni

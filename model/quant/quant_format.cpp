@@ -180,26 +180,6 @@ std::span<const quant_format> all_quant_formats() {
 
 int64_t quant_block_values(quant_format f) { return is_k_format(f) ? super : block; }
 
-bool is_k_format(quant_format f) {
-  return f == quant_format::q4_k || f == quant_format::q5_k || f == quant_format::q6_k;
-}
-
-int quant_bits(quant_format f) {
-  switch (f) {
-  case quant_format::q8_0: return 8;
-  case quant_format::q4_0:
-  case quant_format::q4_1:
-  case quant_format::q4_k: return 4;
-  case quant_format::q5_0:
-  case quant_format::q5_1:
-  case quant_format::q5_k: return 5;
-  case quant_format::q6_k: return 6;
-  }
-  return 0;
-}
-
-bool has_block_min(quant_format f) { return f == quant_format::q4_1 || f == quant_format::q5_1; }
-
 int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 : 32; }
 
 std::string_view quant_name(quant_format f) {

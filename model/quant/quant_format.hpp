@@ -53,13 +53,33 @@ std::span<const quant_format> all_quant_formats();
 
 // Values per block: 32, or 256 for the K formats.
 int64_t quant_block_values(quant_format f);
-bool is_k_format(quant_format f);
+
+// The traits the kernels are templated on (compile-time there). `static`:
+// each translation unit its own copy (see linear_avx512.cpp on inline code
+// built with other flags).
+static constexpr bool is_k_format(quant_format f) {
+  return f == quant_format::q4_k || f == quant_format::q5_k || f == quant_format::q6_k;
+}
 
 // Bits of a value's stored integer: 8, 4, 4, 5, 5, 4, 5, 6 in the order above.
-int quant_bits(quant_format f);
+static constexpr int quant_bits(quant_format f) {
+  switch (f) {
+  case quant_format::q8_0: return 8;
+  case quant_format::q4_0:
+  case quant_format::q4_1:
+  case quant_format::q4_k: return 4;
+  case quant_format::q5_0:
+  case quant_format::q5_1:
+  case quant_format::q5_k: return 5;
+  case quant_format::q6_k: return 6;
+  }
+  return 0;
+}
 
 // Whether a block of 32 has a min (Q4_1, Q5_1).
-bool has_block_min(quant_format f);
+static constexpr bool has_block_min(quant_format f) {
+  return f == quant_format::q4_1 || f == quant_format::q5_1;
+}
 
 // "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k".
 std::string_view quant_name(quant_format f);

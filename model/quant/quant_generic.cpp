@@ -109,46 +109,18 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
   });
 }
 
+// The entry of format F.
+template <quant_format F>
+void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                int64_t ldy, bool accumulate) {
+  if constexpr (is_k_format(F))
+    product_k<quant_bits(F)>(x, m, w, n, y, ldy, accumulate);
+  else
+    product<quant_bits(F), has_block_min(F)>(x, m, w, n, y, ldy, accumulate);
+}
+
 } // namespace
 
-void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<8, false>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<4, false>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<4, true>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<5, false>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<5, true>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product_k<4>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product_k<5>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product_k<6>(x, m, w, n, y, ldy, accumulate);
-}
+const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(product_of);
 
 } // namespace kvactor::model::layers::quant_generic

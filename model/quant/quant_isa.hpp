@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "model/quant/quant_format.hpp"
+
 namespace kvactor::model::layers {
 
 // Formats are told apart here by the bits of their stored integers: 8
@@ -97,60 +99,42 @@ struct quant_rows_view {
   int64_t blocks;
 };
 
-#define KVACTOR_QUANT_PRODUCTS                                                                     \
-  void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);                                                 \
-  void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,    \
-                    int64_t ldy, bool accumulate);
-
-// Requires AMX-TILE, AMX-INT8, AVX-512 F, BW, VL and F16C, and the OS's
-// permission for tile data.
-namespace amx_int8 {
-KVACTOR_QUANT_PRODUCTS
-}
-// Requires AVX-512 F, BW, VL and VNNI.
-namespace avx512_vnni {
-KVACTOR_QUANT_PRODUCTS
-}
-// Requires AVX2, F16C and AVX-VNNI.
-namespace avx_vnni {
-KVACTOR_QUANT_PRODUCTS
-}
-// Requires AVX2, F16C and FMA.
-namespace avx2 {
-KVACTOR_QUANT_PRODUCTS
-}
-// Any x86-64 CPU.
-namespace quant_generic {
-KVACTOR_QUANT_PRODUCTS
-}
-
-#undef KVACTOR_QUANT_PRODUCTS
-
-// A kernel's products, one per format, as the namespaces above declare them.
+// A kernel's products, one per format (quant_format's order).
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
 struct quant_products {
   quant_product_fn q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 };
-// The table of the kernel in namespace `ns`.
-#define KVACTOR_QUANT_PRODUCTS_OF(ns)                                                              \
+// The table of a kernel's function template `fn<quant_format>`.
+#define KVACTOR_QUANT_PRODUCTS_OF(fn)                                                              \
   quant_products {                                                                                 \
-    ns::product_q8_0, ns::product_q4_0, ns::product_q4_1, ns::product_q5_0, ns::product_q5_1,      \
-      ns::product_q4_k, ns::product_q5_k, ns::product_q6_k                                         \
+    fn<quant_format::q8_0>, fn<quant_format::q4_0>, fn<quant_format::q4_1>,                        \
+      fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q4_k>,                      \
+      fn<quant_format::q5_k>, fn<quant_format::q6_k>                                               \
   }
+
+// Each kernel's table, defined in its translation unit.
+// Requires AMX-TILE, AMX-INT8, AVX-512 F, BW, VL and F16C, and the OS's
+// permission for tile data.
+namespace amx_int8 {
+extern const quant_products products;
+}
+// Requires AVX-512 F, BW, VL and VNNI.
+namespace avx512_vnni {
+extern const quant_products products;
+}
+// Requires AVX2, F16C and AVX-VNNI.
+namespace avx_vnni {
+extern const quant_products products;
+}
+// Requires AVX2, F16C and FMA.
+namespace avx2 {
+extern const quant_products products;
+}
+// Any x86-64 CPU.
+namespace quant_generic {
+extern const quant_products products;
+}
 
 // This thread's scratch of at least `bytes`, 64-byte aligned; its contents
 // last until the thread's next call.

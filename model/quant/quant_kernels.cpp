@@ -132,19 +132,14 @@ uint8_t* quant_scratch(int64_t bytes) {
 namespace {
 
 const quant_products& products_of(quant_isa isa) {
-  static const quant_products amx = KVACTOR_QUANT_PRODUCTS_OF(amx_int8);
-  static const quant_products avx512 = KVACTOR_QUANT_PRODUCTS_OF(avx512_vnni);
-  static const quant_products avx = KVACTOR_QUANT_PRODUCTS_OF(avx_vnni);
-  static const quant_products avx2_products = KVACTOR_QUANT_PRODUCTS_OF(avx2);
-  static const quant_products generic = KVACTOR_QUANT_PRODUCTS_OF(quant_generic);
   switch (isa) {
-  case quant_isa::amx_int8: return amx;
-  case quant_isa::avx512_vnni: return avx512;
-  case quant_isa::avx_vnni: return avx;
-  case quant_isa::avx2: return avx2_products;
-  case quant_isa::generic: return generic;
+  case quant_isa::amx_int8: return amx_int8::products;
+  case quant_isa::avx512_vnni: return avx512_vnni::products;
+  case quant_isa::avx_vnni: return avx_vnni::products;
+  case quant_isa::avx2: return avx2::products;
+  case quant_isa::generic: return quant_generic::products;
   }
-  return generic;
+  return quant_generic::products;
 }
 
 } // namespace

@@ -239,44 +239,17 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   }
 }
 
+// The entry of format F.
+template <quant_format F>
+void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
+                int64_t ldy, bool accumulate) {
+  constexpr int bits = quant_bits(F);
+  if constexpr (is_k_format(F))
+    product<super_blocks<bits>>(x, m, w, n, y, ldy, accumulate);
+  else
+    product<blocks_of_32<bits, has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+}
+
 } // namespace
 
-void product_q8_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<8>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<4>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<4, true>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_0(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<5>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_1(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<blocks_of_32<5, true>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q4_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<4>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q5_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<5>>(x, m, w, n, y, ldy, accumulate);
-}
-
-void product_q6_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-                  int64_t ldy, bool accumulate) {
-  product<super_blocks<6>>(x, m, w, n, y, ldy, accumulate);
-}
+const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(product_of);

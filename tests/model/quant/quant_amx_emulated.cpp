@@ -22,9 +22,6 @@ float half_to_float(uint16_t bits) { return f16_to_f32(bits); }
 
 } // namespace amx_int8_emulated
 
-const quant_products& emulated_amx_products() {
-  static const quant_products products = KVACTOR_QUANT_PRODUCTS_OF(amx_int8_emulated);
-  return products;
-}
+const quant_products& emulated_amx_products() { return amx_int8_emulated::products; }
 
 } // namespace kvactor::model::layers
