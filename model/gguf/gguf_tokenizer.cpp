@@ -192,8 +192,12 @@ status sentencepiece(const gguf_file& f, const vocabulary& v, tokenizer_spec& sp
   return {};
 }
 
-// Byte-level BPE with the stored merges and the split regex `pre` names.
-status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec) {
+// Byte-level BPE with the stored merges and the split regex `pre` names;
+// `bos_by_default`: whether the model's own tokenizer.json prepends BOS (Llama
+// 3's and Mistral Nemo's do), for files without tokenizer.ggml.add_bos_token
+// (llama.cpp reads them so too).
+status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec,
+                  bool& bos_by_default) {
   auto merges = f.string_array(merges_key);
   if (!merges) return merges.error();
   spec.merges.reserve(merges->size());
@@ -223,6 +227,7 @@ status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec)
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3" || pre == "falcon3") {
     spec.splits = {split_pattern::llama3};
     spec.bpe.ignore_merges = true; // as Llama 3's tokenizer.json says
+    bos_by_default = true;
   } else if (pre == "qwen2") {
     spec.splits = {split_pattern::qwen2};
     // NOTE: Qwen2's tokenizer.json normalizes to NFC first; llama.cpp does
@@ -242,6 +247,7 @@ status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec)
     KVACTOR_ASSERT(r.has_value(), "the Tekken split compiles");
     spec.splits = {std::move(*r)};
     spec.bpe.ignore_merges = true;
+    bos_by_default = true;
   } else if (pre == "gpt-2" || pre == "default") {
     spec.splits = {split_pattern::gpt2};
   } else {
@@ -265,8 +271,10 @@ result<tokenizer_spec> gguf_tokenizer_spec(const gguf_file& f) {
   tokenizer_spec spec;
   add_tokens(*v, spec);
   const bool spm = *model == "llama";
-  if (auto ok = spm ? sentencepiece(f, *v, spec) : byte_level(f, *v, spec); !ok) return ok.error();
-  if (auto ok = add_post_processor(f, *v, /*bos_by_default=*/spm, spec); !ok) return ok.error();
+  bool bos_by_default = spm;
+  if (auto ok = spm ? sentencepiece(f, *v, spec) : byte_level(f, *v, spec, bos_by_default); !ok)
+    return ok.error();
+  if (auto ok = add_post_processor(f, *v, bos_by_default, spec); !ok) return ok.error();
   return spec;
 }
 

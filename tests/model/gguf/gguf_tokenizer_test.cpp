@@ -163,7 +163,8 @@ TEST(gguf_tokenizer, byte_level_by_pre_tokenizer) {
   EXPECT_TRUE(spec->bpe.ignore_merges); // Llama 3's
   EXPECT_EQ(spec->splits.size(), 1u);
   EXPECT_EQ(std::get<split_pattern>(spec->splits[0]), split_pattern::llama3);
-  EXPECT_TRUE(spec->prefix_ids.empty()); // add_bos_token defaults to false
+  // Without add_bos_token, BOS as Llama 3's tokenizer.json prepends it.
+  EXPECT_EQ(spec->prefix_ids, (std::vector<token_id>{test_support::id_eot}));
   EXPECT_TRUE(spec->decoder.empty());    // ByteLevel
   EXPECT_TRUE(spec->normalizer.empty());
   const struct {
@@ -185,7 +186,14 @@ TEST(gguf_tokenizer, byte_level_by_pre_tokenizer) {
     EXPECT_EQ(std::get<split_pattern>(s->splits.at(0)), c.p) << c.pre;
     EXPECT_EQ(s->normalizer.size(), c.nfc ? 1u : 0u) << c.pre;
     EXPECT_EQ(s->bpe.ignore_merges, c.p == split_pattern::llama3) << c.pre;
+    EXPECT_EQ(s->prefix_ids.size(), c.p == split_pattern::llama3 ? 1u : 0u) << c.pre;
   }
+  m.set("tokenizer.ggml.add_bos_token", gguf_encoded::boolean(false)); // the key decides
+  m.set("tokenizer.ggml.pre", gguf_encoded::string("llama-bpe"));
+  auto no_bos = spec_of(dir, m);
+  ASSERT_TRUE(no_bos) << no_bos.error().message;
+  EXPECT_TRUE(no_bos->prefix_ids.empty());
+  m.erase("tokenizer.ggml.add_bos_token");
   m.erase("tokenizer.ggml.pre"); // older files: "default"
   auto s = spec_of(dir, m);
   ASSERT_TRUE(s) << s.error().message;
@@ -226,6 +234,7 @@ TEST(gguf_tokenizer, byte_level_splits_of_smollm_and_tekken) {
     ASSERT_TRUE(s) << c.pre << ": " << s.error().message;
     EXPECT_EQ(pieces(*s, "HelloWorld 123's"), c.want) << c.pre;
     EXPECT_EQ(s->bpe.ignore_merges, std::string_view(c.pre) == "tekken") << c.pre;
+    EXPECT_EQ(s->prefix_ids.size(), std::string_view(c.pre) == "tekken" ? 1u : 0u) << c.pre;
   }
 }
 
