@@ -1,5 +1,6 @@
 #include "model/weights.hpp"
 
+#include <algorithm>
 #include <new>
 
 #include "model/gguf/gguf_file.hpp"
@@ -63,9 +64,27 @@ std::byte* model_weights::own(std::size_t bytes) {
   buffer buf(static_cast<std::byte*>(
     ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
   std::byte* p = buf.get();
-  owned_.push_back(std::move(buf));
+  owned_.push_back({std::move(buf), bytes});
   num_owned_bytes_ += bytes;
   return p;
+}
+
+void model_weights::release_packed_matrices() {
+  std::vector<weight_view*> matrices{&lm_head_};
+  for (layer_weights& l : layers_)
+    for (weight_view* v :
+         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+      matrices.push_back(v);
+  for (weight_view* v : matrices) {
+    if (v->data == embed_tokens_.data) continue; // tied
+    const auto owner = std::find_if(owned_.begin(), owned_.end(),
+                                    [&](const owned_buffer& o) { return o.bytes.get() == v->data; });
+    if (owner != owned_.end()) {
+      num_owned_bytes_ -= owner->size;
+      owned_.erase(owner);
+    }
+    v->data = nullptr;
+  }
 }
 
 std::optional<quant_format> model_weights::quantized_format() const {

@@ -112,12 +112,23 @@ public:
   void drop_mapped_pages() const;
   // Bytes converted into memory owned here (0 when everything is mapped).
   std::size_t num_owned_bytes() const { return num_owned_bytes_; }
+  // For a pass that has packed every matrix into memory of its own (the
+  // CPU pass): frees what is owned here for the projections and the LM
+  // head alone (Llama's q and k rows reordered from a GGUF file, matrices
+  // converted at load) and empties those views (data null), so that they
+  // are not resident twice. The embedding (its rows are looked up, and it
+  // is the head where the two are tied), norms and biases stay.
+  void release_packed_matrices();
 
 private:
   struct aligned_free {
     void operator()(std::byte* p) const;
   };
   using buffer = std::unique_ptr<std::byte[], aligned_free>;
+  struct owned_buffer {
+    buffer bytes;
+    std::size_t size = 0;
+  };
 
   model_weights() = default;
   result<weight_view> take(std::string_view name, std::vector<int64_t> expected,
@@ -131,7 +142,7 @@ private:
 
   safetensors_set files_;
   std::shared_ptr<const gguf_file> gguf_;
-  std::vector<buffer> owned_;
+  std::vector<owned_buffer> owned_;
   std::size_t num_owned_bytes_ = 0;
   dtype matrix_dtype_ = dtype::f32;
   weight_view embed_tokens_;

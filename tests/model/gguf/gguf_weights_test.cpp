@@ -233,6 +233,40 @@ TEST(gguf_weights, llama3_rope_scaling_travels_as_frequency_divisors) {
   EXPECT_GT(unscaled, 100 * from_file + 1e-3);
 }
 
+// Llama's q and k rows come back reordered into memory the weights own;
+// once a CPU pass has packed them, releasing frees that memory and empties
+// the matrices, while the embedding (and the head tied to it), the norms
+// and the pass itself go on as before.
+TEST(gguf_weights, releasing_packed_matrices_frees_the_reordered_rows) {
+  for (architecture arch : {architecture::llama, architecture::qwen3}) {
+    const loaded_model& m = tiny_model(arch);
+    temp_dir dir;
+    gguf_model g = export_and_load(m, gguf_matrices(quant_format::q8_0), dir.path() / "m.gguf");
+    model_weights& w = g.loaded->weights;
+    const layer_weights& l0 = w.layers()[0];
+    // Llama's q and k of every layer (Qwen's rows are not reordered).
+    const std::size_t reordered =
+      arch == architecture::llama
+        ? quant_row_bytes(quant_format::q8_0, m.config.hidden_size) *
+            static_cast<std::size_t>((m.config.q_size() + m.config.kv_size()) *
+                                     m.config.num_hidden_layers)
+        : 0;
+    EXPECT_EQ(w.num_owned_bytes(), reordered);
+    harness packed(*g.loaded);
+    paged_seq a{prompt(21, 3), {}, 0};
+    const std::vector<float> before = packed.step({{&a, 21}});
+    w.release_packed_matrices();
+    EXPECT_EQ(w.num_owned_bytes(), 0u);
+    EXPECT_EQ(l0.q_proj.data, nullptr);
+    EXPECT_EQ(l0.down_proj.data, nullptr);
+    EXPECT_NE(w.embed_tokens().data, nullptr);
+    EXPECT_NE(l0.input_layernorm.data, nullptr);
+    EXPECT_EQ(w.lm_head().data == nullptr, !m.config.tie_word_embeddings);
+    paged_seq b{prompt(21, 3), {}, 0};
+    EXPECT_EQ(packed.step({{&b, 21}}), before) << "the packed pass reads no released matrix";
+  }
+}
+
 // A file that disagrees with the config it is loaded under.
 TEST(gguf_weights, refusals_name_the_tensor) {
   const loaded_model& m = tiny_model(architecture::llama);
