@@ -77,8 +77,9 @@ void model_weights::release_packed_matrices() {
       matrices.push_back(v);
   for (weight_view* v : matrices) {
     if (v->data == embed_tokens_.data) continue; // tied
-    const auto owner = std::find_if(owned_.begin(), owned_.end(),
-                                    [&](const owned_buffer& o) { return o.bytes.get() == v->data; });
+    const auto owner = std::find_if(owned_.begin(), owned_.end(), [&](const owned_buffer& o) {
+      return o.bytes.get() == v->data;
+    });
     if (owner != owned_.end()) {
       num_owned_bytes_ -= owner->size;
       owned_.erase(owner);
