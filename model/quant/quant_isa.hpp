@@ -99,18 +99,22 @@ struct quant_rows_view {
   int64_t blocks;
 };
 
-// A kernel's products, one per format (quant_format's order).
+// A kernel's products, indexed by quant_format.
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
+static_assert(static_cast<int>(quant_format::q6_k) == 7,
+              "KVACTOR_QUANT_PRODUCTS_OF lists every format");
 struct quant_products {
-  quant_product_fn q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+  quant_product_fn of[8];
 };
 // The table of a kernel's function template `fn<quant_format>`.
 #define KVACTOR_QUANT_PRODUCTS_OF(fn)                                                              \
   quant_products {                                                                                 \
-    fn<quant_format::q8_0>, fn<quant_format::q4_0>, fn<quant_format::q4_1>,                        \
-      fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q4_k>,                      \
-      fn<quant_format::q5_k>, fn<quant_format::q6_k>                                               \
+    {                                                                                              \
+      fn<quant_format::q8_0>, fn<quant_format::q4_0>, fn<quant_format::q4_1>,                      \
+        fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q4_k>,                    \
+        fn<quant_format::q5_k>, fn<quant_format::q6_k>                                             \
+    }                                                                                              \
   }
 
 // Each kernel's table, defined in its translation unit.

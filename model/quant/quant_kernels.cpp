@@ -167,17 +167,7 @@ void quant_product_through(const quant_products& kernel, const quantized_rows& x
   const quant_rows_view xv{x.q.data(), x.d.data(), x.sum.data(), x.blocks};
   const uint8_t* wg = w.groups(first_group);
   float* yg = y + first_group * rows;
-  quant_product_fn product = nullptr;
-  switch (w.format()) {
-  case quant_format::q8_0: product = kernel.q8_0; break;
-  case quant_format::q4_0: product = kernel.q4_0; break;
-  case quant_format::q4_1: product = kernel.q4_1; break;
-  case quant_format::q5_0: product = kernel.q5_0; break;
-  case quant_format::q5_1: product = kernel.q5_1; break;
-  case quant_format::q4_k: product = kernel.q4_k; break;
-  case quant_format::q5_k: product = kernel.q5_k; break;
-  case quant_format::q6_k: product = kernel.q6_k; break;
-  }
+  const quant_product_fn product = kernel.of[static_cast<std::size_t>(w.format())];
   product(xv, m, wg, n, yg, ldy, accumulate);
 }
 
