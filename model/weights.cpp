@@ -1,6 +1,7 @@
 #include "model/weights.hpp"
 
 #include <algorithm>
+#include <array>
 #include <new>
 
 #include "model/gguf/gguf_file.hpp"
@@ -19,6 +20,13 @@ std::string shape_string(std::span<const int64_t> shape) {
     s += std::to_string(shape[i]);
   }
   return s + "]";
+}
+
+// A layer's projection matrices (const or not, as the layer is).
+template <class Layer>
+auto projections(Layer& l) {
+  return std::array{&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj,
+                    &l.down_proj};
 }
 
 } // namespace
@@ -65,25 +73,25 @@ std::byte* model_weights::own(std::size_t bytes) {
     ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{buffer_alignment})));
   std::byte* p = buf.get();
   owned_.push_back({std::move(buf), bytes});
-  num_owned_bytes_ += bytes;
   return p;
+}
+
+std::size_t model_weights::num_owned_bytes() const {
+  std::size_t n = 0;
+  for (const owned_buffer& o : owned_) n += o.size;
+  return n;
 }
 
 void model_weights::release_packed_matrices() {
   std::vector<weight_view*> matrices{&lm_head_};
   for (layer_weights& l : layers_)
-    for (weight_view* v :
-         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-      matrices.push_back(v);
+    for (weight_view* v : projections(l)) matrices.push_back(v);
   for (weight_view* v : matrices) {
     if (v->data == embed_tokens_.data) continue; // tied
     const auto owner = std::find_if(owned_.begin(), owned_.end(), [&](const owned_buffer& o) {
       return o.bytes.get() == v->data;
     });
-    if (owner != owned_.end()) {
-      num_owned_bytes_ -= owner->size;
-      owned_.erase(owner);
-    }
+    if (owner != owned_.end()) owned_.erase(owner);
     v->data = nullptr;
   }
 }
@@ -92,8 +100,7 @@ std::optional<quant_format> model_weights::quantized_format() const {
   for (const weight_view* v : {&embed_tokens_, &lm_head_})
     if (v->quant) return v->quant;
   for (const layer_weights& l : layers_)
-    for (const weight_view* v :
-         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+    for (const weight_view* v : projections(l))
       if (v->quant) return v->quant;
   return std::nullopt;
 }

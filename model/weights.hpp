@@ -111,7 +111,7 @@ public:
   // again), so that they are not resident twice.
   void drop_mapped_pages() const;
   // Bytes converted into memory owned here (0 when everything is mapped).
-  std::size_t num_owned_bytes() const { return num_owned_bytes_; }
+  std::size_t num_owned_bytes() const;
   // For a pass that has packed every matrix into memory of its own (the
   // CPU pass): frees what is owned here for the projections and the LM
   // head alone (Llama's q and k rows reordered from a GGUF file, matrices
@@ -143,7 +143,6 @@ private:
   safetensors_set files_;
   std::shared_ptr<const gguf_file> gguf_;
   std::vector<owned_buffer> owned_;
-  std::size_t num_owned_bytes_ = 0;
   dtype matrix_dtype_ = dtype::f32;
   weight_view embed_tokens_;
   std::vector<layer_weights> layers_;
