@@ -16,7 +16,7 @@ result<int64_t> parse_int(std::string_view key, std::string_view v) {
   return n;
 }
 
-// "linear:F" or "llama3:N".
+// "linear:F" or "llama3:N" (validate() checks that F and N are positive).
 result<rope_scaling> parse_rope_scaling(std::string_view v) {
   const auto colon = v.find(':');
   const std::string_view kind = v.substr(0, colon);
@@ -25,15 +25,14 @@ result<rope_scaling> parse_rope_scaling(std::string_view v) {
   if (kind == "linear") {
     char* end = nullptr;
     rs.factor = std::strtod(number.c_str(), &end);
-    if (number.empty() || *end != '\0' || !(rs.factor > 0))
-      return error_in("--rope-scaling", "linear:F needs a positive factor F");
+    if (number.empty() || *end != '\0')
+      return error_in("--rope-scaling", "linear:F needs a number F");
     rs.type = rope_scaling::kind::linear;
     return rs;
   }
   if (kind == "llama3") {
     auto n = parse_int("rope-scaling", number);
-    if (!n || *n <= 0)
-      return error_in("--rope-scaling", "llama3:N needs a positive original context N");
+    if (!n) return n.error();
     rs.type = rope_scaling::kind::llama3;
     rs.factor = 8;
     rs.low_freq_factor = 1;
