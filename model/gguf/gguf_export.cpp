@@ -118,9 +118,12 @@ std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t l
                      (layer % 2 == 0 && (tensor == "attn_v.weight" || tensor == "ffn_down.weight"));
   const std::optional<quant_format> f = k_mix && wider ? quant_format::q6_k : format;
   if (f && is_k_format(*f) && cols % quant_block_values(*f) != 0)
-    return *f == quant_format::q6_k   ? quant_format::q8_0
-           : *f == quant_format::q5_k ? quant_format::q5_1
-                                      : quant_format::q5_0;
+    switch (*f) {
+    case quant_format::q6_k: return quant_format::q8_0;
+    case quant_format::q5_k: return quant_format::q5_1;
+    case quant_format::q4_k: return quant_format::q5_0;
+    default: return quant_format::q4_0; // Q2_K, Q3_K
+    }
   return f;
 }
 

@@ -110,6 +110,8 @@ constexpr std::pair<ggml_type, quant_format> computed_formats[] = {
   {ggml_type::q4_1, quant_format::q4_1},
   {ggml_type::q5_0, quant_format::q5_0},
   {ggml_type::q5_1, quant_format::q5_1},
+  {ggml_type::q2_k, quant_format::q2_k},
+  {ggml_type::q3_k, quant_format::q3_k},
   {ggml_type::q4_k, quant_format::q4_k},
   {ggml_type::q5_k, quant_format::q5_k},
   {ggml_type::q6_k, quant_format::q6_k}};

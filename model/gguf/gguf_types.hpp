@@ -71,8 +71,8 @@ uint32_t ggml_block_bytes(ggml_type t);
 // size or the count does not fit in 64 bits.
 std::optional<uint64_t> ggml_tensor_bytes(ggml_type t, std::span<const uint64_t> dims);
 
-// The block formats kvactor computes with, as GGUF types (Q8_0, Q4_0,
-// Q4_K, Q6_K) and back; nullopt for a type that is not one of them.
+// The block formats kvactor computes with (quant_format), as GGUF types and
+// back; nullopt for a type that is not one of them.
 ggml_type ggml_type_of(quant_format f);
 std::optional<quant_format> quant_format_of(ggml_type t);
 

@@ -26,14 +26,15 @@ using fmt = quant_format;
 template <fmt F>
 constexpr bool k_format = is_k_format(F);
 // Bits of a stored integer (quant_isa.hpp), and whether the format has
-// mins (Q4_1, Q5_1 one a block; Q4_K, Q5_K one a sub-block).
+// mins (Q4_1, Q5_1 one a block; Q2_K, Q4_K, Q5_K one a sub-block).
 template <fmt F>
 constexpr int bits = quant_bits(F);
 template <fmt F>
-constexpr bool has_mins = has_block_min(F) || F == fmt::q4_k || F == fmt::q5_k;
-// Columns of one tile product (a unit), of a block of x, and units per block.
+constexpr bool has_mins = has_block_min(F) || has_sub_min(F);
+// Columns of one tile product (a unit: a block or a sub-block), of a block
+// of x, and units per block.
 template <fmt F>
-constexpr int64_t unit_cols = F == fmt::q6_k ? 16 : 32;
+constexpr int64_t unit_cols = k_format<F> ? quant_sub_values(F) : 32;
 template <fmt F>
 constexpr int64_t block_cols = k_format<F> ? 256 : 32;
 template <fmt F>
@@ -115,16 +116,14 @@ void unpack_nibbles(const uint8_t* q, uint8_t* tile, bool fifth) {
     }
 }
 
-// A Q6_K sub-block (2 nibble vectors, 1 of top bits) to a B tile of 4 rows:
-// row r (columns 4 r .. 4 r + 3) takes its low bits as unpack_nibbles' row
-// r, its top two from bits 2 r of the top vector.
-void unpack_q6(const uint8_t* sub, uint8_t* tile) {
+// Sub-block k of 16 columns of a Q2_K, Q3_K or Q6_K super-block (its
+// integers at `ints`) to a B tile of 4 rows: row r holds columns 4 r ..
+// 4 r + 3, lane l's at 4 l.
+template <fmt F>
+void unpack_16(const uint8_t* ints, int64_t k, uint8_t* tile) {
   for (int64_t r = 0; r < 4; ++r)
-    for (int64_t t = 0; t < 64; ++t) {
-      const int low = sub[64 * (r / 2) + t] >> (4 * (r % 2)) & 15;
-      const int top = sub[128 + t] >> (2 * r) & 3;
-      tile[64 * r + t] = static_cast<uint8_t>(low | top << 4);
-    }
+    for (int64_t t = 0; t < 64; ++t)
+      tile[64 * r + t] = static_cast<uint8_t>(k_stored(bits<F>, ints, t / 4, 16 * k + 4 * r + t % 4));
 }
 
 void widen(const uint8_t* p, bool is_signed, int32_t* out) {
@@ -160,24 +159,31 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
       if constexpr (has_mins<F>) halves(meta + 32, g.dmin + lanes * b);
     }
   } else {
-    constexpr bool q6 = F == fmt::q6_k;
+    constexpr bool sub16 = unit_cols<F> == 16;
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* ints = wg + b * k_ints_bytes(bits<F>);
       const uint8_t* meta = wg + blocks * k_ints_bytes(bits<F>) + b * k_meta_bytes(bits<F>);
       halves(meta, g.d + lanes * b);
       for (int64_t s = 0; s < units_per_block<F>; ++s) {
         const int64_t u = b * units_per_block<F> + s;
-        if constexpr (q6) {
-          unpack_q6(ints + 192 * s, tiles_out + u * tile_bytes<F>);
-          widen(meta + 32 + 16 * s, true, g.scale + lanes * u);
+        const uint8_t* scales = meta + k_scales_at(bits<F>) + 16 * s;
+        if constexpr (F == fmt::q2_k) {
+          unpack_16<F>(ints, s, tiles_out + u * tile_bytes<F>);
+          for (int64_t l = 0; l < lanes; ++l) {
+            g.scale[lanes * u + l] = scales[l] & 15;
+            g.min[lanes * u + l] = scales[l] >> 4;
+          }
+        } else if constexpr (sub16) {
+          unpack_16<F>(ints, s, tiles_out + u * tile_bytes<F>);
+          widen(scales, true, g.scale + lanes * u);
         } else {
           unpack_nibbles(ints + k_sub_bytes(bits<F>) * s, tiles_out + u * tile_bytes<F>,
                          F == fmt::q5_k);
-          widen(meta + 64 + 16 * s, false, g.scale + lanes * u);
-          widen(meta + 192 + 16 * s, false, g.min + lanes * u);
+          widen(scales, false, g.scale + lanes * u);
+          widen(meta + k_mins_at + 16 * s, false, g.min + lanes * u);
         }
       }
-      if constexpr (!q6) halves(meta + 32, g.dmin + lanes * b);
+      if constexpr (has_mins<F>) halves(meta + 32, g.dmin + lanes * b);
     }
   }
   return g;
@@ -263,8 +269,8 @@ void run_pass(const pass_args& p) {
             const int64_t row = 16 * r + i, xi = (p.i0 + row) * x.blocks + b;
             i32x16 sums;
             load(sums, c[2 * r + gi][i]);
-            if constexpr (F == fmt::q6_k)
-              total[row][gi] += scale * (sums - 32 * x.sum[xi * 16 + s]);
+            if constexpr (k_format<F> && quant_offset(F) != 0)
+              total[row][gi] += scale * (sums - quant_offset(F) * x.sum[xi * 16 + s]);
             else if constexpr (k_format<F>)
               total[row][gi] += scale * sums;
             else if constexpr (has_mins<F>)
@@ -290,14 +296,17 @@ void run_pass(const pass_args& p) {
           const int64_t xi = (p.i0 + row) * x.blocks + b;
           const float dx = x.d[xi];
           const f32x16 scaled = (d * dx) * __builtin_convertvector(total[row][gi], f32x16);
-          if constexpr (F == fmt::q6_k) {
+          if constexpr (!has_mins<F>) {
             acc[row][gi] = acc[row][gi] + scaled;
           } else {
             i32x16 mins = {}; // M
-            for (int64_t s = 0; s < 8; ++s) {
+            constexpr int64_t sums_per_unit = unit_cols<F> / 16;
+            for (int64_t s = 0; s < units_per_block<F>; ++s) {
               i32x16 min;
-              load(min, g.min + lanes * (b * 8 + s));
-              mins += min * (x.sum[xi * 16 + 2 * s] + x.sum[xi * 16 + 2 * s + 1]);
+              load(min, g.min + lanes * (b * units_per_block<F> + s));
+              int32_t xs = 0;
+              for (int64_t k = 0; k < sums_per_unit; ++k) xs += x.sum[xi * 16 + sums_per_unit * s + k];
+              mins += min * xs;
             }
             acc[row][gi] =
               acc[row][gi] + (scaled - (dmin * dx) * __builtin_convertvector(mins, f32x16));

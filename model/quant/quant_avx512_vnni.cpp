@@ -166,8 +166,8 @@ inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* 
     const uint8_t* m = meta + j * group_bytes;
     __m512i v[8];
     format<Bits>::load(ints + j * group_bytes + k_sub_bytes(Bits) * s, v);
-    const __m512i scale = lane_bytes(m + 64 + 16 * s, false);
-    const __m512i min = lane_bytes(m + 192 + 16 * s, false);
+    const __m512i scale = lane_bytes(m + k_scales_at(Bits) + 16 * s, false);
+    const __m512i min = lane_bytes(m + k_mins_at + 16 * s, false);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
@@ -179,25 +179,58 @@ inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* 
   }
 }
 
-template <int R, int NB>
-inline void sub_q6_k(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
-                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB]) {
-  const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
-#pragma GCC unroll 8
-  for (int j = 0; j < NB; ++j) {
-    const uint8_t* sub = ints + j * group_bytes + 192 * k;
+// The 16 columns of sub-block k of a Q2_K, Q3_K or Q6_K super-block (its
+// integers at `ints`) as 4 vectors of u8: vector t columns 4t .. 4t + 3 of
+// the 16 rows.
+template <quant_format F>
+inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
+  const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
+  if constexpr (F == quant_format::q6_k) {
+    const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
     const __m512i p0 = load(sub), p1 = load(sub + 64), h = load(sub + 128);
-    // NOTE: columns 4c .. 4c + 3 take their top bits from bits 2c, 2c + 1
+    // NOTE: columns 4t .. 4t + 3 take their top bits from bits 2t, 2t + 1
     // of h, moved to bits 4, 5 (16-bit shifts: the mask drops what crosses
     // a byte).
-    const __m512i u[4] = {
-      _mm512_or_si512(_mm512_and_si512(p0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top)),
-      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p0, 4), low),
-                      _mm512_and_si512(_mm512_slli_epi16(h, 2), top)),
-      _mm512_or_si512(_mm512_and_si512(p1, low), _mm512_and_si512(h, top)),
-      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p1, 4), low),
-                      _mm512_and_si512(_mm512_srli_epi16(h, 2), top))};
-    const __m512i scale = lane_bytes(meta + j * group_bytes + 32 + 16 * k, true);
+    u[0] = _mm512_or_si512(_mm512_and_si512(p0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top));
+    u[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p0, 4), low),
+                           _mm512_and_si512(_mm512_slli_epi16(h, 2), top));
+    u[2] = _mm512_or_si512(_mm512_and_si512(p1, low), _mm512_and_si512(h, top));
+    u[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p1, 4), low),
+                           _mm512_and_si512(_mm512_srli_epi16(h, 2), top));
+    return;
+  }
+  const __m512i two = _mm512_set1_epi8(3), p = load(sub);
+  u[0] = _mm512_and_si512(p, two);
+  u[1] = _mm512_and_si512(_mm512_srli_epi16(p, 2), two);
+  u[2] = _mm512_and_si512(_mm512_srli_epi16(p, 4), two);
+  u[3] = _mm512_and_si512(_mm512_srli_epi16(p, 6), two);
+  if constexpr (F == quant_format::q3_k) {
+    // NOTE: the third bits of columns 4t .. 4t + 3, bit t of each byte once
+    // an odd sub-block's are moved down by 4, go to bit 2.
+    __m512i h = load(ints + 192 * (k / 2) + 128);
+    if (k % 2) h = _mm512_srli_epi16(h, 4);
+    const __m512i bit = _mm512_set1_epi8(4);
+    u[0] = _mm512_ternarylogic_epi32(u[0], _mm512_slli_epi16(h, 2), bit, 0xf8);
+    u[1] = _mm512_ternarylogic_epi32(u[1], _mm512_slli_epi16(h, 1), bit, 0xf8);
+    u[2] = _mm512_ternarylogic_epi32(u[2], h, bit, 0xf8);
+    u[3] = _mm512_ternarylogic_epi32(u[3], _mm512_srli_epi16(h, 1), bit, 0xf8);
+  }
+}
+
+// Sub-block k of 16 columns (Q2_K, Q3_K, Q6_K) of NB groups' super-block b
+// against R rows of x, into S (and Q2_K's M) as sub_q4_k.
+template <quant_format F, int R, int NB>
+inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
+                   const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
+                   __m512i (&mins)[R][NB]) {
+  constexpr bool q2 = F == quant_format::q2_k;
+  constexpr int32_t offset = quant_offset(F);
+#pragma GCC unroll 8
+  for (int j = 0; j < NB; ++j) {
+    __m512i u[4];
+    unpack_16<F>(ints + j * group_bytes, k, u);
+    const __m512i packed = lane_bytes(meta + j * group_bytes + k_scales_at(quant_bits(F)) + 16 * k, !q2);
+    const __m512i scale = q2 ? _mm512_and_si512(packed, _mm512_set1_epi32(15)) : packed;
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 16 * k;
@@ -208,38 +241,41 @@ inline void sub_q6_k(const quant_rows_view& x, int64_t b, int k, const uint8_t* 
       const __m512i s1 =
         _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[2], broadcast4(xq + 8)),
                             u[3], broadcast4(xq + 12));
-      const __m512i t = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(32 * xsum));
+      __m512i t = _mm512_add_epi32(s0, s1);
+      if constexpr (offset != 0) t = _mm512_sub_epi32(t, _mm512_set1_epi32(offset * xsum));
       total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
+      if constexpr (q2)
+        mins[i][j] = _mm512_add_epi32(
+          mins[i][j], _mm512_mullo_epi32(_mm512_srli_epi32(packed, 4), _mm512_set1_epi32(xsum)));
     }
   }
 }
 
-// The same for the K formats (Bits 4, 5, 6): super-block by super-block,
-// sub-block by sub-block across the NB groups.
-template <int Bits, int R, int NB>
+// The same for the K formats: super-block by super-block, sub-block by
+// sub-block across the NB groups.
+template <quant_format F, int R, int NB>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  constexpr bool Q6 = Bits == 6;
-  const int64_t group_bytes = k_group_bytes(Bits, x.blocks);
-  const int64_t metadata = x.blocks * k_ints_bytes(Bits);
+  constexpr int bits = quant_bits(F);
+  const int64_t group_bytes = k_group_bytes(bits, x.blocks);
+  const int64_t metadata = x.blocks * k_ints_bytes(bits);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(Bits);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(Bits);
+    const uint8_t* ints = w + b * k_ints_bytes(bits);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(bits);
     __m512i total[R][NB], mins[R][NB];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NB; ++j) total[i][j] = mins[i][j] = _mm512_setzero_si512();
-    if constexpr (Q6)
-      for (int k = 0; k < 16; ++k) sub_q6_k<R, NB>(x, b, k, ints, meta, group_bytes, total);
+    if constexpr (quant_sub_values(F) == 16)
+      for (int k = 0; k < 16; ++k) sub_16<F, R, NB>(x, b, k, ints, meta, group_bytes, total, mins);
     else
-      for (int s = 0; s < 8; ++s)
-        sub_q4_k<Bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
+      for (int s = 0; s < 8; ++s) sub_q4_k<bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const __m512 d = lane_halves(meta + j * group_bytes);
@@ -247,13 +283,13 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
       for (int i = 0; i < R; ++i) {
         const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
         const __m512 scaled = _mm512_mul_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(total[i][j]));
-        if constexpr (Q6) {
-          acc[i][j] = _mm512_add_ps(acc[i][j], scaled);
-        } else {
+        if constexpr (has_sub_min(F)) {
           const __m512 dmin = lane_halves(meta + j * group_bytes + 32);
           const __m512 offset =
             _mm512_mul_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(mins[i][j]));
           acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_sub_ps(scaled, offset));
+        } else {
+          acc[i][j] = _mm512_add_ps(acc[i][j], scaled);
         }
       }
     }
@@ -277,17 +313,17 @@ struct blocks_of_32 {
   }
 };
 
-// Q4_K, Q5_K and Q6_K: super-blocks of 256 with 16 sums each.
-template <int Bits>
+// The K formats: super-blocks of 256 with 16 sums each.
+template <quant_format F>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Bits, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(quant_bits(F), blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
   template <int R, int NB>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    super_tile<Bits, R, NB>(x, w, n, y, ldy, accumulate);
+    super_tile<F, R, NB>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -342,11 +378,10 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
-  constexpr int bits = quant_bits(F);
   if constexpr (is_k_format(F))
-    product<super_blocks<bits>>(x, m, w, n, y, ldy, accumulate, bits != 6);
+    product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate, quant_sub_values(F) == 32);
   else
-    product<blocks_of_32<bits, has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+    product<blocks_of_32<quant_bits(F), has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace

@@ -169,18 +169,87 @@ void quantize_q6_k(const float* x, std::byte* out) {
   }
 }
 
+// Q2_K: per sub-block of 16 the range [min(0, lo), hi] over 4 levels (as
+// Q4_K over 16), the steps and mins as 4-bit multiples of d and dmin, then
+// every value to the nearest level of its sub-block as stored.
+void quantize_q2_k(const float* x, std::byte* out) {
+  float step[16], low[16];
+  float max_step = 0, max_low = 0;
+  for (int64_t k = 0; k < 16; ++k) {
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < 16; ++i) lo = std::min(lo, x[16 * k + i]), hi = std::max(hi, x[16 * k + i]);
+    step[k] = (hi - lo) / 3.0f;
+    low[k] = -lo;
+    max_step = std::max(max_step, step[k]);
+    max_low = std::max(max_low, low[k]);
+  }
+  const uint16_t d = f32_to_f16(max_step / 15.0f), dmin = f32_to_f16(max_low / 15.0f);
+  store_u16(out + 80, d);
+  store_u16(out + 82, dmin);
+  const float inv_d = level_step(d), inv_dmin = level_step(dmin);
+  auto* scales = reinterpret_cast<uint8_t*>(out);
+  auto* qs = scales + 16;
+  std::memset(qs, 0, 64);
+  for (int64_t k = 0; k < 16; ++k) {
+    const int32_t s = to_level(step[k], inv_d, 0, 15), m = to_level(low[k], inv_dmin, 0, 15);
+    scales[k] = static_cast<uint8_t>(s | m << 4);
+    const float dk = f16_to_f32(d) * static_cast<float>(s);
+    const float mk = f16_to_f32(dmin) * static_cast<float>(m);
+    const float inv = dk != 0 ? 1.0f / dk : 0.0f;
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t c = 16 * k + i, h = c / 128, t = c % 128 / 32, l = c % 32;
+      qs[32 * h + l] |= static_cast<uint8_t>(to_level(x[c] + mk, inv, 0, 3) << (2 * t));
+    }
+  }
+}
+
+// Q3_K: per sub-block of 16 the step that maps the largest magnitude to -4
+// (as Q6_K to -32), the steps as 6-bit signed multiples of d, then every
+// value to the nearest level of its sub-block as stored.
+void quantize_q3_k(const float* x, std::byte* out) {
+  float step[16];
+  float max_step = 0;
+  for (int64_t k = 0; k < 16; ++k) {
+    float extreme = 0;
+    for (int64_t i = 0; i < 16; ++i)
+      if (std::fabs(x[16 * k + i]) > std::fabs(extreme)) extreme = x[16 * k + i];
+    step[k] = extreme / -4.0f;
+    max_step = std::max(max_step, std::fabs(step[k]));
+  }
+  const uint16_t d = f32_to_f16(max_step / 31.0f);
+  store_u16(out + 108, d);
+  const float inv_d = level_step(d);
+  auto* hmask = reinterpret_cast<uint8_t*>(out);
+  auto* qs = hmask + 32;
+  auto* scales = hmask + 96;
+  std::memset(out, 0, 108);
+  for (int64_t k = 0; k < 16; ++k) {
+    const int32_t s = to_level(step[k], inv_d, -32, 31);
+    const auto u = static_cast<uint8_t>(s + 32);
+    scales[k % 8] |= static_cast<uint8_t>((u & 15) << (k < 8 ? 0 : 4));
+    scales[8 + k % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (k / 4)));
+    const float dk = f16_to_f32(d) * static_cast<float>(s);
+    const float inv = dk != 0 ? 1.0f / dk : 0.0f;
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t c = 16 * k + i, h = c / 128, t = c % 128 / 32, l = c % 32;
+      const int32_t n = to_level(x[c], inv, -4, 3) + 4;
+      qs[32 * h + l] |= static_cast<uint8_t>((n & 3) << (2 * t));
+      hmask[l] |= static_cast<uint8_t>((n >> 2) << (4 * h + t));
+    }
+  }
+}
+
 } // namespace
 
 std::span<const quant_format> all_quant_formats() {
   static constexpr quant_format all[] = {
     quant_format::q8_0, quant_format::q4_0, quant_format::q4_1, quant_format::q5_0,
-    quant_format::q5_1, quant_format::q4_k, quant_format::q5_k, quant_format::q6_k};
+    quant_format::q5_1, quant_format::q2_k, quant_format::q3_k, quant_format::q4_k,
+    quant_format::q5_k, quant_format::q6_k};
   return all;
 }
 
 int64_t quant_block_values(quant_format f) { return is_k_format(f) ? super : block; }
-
-int64_t quant_sub_values(quant_format f) { return f == quant_format::q6_k ? 16 : 32; }
 
 std::string_view quant_name(quant_format f) {
   switch (f) {
@@ -189,6 +258,8 @@ std::string_view quant_name(quant_format f) {
   case quant_format::q4_1: return "q4_1";
   case quant_format::q5_0: return "q5_0";
   case quant_format::q5_1: return "q5_1";
+  case quant_format::q2_k: return "q2_k";
+  case quant_format::q3_k: return "q3_k";
   case quant_format::q4_k: return "q4_k";
   case quant_format::q5_k: return "q5_k";
   case quant_format::q6_k: return "q6_k";
@@ -209,6 +280,8 @@ std::size_t quant_block_bytes(quant_format f) {
   case quant_format::q4_1: return 4 + block / 2;
   case quant_format::q5_0: return 2 + 4 + block / 2;
   case quant_format::q5_1: return 4 + 4 + block / 2;
+  case quant_format::q2_k: return super / 16 + super / 4 + 4;
+  case quant_format::q3_k: return super / 8 + super / 4 + 12 + 2;
   case quant_format::q4_k: return 4 + 12 + super / 2;
   case quant_format::q5_k: return 4 + 12 + super / 8 + super / 2;
   case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
@@ -220,20 +293,6 @@ std::size_t quant_row_bytes(quant_format f, int64_t n) {
   const int64_t values = quant_block_values(f);
   KVACTOR_ASSERT(n % values == 0, "a quantised row is whole blocks");
   return static_cast<std::size_t>(n / values) * quant_block_bytes(f);
-}
-
-int32_t quant_offset(quant_format f) {
-  switch (f) {
-  case quant_format::q8_0: return 128;
-  case quant_format::q4_0: return 8;
-  case quant_format::q5_0: return 16;
-  case quant_format::q4_1:
-  case quant_format::q5_1:
-  case quant_format::q4_k:
-  case quant_format::q5_k: return 0;
-  case quant_format::q6_k: return 32;
-  }
-  return 0;
 }
 
 void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
@@ -248,6 +307,8 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
     case quant_format::q5_0: quantize_q4_0(v, out, true); break;
     case quant_format::q4_1: quantize_q4_1(v, out, false); break;
     case quant_format::q5_1: quantize_q4_1(v, out, true); break;
+    case quant_format::q2_k: quantize_q2_k(v, out); break;
+    case quant_format::q3_k: quantize_q3_k(v, out); break;
     case quant_format::q4_k: quantize_q4_k(v, out, false); break;
     case quant_format::q5_k: quantize_q4_k(v, out, true); break;
     case quant_format::q6_k: quantize_q6_k(v, out); break;
@@ -286,7 +347,27 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
   const std::byte* p = blocks + static_cast<std::size_t>(i) * quant_block_bytes(f);
   const auto* u = reinterpret_cast<const uint8_t*>(p);
   quant_superblock out;
-  if (f != quant_format::q6_k) {
+  if (f == quant_format::q2_k || f == quant_format::q3_k) {
+    // Q2_K's and Q3_K's low 2 bits alike; Q3_K's third from hmask.
+    const bool q3 = f == quant_format::q3_k;
+    const uint8_t* qs = u + (q3 ? 32 : 16);
+    out.d = f16_to_f32(load_u16(p + (q3 ? 108 : 80)));
+    if (q3) {
+      const uint8_t* scales = u + 96;
+      for (int64_t k = 0; k < 16; ++k) {
+        const int low = k < 8 ? scales[k] & 15 : scales[k - 8] >> 4;
+        out.scale[k] = (low | (scales[8 + k % 4] >> (2 * (k / 4)) & 3) << 4) - 32;
+      }
+    } else {
+      out.dmin = f16_to_f32(load_u16(p + 82));
+      for (int64_t k = 0; k < 16; ++k) out.scale[k] = u[k] & 15, out.min[k] = u[k] >> 4;
+    }
+    for (int64_t c = 0; c < super; ++c) {
+      const int64_t h = c / 128, t = c % 128 / 32, l = c % 32;
+      const int n = qs[32 * h + l] >> (2 * t) & 3;
+      out.n[c] = static_cast<uint8_t>(q3 ? n | (u[l] >> (4 * h + t) & 1) << 2 : n);
+    }
+  } else if (f != quant_format::q6_k) {
     out.d = f16_to_f32(load_u16(p));
     out.dmin = f16_to_f32(load_u16(p + 2));
     const uint8_t* scales = u + 4;
@@ -328,7 +409,7 @@ void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* o
         const float scaled =
           (q.d * static_cast<float>(q.scale[s])) * static_cast<float>(q.n[c] - offset);
         out[b * super + c] =
-          f == quant_format::q6_k ? scaled : scaled - q.dmin * static_cast<float>(q.min[s]);
+          has_sub_min(f) ? scaled - q.dmin * static_cast<float>(q.min[s]) : scaled;
       }
     }
     return;

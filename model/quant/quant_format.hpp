@@ -14,9 +14,18 @@
 //         value_i = d * n_i + m, n_i as Q4_0's and Q5_0's
 //
 // The K formats keep 256 values (a super-block) in sub-blocks, each with an
-// integer scale s (and for Q4_K and Q5_K an integer min m) times the block's fp16 d
-// (and dmin):
+// integer scale s (and for Q2_K, Q4_K and Q5_K an integer min m) times the
+// block's fp16 d (and dmin):
 //
+//   Q2_K: { uint8 scales[16]; uint8 qs[64]; fp16 d, dmin; }           84 bytes
+//         16 sub-blocks of 16, s_k = scales[k] & 15, m_k = scales[k] >> 4;
+//         value_i = (d * s_k) * n_i - dmin * m_k, n_i of 2 bits: value
+//         128 h + 32 t + l (t, l < 32) in bits 2t, 2t + 1 of qs[32 h + l]
+//   Q3_K: { uint8 hmask[32]; uint8 qs[64]; uint8 scales[12]; fp16 d; } 110 bytes
+//         16 sub-blocks of 16, 6-bit s_k - 32 (k < 8: the low 4 bits in
+//         scales[k] & 15, k >= 8: in scales[k - 8] >> 4; the top 2 in bits
+//         2 (k / 4) of scales[8 + k % 4]); value_i = (d * (s_k - 32)) * (n_i - 4),
+//         n_i of 3 bits: Q2_K's 2 plus 4 times bit 4h + t of hmask[l]
 //   Q4_K: { fp16 d, dmin; uint8 scales[12]; uint8 qs[128]; }        144 bytes
 //         8 sub-blocks of 32, 6-bit s_j and m_j packed in `scales` (j < 4:
 //         s_j = scales[j] & 63, m_j = scales[j + 4] & 63; j >= 4: the low
@@ -46,7 +55,7 @@
 
 namespace kvactor::model {
 
-enum class quant_format : uint8_t { q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k };
+enum class quant_format : uint8_t { q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k };
 
 // Every format, in the order above.
 std::span<const quant_format> all_quant_formats();
@@ -58,10 +67,12 @@ int64_t quant_block_values(quant_format f);
 // each translation unit its own copy (see linear_avx512.cpp on inline code
 // built with other flags).
 static constexpr bool is_k_format(quant_format f) {
-  return f == quant_format::q4_k || f == quant_format::q5_k || f == quant_format::q6_k;
+  return f == quant_format::q2_k || f == quant_format::q3_k || f == quant_format::q4_k ||
+         f == quant_format::q5_k || f == quant_format::q6_k;
 }
 
-// Bits of a value's stored integer: 8, 4, 4, 5, 5, 4, 5, 6 in the order above.
+// Bits of a value's stored integer: 8, 4, 4, 5, 5, 2, 3, 4, 5, 6 in the order
+// above.
 static constexpr int quant_bits(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 8;
@@ -72,6 +83,8 @@ static constexpr int quant_bits(quant_format f) {
   case quant_format::q5_1:
   case quant_format::q5_k: return 5;
   case quant_format::q6_k: return 6;
+  case quant_format::q2_k: return 2;
+  case quant_format::q3_k: return 3;
   }
   return 0;
 }
@@ -81,7 +94,17 @@ static constexpr bool has_block_min(quant_format f) {
   return f == quant_format::q4_1 || f == quant_format::q5_1;
 }
 
-// "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k".
+// Whether a K format's sub-blocks have a min (Q2_K, Q4_K, Q5_K).
+static constexpr bool has_sub_min(quant_format f) {
+  return f == quant_format::q2_k || f == quant_format::q4_k || f == quant_format::q5_k;
+}
+
+// Values per sub-block of a K format: 16 (Q2_K, Q3_K, Q6_K) or 32 (Q4_K, Q5_K).
+static constexpr int64_t quant_sub_values(quant_format f) {
+  return f == quant_format::q4_k || f == quant_format::q5_k ? 32 : 16;
+}
+
+// "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k".
 std::string_view quant_name(quant_format f);
 
 // Parses a name as quant_name() writes it; nullopt for any other.
@@ -95,8 +118,18 @@ std::size_t quant_row_bytes(quant_format f, int64_t n);
 
 // The stored integer of each value is n_i - offset: the formats keep it
 // unsigned (Q8_0 as q + 128 once repacked, Q4_0 and Q5_0 as n, offsets 8
-// and 16; Q4_1's, Q5_1's, Q4_K's and Q5_K's n have offset 0, Q6_K's 32).
-int32_t quant_offset(quant_format f);
+// and 16; Q4_1's, Q5_1's, Q2_K's, Q4_K's and Q5_K's n have offset 0, Q3_K's
+// 4, Q6_K's 32).
+static constexpr int32_t quant_offset(quant_format f) {
+  switch (f) {
+  case quant_format::q8_0: return 128;
+  case quant_format::q4_0: return 8;
+  case quant_format::q5_0: return 16;
+  case quant_format::q3_k: return 4;
+  case quant_format::q6_k: return 32;
+  default: return 0;
+  }
+}
 
 // x: n values (n a multiple of quant_block_values(f)); out: quant_row_bytes(f, n)
 void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out);
@@ -113,17 +146,16 @@ struct quant_block {
 };
 quant_block read_block(quant_format f, const std::byte* blocks, int64_t i);
 
-// Super-block i of a Q4_K, Q5_K or Q6_K row, unpacked: value c is
-// (d * scale[s]) * (n[c] - quant_offset(f)) - dmin * min[s], s = c / 32
-// (Q4_K, Q5_K) or c / 16 (Q6_K).
+// Super-block i of a K-format row, unpacked: value c is
+// (d * scale[s]) * (n[c] - quant_offset(f)) - dmin * min[s] (the min term
+// for has_sub_min formats), s = c / quant_sub_values(f).
 struct quant_superblock {
   float d = 0, dmin = 0;
-  int32_t scale[16] = {}; // Q4_K, Q5_K: 0 .. 63 (8 used); Q6_K: -128 .. 127
-  int32_t min[8] = {};    // Q4_K, Q5_K: 0 .. 63
-  uint8_t n[256] = {};    // Q4_K: 0 .. 15; Q5_K: 0 .. 31; Q6_K: 0 .. 63
+  int32_t scale[16] = {}; // Q2_K: 0 .. 15; Q3_K: -32 .. 31; Q4_K, Q5_K: 0 .. 63
+                          // (8 used); Q6_K: -128 .. 127
+  int32_t min[16] = {};   // Q2_K: 0 .. 15; Q4_K, Q5_K: 0 .. 63 (8 used)
+  uint8_t n[256] = {};    // below 2^bits
 };
 quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_t i);
-// Values per sub-block: 32 (Q4_K, Q5_K) or 16 (Q6_K).
-int64_t quant_sub_values(quant_format f);
 
 } // namespace kvactor::model

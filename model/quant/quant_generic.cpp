@@ -63,47 +63,44 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   });
 }
 
-// Lane `lane`'s stored integer of column c of a K-format super-block.
-template <int Bits>
-int32_t k_stored(const uint8_t* ints, int64_t lane, int64_t c) {
-  if constexpr (Bits == 6) return stored_q6(ints + c / 16 * 192, lane, c % 16);
-  else return stored_int(Bits, ints + c / 32 * k_sub_bytes(Bits), lane, c % 32);
-}
-
-// Q4_K, Q5_K, Q6_K (Bits 4, 5, 6).
-template <int Bits>
+// The K formats: sub-block by sub-block, the integer sums S (and M) of
+// quant_kernels.hpp.
+template <quant_format F>
 void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                int64_t ldy, bool accumulate) {
-  constexpr int64_t super = 256;
-  constexpr bool Q6 = Bits == 6;
-  each_output(k_group_bytes(Bits, x.blocks), m, w, n, y, ldy, accumulate,
+  constexpr int64_t super = 256, width = quant_sub_values(F);
+  constexpr int bits = quant_bits(F);
+  constexpr int32_t offset = quant_offset(F);
+  each_output(k_group_bytes(bits, x.blocks), m, w, n, y, ldy, accumulate,
               [&](const uint8_t* wg, int64_t i, int64_t live, float* acc) {
     for (int64_t b = 0; b < x.blocks; ++b) {
-      const uint8_t* ints = wg + b * k_ints_bytes(Bits);
-      const uint8_t* meta = wg + x.blocks * k_ints_bytes(Bits) + b * k_meta_bytes(Bits);
+      const uint8_t* ints = wg + b * k_ints_bytes(bits);
+      const uint8_t* meta = wg + x.blocks * k_ints_bytes(bits) + b * k_meta_bytes(bits);
       const int8_t* xq = x.q + (i * x.blocks + b) * super;
       const int32_t* xsum = x.sum + (i * x.blocks + b) * 16;
       const float dx = x.d[i * x.blocks + b];
       for (int64_t l = 0; l < live; ++l) {
         int32_t total = 0, mins = 0;
-        for (int64_t s = 0; s < (Q6 ? 16 : 8); ++s) {
-          const int64_t width = Q6 ? 16 : 32;
-          int32_t t = 0;
-          for (int64_t c = s * width; c < (s + 1) * width; ++c)
-            t += k_stored<Bits>(ints, l, c) * xq[c];
-          if constexpr (Q6) {
-            t -= 32 * xsum[s];
-            total += static_cast<int8_t>(meta[32 + 16 * s + l]) * t;
+        for (int64_t s = 0; s < k_subs(bits); ++s) {
+          int32_t t = 0, sums = 0; // the sub-block's products and x's sum
+          for (int64_t c = s * width; c < (s + 1) * width; ++c) t += k_stored(bits, ints, l, c) * xq[c];
+          for (int64_t k = s * width / 16; k < (s + 1) * width / 16; ++k) sums += xsum[k];
+          const uint8_t sm = meta[k_scales_at(bits) + 16 * s + l];
+          if constexpr (F == quant_format::q2_k) {
+            total += (sm & 15) * t;
+            mins += (sm >> 4) * sums;
+          } else if constexpr (has_sub_min(F)) {
+            total += sm * t;
+            mins += meta[k_mins_at + 16 * s + l] * sums;
           } else {
-            total += meta[64 + 16 * s + l] * t;
-            mins += meta[192 + 16 * s + l] * (xsum[2 * s] + xsum[2 * s + 1]);
+            total += static_cast<int8_t>(sm) * (t - offset * sums);
           }
         }
         const float scaled = (half_at(meta, l) * dx) * static_cast<float>(total);
-        if constexpr (Q6)
-          acc[l] = acc[l] + scaled;
-        else
+        if constexpr (has_sub_min(F))
           acc[l] = acc[l] + (scaled - (half_at(meta + 32, l) * dx) * static_cast<float>(mins));
+        else
+          acc[l] = acc[l] + scaled;
       }
     }
   });
@@ -114,7 +111,7 @@ template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
   if constexpr (is_k_format(F))
-    product_k<quant_bits(F)>(x, m, w, n, y, ldy, accumulate);
+    product_k<F>(x, m, w, n, y, ldy, accumulate);
   else
     product<quant_bits(F), has_block_min(F)>(x, m, w, n, y, ldy, accumulate);
 }

@@ -12,7 +12,8 @@
 namespace kvactor::model::layers {
 
 // Formats are told apart here by the bits of their stored integers: 8
-// (Q8_0), 4 (Q4_0, Q4_K), 5 (Q5_0, Q5_K), 6 (Q6_K).
+// (Q8_0), 4 (Q4_0, Q4_1, Q4_K), 5 (Q5_0, Q5_1, Q5_K), 6 (Q6_K), 3 (Q3_K),
+// 2 (Q2_K), and whether they are K formats.
 //
 // The repacked layout of a group of 16 rows (quantized_matrix.hpp): every
 // block's integers (64-byte vectors from the group's start, so that every
@@ -39,9 +40,8 @@ static constexpr int64_t quant_group_bytes(int bits, bool min, int64_t blocks) {
 // nibbles (nibble_at): vector v holds columns 8v .. 8v + 3 in the low
 // nibbles, 8v + 4 .. 8v + 7 in the high ones; their fifth bits (fifth_bit_at),
 // one vector after the 4 of nibbles: bit c / 4 of byte c % 4 of the lane's
-// dword; Q6_K's top two bits of column c of 16 (top_bits_at): after its
-// sub-block's 2 nibble vectors, bits 2 (c / 4) of byte c % 4 of the lane's
-// dword.
+// dword; 2-bit fields of 16 columns (pair_at): bits 2 (c / 4) of byte c % 4
+// of the lane's dword.
 struct quant_position {
   int64_t byte;
   int shift;
@@ -55,13 +55,13 @@ static constexpr quant_position nibble_at(int64_t lane, int64_t c) {
 static constexpr quant_position fifth_bit_at(int64_t lane, int64_t c) {
   return {256 + lane * 4 + c % 4, static_cast<int>(c / 4)};
 }
-static constexpr quant_position top_bits_at(int64_t lane, int64_t c) {
-  return {128 + lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
+static constexpr quant_position pair_at(int64_t lane, int64_t c) {
+  return {lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
 }
 
-// The stored (unsigned) integer of lane `lane`, column c: of a block of 32
+// The stored (unsigned) integer of lane `lane`, column c of a block of 32
 // columns of `bits` 8, 4 or 5 (a Q4_K or Q5_K sub-block is laid out as a
-// Q4_0 or Q5_0 block), or of a Q6_K sub-block of 16 columns.
+// Q4_0 or Q5_0 block).
 static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, int64_t c) {
   if (bits == 8) return q[byte_at(lane, c).byte];
   const quant_position low = nibble_at(lane, c);
@@ -70,23 +70,55 @@ static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, in
   const quant_position fifth = fifth_bit_at(lane, c);
   return n | (q[fifth.byte] >> fifth.shift & 1) << 4;
 }
-static constexpr int32_t stored_q6(const uint8_t* sub, int64_t lane, int64_t c) {
-  const quant_position low = nibble_at(lane, c), top = top_bits_at(lane, c);
-  return (sub[low.byte] >> low.shift & 15) | (sub[top.byte] >> top.shift & 3) << 4;
-}
 
 // The K formats (quantized_matrix.hpp), per super-block of a group: the
-// integers (Q4_K, Q5_K: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks;
-// Q6_K: 16 sub-blocks of 2 nibble vectors and 1 vector of top bits), and
-// after every super-block's integers, each super-block's metadata: Q4_K and
-// Q5_K fp16 d[16], fp16 dmin[16], u8 scale[8][16], u8 min[8][16]; Q6_K fp16
-// d[16], s8 scale[16][16].
-static constexpr int64_t k_sub_bytes(int bits) { return bits == 6 ? 192 : quant_ints_bytes(bits); }
-static constexpr int64_t k_subs(int bits) { return bits == 6 ? 16 : 8; }
+// integers, then after every super-block's integers each super-block's
+// metadata.
+//   Q4_K, Q5_K: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks; fp16
+//     d[16], fp16 dmin[16], u8 scale[8][16], u8 min[8][16].
+//   Q6_K: 16 sub-blocks of 16 columns, each 2 nibble vectors (as a Q4_0
+//     block's first two) and 1 vector of top bits (pair_at); fp16 d[16],
+//     s8 scale[16][16].
+//   Q3_K: 16 sub-blocks of 16 in pairs: sub-blocks 2p and 2p + 1's vectors
+//     of low 2 bits (pair_at), then one of their third bits (column c of
+//     sub-block k at bit 4 (k % 2) + c / 4 of byte c % 4 of the lane's
+//     dword); fp16 d[16], s8 scale[16][16].
+//   Q2_K: 16 sub-blocks of 16, each a vector of 2 bits (pair_at); fp16
+//     d[16], fp16 dmin[16], u8 scale | min << 4 [16][16].
+static constexpr int64_t k_subs(int bits) { return bits == 4 || bits == 5 ? 8 : 16; }
+static constexpr int64_t k_sub_bytes(int bits) {
+  return bits == 6 ? 192 : bits == 3 ? 96 : bits == 2 ? 64 : quant_ints_bytes(bits);
+}
 static constexpr int64_t k_ints_bytes(int bits) { return k_subs(bits) * k_sub_bytes(bits); }
-static constexpr int64_t k_meta_bytes(int bits) { return bits == 6 ? 32 + 256 : 64 + 256; }
+static constexpr int64_t k_meta_bytes(int bits) { return bits == 6 || bits == 3 ? 288 : 320; }
 static constexpr int64_t k_group_bytes(int bits, int64_t blocks) {
   return (blocks * (k_ints_bytes(bits) + k_meta_bytes(bits)) + 63) / 64 * 64;
+}
+// Sub-block k's first vector from the super-block's integers.
+static constexpr int64_t k_sub_at(int bits, int64_t k) {
+  return bits == 3 ? 192 * (k / 2) + 64 * (k % 2) : k * k_sub_bytes(bits);
+}
+// Bytes of sub-block k's metadata per lane, 16 apart: the (Q2_K: packed)
+// scales, and Q4_K's and Q5_K's mins.
+static constexpr int64_t k_scales_at(int bits) { return bits == 6 || bits == 3 ? 32 : 64; }
+static constexpr int64_t k_mins_at = 192;
+
+// The stored integer of lane `lane`, column c of a K-format super-block
+// (its integers at `ints`).
+static constexpr int32_t k_stored(int bits, const uint8_t* ints, int64_t lane, int64_t c) {
+  if (bits == 4 || bits == 5) return stored_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32);
+  const int64_t k = c / 16;
+  const uint8_t* sub = ints + k_sub_at(bits, k);
+  c %= 16;
+  if (bits == 6) {
+    const quant_position low = nibble_at(lane, c), top = pair_at(lane, c);
+    return (sub[low.byte] >> low.shift & 15) | (sub[128 + top.byte] >> top.shift & 3) << 4;
+  }
+  const quant_position low = pair_at(lane, c);
+  const int32_t n = sub[low.byte] >> low.shift & 3;
+  if (bits == 2) return n;
+  const uint8_t* third = ints + 192 * (k / 2) + 128;
+  return n | (third[low.byte] >> (4 * (k % 2) + c / 4) & 1) << 2;
 }
 
 // Activations for the K formats come in blocks of 256 with one scale and
@@ -102,18 +134,19 @@ struct quant_rows_view {
 // A kernel's products, indexed by quant_format.
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
-static_assert(static_cast<int>(quant_format::q6_k) == 7,
+static_assert(static_cast<int>(quant_format::q6_k) == 9,
               "KVACTOR_QUANT_PRODUCTS_OF lists every format");
 struct quant_products {
-  quant_product_fn of[8];
+  quant_product_fn of[10];
 };
 // The table of a kernel's function template `fn<quant_format>`.
 #define KVACTOR_QUANT_PRODUCTS_OF(fn)                                                              \
   quant_products {                                                                                 \
     {                                                                                              \
       fn<quant_format::q8_0>, fn<quant_format::q4_0>, fn<quant_format::q4_1>,                      \
-        fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q4_k>,                    \
-        fn<quant_format::q5_k>, fn<quant_format::q6_k>                                             \
+        fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q2_k>,                    \
+        fn<quant_format::q3_k>, fn<quant_format::q4_k>, fn<quant_format::q5_k>,                    \
+        fn<quant_format::q6_k>                                                                     \
     }                                                                                              \
   }
 

@@ -121,51 +121,85 @@ inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints
     // NOTE: a sub-block is laid out as a Q4_0 or Q5_0 block; offset 0.
     const __m256i sum = block_sum<Bits>(ints + k_sub_bytes(Bits) * s, h, xq + 32 * s, 0);
     total =
-      _mm256_add_epi32(total, _mm256_mullo_epi32(sum, half_bytes(meta + 64 + 16 * s, h, false)));
+      _mm256_add_epi32(total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(Bits) + 16 * s, h, false)));
     mins =
-      _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + 192 + 16 * s, h, false),
+      _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
                                                 _mm256_set1_epi32(xsum[2 * s] + xsum[2 * s + 1])));
   }
 }
 
-// S of half h of a Q6_K super-block (columns' top bits moved from bits 2c,
-// 2c + 1 to 4, 5 as in quant_avx512_vnni.cpp).
-inline __m256i sums_q6_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
-                         const uint8_t* meta, int h) {
-  const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
-  __m256i total = _mm256_setzero_si256();
-  for (int k = 0; k < 16; ++k) {
-    const uint8_t* sub = ints + 192 * k;
+// Half h of the 16 columns of sub-block k of a Q2_K, Q3_K or Q6_K
+// super-block as 4 vectors of u8, vector t columns 4t .. 4t + 3 (unpacked
+// as in quant_avx512_vnni.cpp).
+template <quant_format F>
+inline void unpack_16(const uint8_t* ints, int k, int h, __m256i (&u)[4]) {
+  const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
+  if constexpr (F == quant_format::q6_k) {
+    const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
     const __m256i p0 = load_half(sub, 0, h), p1 = load_half(sub, 1, h), hb = load_half(sub, 2, h);
-    const __m256i u0 =
+    u[0] =
       _mm256_or_si256(_mm256_and_si256(p0, low), _mm256_and_si256(_mm256_slli_epi16(hb, 4), top));
-    const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p0, 4), low),
-                                       _mm256_and_si256(_mm256_slli_epi16(hb, 2), top));
-    const __m256i u2 = _mm256_or_si256(_mm256_and_si256(p1, low), _mm256_and_si256(hb, top));
-    const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p1, 4), low),
-                                       _mm256_and_si256(_mm256_srli_epi16(hb, 2), top));
-    const int8_t* xk = xq + 16 * k;
-    const __m256i s0 =
-      dot4(dot4(_mm256_setzero_si256(), u0, broadcast4(xk)), u1, broadcast4(xk + 4));
-    const __m256i s1 =
-      dot4(dot4(_mm256_setzero_si256(), u2, broadcast4(xk + 8)), u3, broadcast4(xk + 12));
-    const __m256i t = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(32 * xsum[k]));
-    total = _mm256_add_epi32(total, _mm256_mullo_epi32(t, half_bytes(meta + 32 + 16 * k, h, true)));
+    u[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p0, 4), low),
+                           _mm256_and_si256(_mm256_slli_epi16(hb, 2), top));
+    u[2] = _mm256_or_si256(_mm256_and_si256(p1, low), _mm256_and_si256(hb, top));
+    u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p1, 4), low),
+                           _mm256_and_si256(_mm256_srli_epi16(hb, 2), top));
+    return;
   }
-  return total;
+  const __m256i two = _mm256_set1_epi8(3), p = load_half(sub, 0, h);
+  u[0] = _mm256_and_si256(p, two);
+  u[1] = _mm256_and_si256(_mm256_srli_epi16(p, 2), two);
+  u[2] = _mm256_and_si256(_mm256_srli_epi16(p, 4), two);
+  u[3] = _mm256_and_si256(_mm256_srli_epi16(p, 6), two);
+  if constexpr (F == quant_format::q3_k) {
+    __m256i third = load_half(ints + 192 * (k / 2) + 128, 0, h);
+    if (k % 2) third = _mm256_srli_epi16(third, 4);
+    const __m256i bit = _mm256_set1_epi8(4);
+    u[0] = _mm256_or_si256(u[0], _mm256_and_si256(_mm256_slli_epi16(third, 2), bit));
+    u[1] = _mm256_or_si256(u[1], _mm256_and_si256(_mm256_slli_epi16(third, 1), bit));
+    u[2] = _mm256_or_si256(u[2], _mm256_and_si256(third, bit));
+    u[3] = _mm256_or_si256(u[3], _mm256_and_si256(_mm256_srli_epi16(third, 1), bit));
+  }
 }
 
-// The same for the K formats (Bits 4, 5, 6), super-block by super-block.
-template <int Bits, int R>
+// S (and Q2_K's M) of half h of a Q2_K, Q3_K or Q6_K super-block.
+template <quant_format F>
+inline void sums_16(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
+                    const uint8_t* meta, int h, __m256i& total, __m256i& mins) {
+  constexpr bool q2 = F == quant_format::q2_k;
+  constexpr int32_t offset = quant_offset(F);
+  total = mins = _mm256_setzero_si256();
+  for (int k = 0; k < 16; ++k) {
+    __m256i u[4];
+    unpack_16<F>(ints, k, h, u);
+    const int8_t* xk = xq + 16 * k;
+    const __m256i s0 =
+      dot4(dot4(_mm256_setzero_si256(), u[0], broadcast4(xk)), u[1], broadcast4(xk + 4));
+    const __m256i s1 =
+      dot4(dot4(_mm256_setzero_si256(), u[2], broadcast4(xk + 8)), u[3], broadcast4(xk + 12));
+    __m256i t = _mm256_add_epi32(s0, s1);
+    if constexpr (offset != 0) t = _mm256_sub_epi32(t, _mm256_set1_epi32(offset * xsum[k]));
+    const __m256i packed = half_bytes(meta + k_scales_at(quant_bits(F)) + 16 * k, h, !q2);
+    const __m256i scale = q2 ? _mm256_and_si256(packed, _mm256_set1_epi32(15)) : packed;
+    total = _mm256_add_epi32(total, _mm256_mullo_epi32(t, scale));
+    if constexpr (q2)
+      mins = _mm256_add_epi32(
+        mins, _mm256_mullo_epi32(_mm256_srli_epi32(packed, 4), _mm256_set1_epi32(xsum[k])));
+  }
+}
+
+// The same for the K formats, super-block by super-block.
+template <quant_format F, int R>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  const int64_t metadata = x.blocks * k_ints_bytes(Bits);
+  constexpr int bits = quant_bits(F);
+  const int64_t metadata = x.blocks * k_ints_bytes(bits);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(Bits);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(Bits);
+    const uint8_t* ints = w + b * k_ints_bytes(bits);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(bits);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256 d = half_floats(meta, h);
@@ -175,17 +209,16 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         const int8_t* xq = x.q + at * super;
         const int32_t* xsum = x.sum + at * 16;
         const __m256 dx = _mm256_set1_ps(x.d[at]);
-        if constexpr (Bits == 6) {
-          const __m256i total = sums_q6_k(xq, xsum, ints, meta, h);
-          acc[i][h] = _mm256_add_ps(acc[i][h],
-                                    _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total)));
-        } else {
-          __m256i total, mins;
-          sums_q4_k<Bits>(xq, xsum, ints, meta, h, total, mins);
+        __m256i total, mins;
+        if constexpr (quant_sub_values(F) == 16) sums_16<F>(xq, xsum, ints, meta, h, total, mins);
+        else sums_q4_k<bits>(xq, xsum, ints, meta, h, total, mins);
+        const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total));
+        if constexpr (has_sub_min(F)) {
           const __m256 dmin = half_floats(meta + 32, h);
-          const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total));
           const __m256 offset = _mm256_mul_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(mins));
           acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_sub_ps(scaled, offset));
+        } else {
+          acc[i][h] = _mm256_add_ps(acc[i][h], scaled);
         }
       }
     }
@@ -209,17 +242,17 @@ struct blocks_of_32 {
   }
 };
 
-// Q4_K, Q5_K and Q6_K: super-blocks of 256 with 16 sums each.
-template <int Bits>
+// The K formats: super-blocks of 256 with 16 sums each.
+template <quant_format F>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(Bits, blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(quant_bits(F), blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
   template <int R>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    super_tile<Bits, R>(x, w, n, y, ldy, accumulate);
+    super_tile<F, R>(x, w, n, y, ldy, accumulate);
   }
 };
 
@@ -243,11 +276,10 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
-  constexpr int bits = quant_bits(F);
   if constexpr (is_k_format(F))
-    product<super_blocks<bits>>(x, m, w, n, y, ldy, accumulate);
+    product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate);
   else
-    product<blocks_of_32<bits, has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+    product<blocks_of_32<quant_bits(F), has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace

@@ -13,9 +13,10 @@ namespace kvactor::model {
 namespace {
 
 constexpr int64_t lanes = quantized_matrix::group_rows;
-using layers::byte_at, layers::fifth_bit_at, layers::nibble_at, layers::top_bits_at,
+using layers::byte_at, layers::fifth_bit_at, layers::nibble_at, layers::pair_at,
   layers::quant_position;
-using layers::stored_int, layers::stored_q6;
+using layers::k_scales_at, layers::k_stored, layers::k_sub_at, layers::k_sub_bytes,
+  layers::stored_int;
 
 // Lane `lane`'s integer u of column c into a block of 32 (a K format's
 // sub-block) of `bits` 8, 4 or 5, as quant_isa.hpp places it.
@@ -25,6 +26,37 @@ void put_int(int bits, uint8_t* q, int64_t lane, int64_t c, int32_t u) {
   if (bits == 5) {
     const quant_position fifth = fifth_bit_at(lane, c);
     q[fifth.byte] = static_cast<uint8_t>(q[fifth.byte] | (u >> 4) << fifth.shift);
+  }
+}
+
+void put_bits(uint8_t* q, quant_position at, int32_t bits) {
+  q[at.byte] = static_cast<uint8_t>(q[at.byte] | bits << at.shift);
+}
+
+// Lane `lane`'s integer n of column c into a K-format super-block's
+// integers, as quant_isa.hpp's k_stored reads it.
+void put_k(int bits, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
+  if (bits == 4 || bits == 5) return put_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32, n);
+  const int64_t k = c / 16;
+  uint8_t* sub = ints + k_sub_at(bits, k);
+  c %= 16;
+  if (bits == 6) {
+    put_bits(sub, nibble_at(lane, c), n & 15);
+    return put_bits(sub + 128, pair_at(lane, c), n >> 4);
+  }
+  put_bits(sub, pair_at(lane, c), n & 3);
+  if (bits == 3)
+    put_bits(ints + 192 * (k / 2) + 128,
+             {pair_at(lane, c).byte, static_cast<int>(4 * (k % 2) + c / 4)}, n >> 2);
+}
+
+// Where a K format's super-block keeps its fp16 d (and dmin, 2 bytes on).
+std::size_t k_d_at(quant_format f) {
+  switch (f) {
+  case quant_format::q2_k: return 80;
+  case quant_format::q3_k: return 108;
+  case quant_format::q6_k: return 208;
+  default: return 0;
   }
 }
 
@@ -97,32 +129,21 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
 
 void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src) {
   const int64_t lane = r % lanes;
+  const int bits = quant_bits(format_);
   const quant_superblock sb = read_superblock(format_, src, 0);
   uint8_t* meta = scales(r / lanes, b);
   uint8_t* q = ints(r / lanes, b);
-  const auto* bytes = reinterpret_cast<const uint8_t*>(src);
-  if (format_ != quant_format::q6_k) {
-    const int bits = quant_bits(format_);
-    std::memcpy(meta + 2 * lane, bytes, 2);          // d
-    std::memcpy(meta + 32 + 2 * lane, bytes + 2, 2); // dmin
-    for (int64_t j = 0; j < 8; ++j) {
-      meta[64 + 16 * j + lane] = static_cast<uint8_t>(sb.scale[j]);
-      meta[192 + 16 * j + lane] = static_cast<uint8_t>(sb.min[j]);
-      for (int64_t c = 0; c < 32; ++c)
-        put_int(bits, q + layers::k_sub_bytes(bits) * j, lane, c, sb.n[32 * j + c]);
-    }
-    return;
+  const auto* d = reinterpret_cast<const uint8_t*>(src) + k_d_at(format_);
+  std::memcpy(meta + 2 * lane, d, 2);
+  if (has_sub_min(format_)) std::memcpy(meta + 32 + 2 * lane, d + 2, 2); // dmin
+  for (int64_t k = 0; k < layers::k_subs(bits); ++k) {
+    uint8_t* scale = meta + k_scales_at(bits) + 16 * k + lane;
+    *scale = static_cast<uint8_t>(format_ == quant_format::q2_k ? sb.scale[k] | sb.min[k] << 4
+                                                                 : sb.scale[k]);
+    if (bits == 4 || bits == 5)
+      meta[layers::k_mins_at + 16 * k + lane] = static_cast<uint8_t>(sb.min[k]);
   }
-  std::memcpy(meta + 2 * lane, bytes + 208, 2); // d
-  for (int64_t k = 0; k < 16; ++k) {
-    meta[32 + 16 * k + lane] = static_cast<uint8_t>(sb.scale[k]);
-    for (int64_t c = 0; c < 16; ++c) {
-      const uint8_t n = sb.n[16 * k + c];
-      const quant_position low = nibble_at(lane, c), top = top_bits_at(lane, c);
-      q[192 * k + low.byte] |= static_cast<uint8_t>((n & 15) << low.shift);
-      q[192 * k + top.byte] |= static_cast<uint8_t>((n >> 4) << top.shift);
-    }
-  }
+  for (int64_t c = 0; c < 256; ++c) put_k(bits, q, lane, c, sb.n[c]);
 }
 
 quantized_matrix quantized_matrix::pack(std::span<const weight_view> parts, quant_format format) {
@@ -170,17 +191,18 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
     const float d = f16_to_f32(load_u16(meta + 2 * lane));
     for (int64_t c = 0; c < values; ++c) {
       float& v = out[b * values + c];
-      if (format_ == quant_format::q6_k) {
-        const int64_t k = c / 16;
-        const int32_t n = stored_q6(q + 192 * k, lane, c % 16);
-        const auto s = static_cast<int8_t>(meta[32 + 16 * k + lane]);
-        v = (d * static_cast<float>(s)) * static_cast<float>(n - offset);
-      } else if (is_k_format(format_)) {
-        const int64_t j = c / 32;
-        const int32_t n = stored_int(bits, q + layers::k_sub_bytes(bits) * j, lane, c % 32);
-        const float dmin = f16_to_f32(load_u16(meta + 32 + 2 * lane));
-        v = (d * static_cast<float>(meta[64 + 16 * j + lane])) * static_cast<float>(n) -
-            dmin * static_cast<float>(meta[192 + 16 * j + lane]);
+      if (is_k_format(format_)) {
+        const int64_t k = c / quant_sub_values(format_);
+        const uint8_t sm = meta[k_scales_at(bits) + 16 * k + lane];
+        const bool q2 = format_ == quant_format::q2_k;
+        const int32_t scale = q2                ? sm & 15
+                              : bits == 4 || bits == 5 ? sm
+                                                       : static_cast<int8_t>(sm);
+        v = (d * static_cast<float>(scale)) * static_cast<float>(k_stored(bits, q, lane, c) - offset);
+        if (has_sub_min(format_)) {
+          const int32_t min = q2 ? sm >> 4 : meta[layers::k_mins_at + 16 * k + lane];
+          v = v - f16_to_f32(load_u16(meta + 32 + 2 * lane)) * static_cast<float>(min);
+        }
       } else {
         const int32_t u = stored_int(bits, q, lane, c);
         v = d * static_cast<float>(u - offset);

@@ -16,8 +16,8 @@ struct tiny_args {
   std::filesystem::path out;
   tiny_options options;
   // Also write the model as DIR/model-<type>.gguf for each of these
-  // (gguf_matrices::parse names: f32, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k,
-  // q5_k, q6_k, q4_k_m, q5_k_m).
+  // (gguf_matrices::parse names: f32, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k,
+  // q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m).
   std::vector<std::string> gguf;
   bool help = false;
 };

@@ -37,9 +37,12 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   EXPECT_EQ(quant_row_bytes(quant_format::q5_k, 512), 352u);
   for (quant_format f : all_quant_formats()) EXPECT_EQ(parse_quant_format(quant_name(f)), f);
   EXPECT_EQ(parse_quant_format("q5_k"), quant_format::q5_k);
-  EXPECT_EQ(parse_quant_format("q3_k"), std::nullopt);
+  EXPECT_EQ(parse_quant_format("q3_k"), quant_format::q3_k);
+  EXPECT_EQ(parse_quant_format("iq4_xs"), std::nullopt);
   EXPECT_EQ(quant_block_bytes(quant_format::q4_1), 20u);
   EXPECT_EQ(quant_block_bytes(quant_format::q5_1), 24u);
+  EXPECT_EQ(quant_block_bytes(quant_format::q2_k), 84u);
+  EXPECT_EQ(quant_block_bytes(quant_format::q3_k), 110u);
   EXPECT_EQ(parse_quant_format("q8_1"), std::nullopt);
 }
 
@@ -92,6 +95,60 @@ TEST(quant_format, a_q6_k_block_joins_low_nibbles_and_top_bits) {
   EXPECT_EQ(v[80], -1.0f * -27.0f);
   EXPECT_EQ(v[81], 32.0f);
   EXPECT_EQ(v[64], 0.0f); // sub-block 4: scale 0
+}
+
+// Q2_K: scales[16] (scale | min << 4), qs[64], d, dmin; value 128 h + 32 t
+// + l in bits 2t of qs[32 h + l].
+TEST(quant_format, a_q2_k_block_packs_four_values_a_byte) {
+  std::vector<std::byte> block(84, std::byte{0});
+  block[80] = std::byte{0x00}, block[81] = std::byte{0x38}; // d = 0.5
+  block[82] = std::byte{0x00}, block[83] = std::byte{0x3c}; // dmin = 1
+  block[0] = std::byte{0x23};                               // s_0 = 3, m_0 = 2
+  block[13] = std::byte{0x5f};                              // s_13 = 15, m_13 = 5
+  block[16] = std::byte{0x03 | 0x02 << 6}; // value 0: 3; value 96 (t = 3): 2
+  block[16 + 32 + 17] = std::byte{0x01 << 4}; // value 128 + 64 + 17 = 209 (sub-block 13): 1
+  const quant_superblock sb = read_superblock(quant_format::q2_k, block.data(), 0);
+  EXPECT_EQ(sb.scale[13], 15);
+  EXPECT_EQ(sb.min[13], 5);
+  EXPECT_EQ(sb.n[0], 3);
+  EXPECT_EQ(sb.n[96], 2);
+  EXPECT_EQ(sb.n[209], 1);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::q2_k, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 1.5f * 3.0f - 2.0f);
+  EXPECT_EQ(v[1], -2.0f);
+  EXPECT_EQ(v[96], 0.0f); // sub-block 6: scale and min 0
+  EXPECT_EQ(v[209], 7.5f * 1.0f - 5.0f);
+  EXPECT_EQ(v[208], -5.0f);
+}
+
+// Q3_K: hmask[32], qs[64], 12 bytes of 6-bit scales (stored + 32), d; a
+// value's third bit in bit 4h + t of hmask[l].
+TEST(quant_format, a_q3_k_block_joins_two_low_bits_and_a_third) {
+  std::vector<std::byte> block(110, std::byte{0});
+  block[108] = std::byte{0x00}, block[109] = std::byte{0x38}; // d = 0.5
+  // s_0 = 35 - 32 = 3: low bits 3 in scales[0], top 2 (2) in bits 0, 1 of
+  // scales[8]; s_13 = 10 - 32 = -22: low 10 in the high nibble of
+  // scales[5], top 0 in bits 6, 7 of scales[9].
+  block[96 + 0] = std::byte{0x03};
+  block[96 + 8] = std::byte{0x02};
+  block[96 + 5] = std::byte{0xa0};
+  block[32 + 0] = std::byte{0x01};       // value 0: low bits 1
+  block[0] = std::byte{0x01};            // value 0: third bit set, n = 5
+  block[32 + 32 + 17] = std::byte{0x02 << 4}; // value 209 (h 1, t 2): low bits 2
+  block[17] = std::byte{0x01 << 6};           // its third bit (4h + t = 6)
+  const quant_superblock sb = read_superblock(quant_format::q3_k, block.data(), 0);
+  EXPECT_EQ(sb.scale[0], 3);
+  EXPECT_EQ(sb.scale[13], -22);
+  EXPECT_EQ(sb.scale[1], -32);
+  EXPECT_EQ(sb.n[0], 5);
+  EXPECT_EQ(sb.n[209], 6);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::q3_k, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 1.5f * 1.0f);   // n - 4 = 1
+  EXPECT_EQ(v[1], 1.5f * -4.0f);  // n = 0
+  EXPECT_EQ(v[209], -11.0f * 2.0f);
+  EXPECT_EQ(v[16], -16.0f * -4.0f); // sub-block 1: scale -32
 }
 
 TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
@@ -242,7 +299,8 @@ TEST(quant_format, blocks_with_a_min_round_each_value_to_a_nearby_level) {
 TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 0.02f);
-  for (quant_format f : {quant_format::q4_k, quant_format::q5_k, quant_format::q6_k}) {
+  for (quant_format f : {quant_format::q2_k, quant_format::q3_k, quant_format::q4_k,
+                         quant_format::q5_k, quant_format::q6_k}) {
     const int64_t n = 512;
     std::vector<float> x(n), back(n);
     for (float& v : x) v = dist(rng);
@@ -258,18 +316,20 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
       for (int64_t c = 0; c < 256; ++c) {
         const int64_t i = b * 256 + c;
         const float step = std::fabs(q.d * static_cast<float>(q.scale[c / sub]));
-        const float levels = f == quant_format::q4_k ? 15.0f : 31.0f;
-        const float bound =
-          f == quant_format::q6_k ? 0.502f * step + 16.01f * q.d
-                                  : 0.502f * step + (levels / 2 + 0.01f) * q.d + 0.51f * q.dmin;
+        // the top level (the largest magnitude for Q3_K's and Q6_K's
+        // symmetric levels), half a d off for each
+        const float levels = static_cast<float>((1 << quant_bits(f)) - 1);
+        const float bound = has_sub_min(f)
+                              ? 0.502f * step + (levels / 2 + 0.01f) * q.d + 0.51f * q.dmin
+                              : 0.502f * step + ((levels + 1) / 4 + 0.01f) * q.d;
         EXPECT_LE(std::fabs(back[i] - x[i]), bound) << quant_name(f) << " value " << i;
         err2 += (back[i] - x[i]) * (back[i] - x[i]);
         norm2 += x[i] * x[i];
       }
     }
     const double relative = std::sqrt(err2 / norm2);
-    EXPECT_LT(relative, f == quant_format::q4_k ? 0.15 : f == quant_format::q5_k ? 0.08 : 0.04)
-      << quant_name(f);
+    const double limit[] = {0.6, 0.3, 0.15, 0.08, 0.04}; // Q2_K .. Q6_K
+    EXPECT_LT(relative, limit[quant_bits(f) - 2]) << quant_name(f);
     RecordProperty(std::string(quant_name(f)) + "_relative_error", std::to_string(relative));
   }
 }

@@ -159,10 +159,10 @@ struct quant_case {
           xsum += q;
         }
         total += w.scale[j] * isum;
-        if (format != quant_format::q6_k) mins += w.min[j] * xsum;
+        if (has_sub_min(format)) mins += w.min[j] * xsum;
       }
       const float scaled = (w.d * x.d[at]) * static_cast<float>(total);
-      if (format != quant_format::q6_k)
+      if (has_sub_min(format))
         s = s + (scaled - (w.dmin * x.d[at]) * static_cast<float>(mins));
       else
         s = s + scaled;
@@ -182,6 +182,8 @@ const std::vector<format_widths>& formats() {
                                                  {quant_format::q4_1, {32, 96, 320}},
                                                  {quant_format::q5_0, {32, 96, 320}},
                                                  {quant_format::q5_1, {32, 96, 320}},
+                                                 {quant_format::q2_k, {256, 768}},
+                                                 {quant_format::q3_k, {256, 768}},
                                                  {quant_format::q4_k, {256, 768}},
                                                  {quant_format::q5_k, {256, 768}},
                                                  {quant_format::q6_k, {256, 768}}};
