@@ -181,8 +181,8 @@ inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* 
 
 // The 16 columns of sub-block k of a Q2_K, Q3_K or Q6_K super-block (its
 // integers at `ints`) as 4 vectors of u8: vector t columns 4t .. 4t + 3 of
-// the 16 rows.
-template <quant_format F>
+// the 16 rows. Odd: k is odd (the compiler sees the pair's shift).
+template <quant_format F, bool Odd>
 inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
   const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
   if constexpr (F == quant_format::q6_k) {
@@ -208,7 +208,7 @@ inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
     // NOTE: the third bits of columns 4t .. 4t + 3, bit t of each byte once
     // an odd sub-block's are moved down by 4, go to bit 2.
     __m512i h = load(ints + 192 * (k / 2) + 128);
-    if (k % 2) h = _mm512_srli_epi16(h, 4);
+    if constexpr (Odd) h = _mm512_srli_epi16(h, 4);
     const __m512i bit = _mm512_set1_epi8(4);
     u[0] = _mm512_ternarylogic_epi32(u[0], _mm512_slli_epi16(h, 2), bit, 0xf8);
     u[1] = _mm512_ternarylogic_epi32(u[1], _mm512_slli_epi16(h, 1), bit, 0xf8);
@@ -219,7 +219,7 @@ inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
 
 // Sub-block k of 16 columns (Q2_K, Q3_K, Q6_K) of NB groups' super-block b
 // against R rows of x, into S (and Q2_K's M) as sub_q4_k.
-template <quant_format F, int R, int NB>
+template <quant_format F, bool Odd, int R, int NB>
 inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
                    const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
                    __m512i (&mins)[R][NB]) {
@@ -228,7 +228,7 @@ inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* in
 #pragma GCC unroll 8
   for (int j = 0; j < NB; ++j) {
     __m512i u[4];
-    unpack_16<F>(ints + j * group_bytes, k, u);
+    unpack_16<F, Odd>(ints + j * group_bytes, k, u);
     const __m512i packed = lane_bytes(meta + j * group_bytes + k_scales_at(quant_bits(F)) + 16 * k, !q2);
     const __m512i scale = q2 ? _mm512_and_si512(packed, _mm512_set1_epi32(15)) : packed;
 #pragma GCC unroll 8
@@ -273,7 +273,10 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 #pragma GCC unroll 8
       for (int j = 0; j < NB; ++j) total[i][j] = mins[i][j] = _mm512_setzero_si512();
     if constexpr (quant_sub_values(F) == 16)
-      for (int k = 0; k < 16; ++k) sub_16<F, R, NB>(x, b, k, ints, meta, group_bytes, total, mins);
+      for (int k = 0; k < 16; k += 2) {
+        sub_16<F, false, R, NB>(x, b, k, ints, meta, group_bytes, total, mins);
+        sub_16<F, true, R, NB>(x, b, k + 1, ints, meta, group_bytes, total, mins);
+      }
     else
       for (int s = 0; s < 8; ++s) sub_q4_k<bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8

@@ -14,11 +14,12 @@
 // or, for the K formats, over W's super-blocks (x in blocks of 256, one dx
 // each):
 //
-//   Q4_K, Q5_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
+//   Q2_K, Q4_K, Q5_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
 //         S = sum over sub-blocks j of scale_j * (sum of n_w * q_x)
 //         M = sum over sub-blocks j of min_j * (sum of q_x)
-//   Q6_K: s = s + (d * dx) * float(S)
-//         S = sum over sub-blocks k of scale_k * (sum of (n_w - 32) * q_x)
+//   Q3_K, Q6_K: s = s + (d * dx) * float(S)
+//         S = sum over sub-blocks k of scale_k * (sum of (n_w - offset) * q_x)
+//         (offset 4, 32)
 //
 // in that order, each operation rounded once (no fused multiply-add). The
 // integer sums are exact however an instruction set forms them, so every

@@ -131,7 +131,7 @@ inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints
 // Half h of the 16 columns of sub-block k of a Q2_K, Q3_K or Q6_K
 // super-block as 4 vectors of u8, vector t columns 4t .. 4t + 3 (unpacked
 // as in quant_avx512_vnni.cpp).
-template <quant_format F>
+template <quant_format F, bool Odd>
 inline void unpack_16(const uint8_t* ints, int k, int h, __m256i (&u)[4]) {
   const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
   if constexpr (F == quant_format::q6_k) {
@@ -153,7 +153,7 @@ inline void unpack_16(const uint8_t* ints, int k, int h, __m256i (&u)[4]) {
   u[3] = _mm256_and_si256(_mm256_srli_epi16(p, 6), two);
   if constexpr (F == quant_format::q3_k) {
     __m256i third = load_half(ints + 192 * (k / 2) + 128, 0, h);
-    if (k % 2) third = _mm256_srli_epi16(third, 4);
+    if constexpr (Odd) third = _mm256_srli_epi16(third, 4);
     const __m256i bit = _mm256_set1_epi8(4);
     u[0] = _mm256_or_si256(u[0], _mm256_and_si256(_mm256_slli_epi16(third, 2), bit));
     u[1] = _mm256_or_si256(u[1], _mm256_and_si256(_mm256_slli_epi16(third, 1), bit));
@@ -171,7 +171,8 @@ inline void sums_16(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
   total = mins = _mm256_setzero_si256();
   for (int k = 0; k < 16; ++k) {
     __m256i u[4];
-    unpack_16<F>(ints, k, h, u);
+    if (k % 2) unpack_16<F, true>(ints, k, h, u);
+    else unpack_16<F, false>(ints, k, h, u);
     const int8_t* xk = xq + 16 * k;
     const __m256i s0 =
       dot4(dot4(_mm256_setzero_si256(), u[0], broadcast4(xk)), u[1], broadcast4(xk + 4));

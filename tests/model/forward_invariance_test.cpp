@@ -194,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(models, forward_invariance_test,
                          case_name);
 
 // A bf16 checkpoint quantised at load, as `--weights=q8_0|q4_0` serves it,
-// and to the K formats a Q4_K_M file holds (on the wide tiny models).
+// and to the K formats (on the wide tiny models).
 INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                          ::testing::Combine(::testing::Values(architecture::llama,
                                                               architecture::qwen3),
@@ -205,6 +205,8 @@ INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                                                               std::optional(quant_format::q4_0),
                                                               std::optional(quant_format::q5_0),
                                                               std::optional(quant_format::q5_1),
+                                                              std::optional(quant_format::q2_k),
+                                                              std::optional(quant_format::q3_k),
                                                               std::optional(quant_format::q4_k),
                                                               std::optional(quant_format::q5_k),
                                                               std::optional(quant_format::q6_k))),
