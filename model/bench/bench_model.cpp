@@ -176,7 +176,8 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
-        "[--reps=5] [--threads=0] [--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k] "
+        "[--reps=5] [--threads=0] "
+        "[--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k] "
         "[--activations=f32|bf16] [--kv-dtype=f32|bf16] [--quant-kernel=NAME]\n");
       return false;
     }

@@ -81,9 +81,10 @@ bool parse(int argc, char** argv, options& o) {
       ok = false;
     }
     if (!ok) {
-      std::fprintf(stderr, "kvactor-bench-quant: bad option %s\nusage: kvactor-bench-quant "
-                           "[--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5] "
-                           "[--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k] [--generic]\n",
+      std::fprintf(stderr,
+                   "kvactor-bench-quant: bad option %s\nusage: kvactor-bench-quant "
+                   "[--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5] "
+                   "[--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k] [--generic]\n",
                    argv[i]);
       return false;
     }

@@ -123,7 +123,8 @@ template <fmt F>
 void unpack_16(const uint8_t* ints, int64_t k, uint8_t* tile) {
   for (int64_t r = 0; r < 4; ++r)
     for (int64_t t = 0; t < 64; ++t)
-      tile[64 * r + t] = static_cast<uint8_t>(k_stored(bits<F>, ints, t / 4, 16 * k + 4 * r + t % 4));
+      tile[64 * r + t] =
+        static_cast<uint8_t>(k_stored(bits<F>, ints, t / 4, 16 * k + 4 * r + t % 4));
 }
 
 void widen(const uint8_t* p, bool is_signed, int32_t* out) {
@@ -305,7 +306,8 @@ void run_pass(const pass_args& p) {
               i32x16 min;
               load(min, g.min + lanes * (b * units_per_block<F> + s));
               int32_t xs = 0;
-              for (int64_t k = 0; k < sums_per_unit; ++k) xs += x.sum[xi * 16 + sums_per_unit * s + k];
+              for (int64_t k = 0; k < sums_per_unit; ++k)
+                xs += x.sum[xi * 16 + sums_per_unit * s + k];
               mins += min * xs;
             }
             acc[row][gi] =

@@ -191,7 +191,8 @@ inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
     // NOTE: columns 4t .. 4t + 3 take their top bits from bits 2t, 2t + 1
     // of h, moved to bits 4, 5 (16-bit shifts: the mask drops what crosses
     // a byte).
-    u[0] = _mm512_or_si512(_mm512_and_si512(p0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top));
+    u[0] =
+      _mm512_or_si512(_mm512_and_si512(p0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top));
     u[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(p0, 4), low),
                            _mm512_and_si512(_mm512_slli_epi16(h, 2), top));
     u[2] = _mm512_or_si512(_mm512_and_si512(p1, low), _mm512_and_si512(h, top));
@@ -229,7 +230,8 @@ inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* in
   for (int j = 0; j < NB; ++j) {
     __m512i u[4];
     unpack_16<F, Odd>(ints + j * group_bytes, k, u);
-    const __m512i packed = lane_bytes(meta + j * group_bytes + k_scales_at(quant_bits(F)) + 16 * k, !q2);
+    const uint8_t* scales = meta + j * group_bytes + k_scales_at(quant_bits(F)) + 16 * k;
+    const __m512i packed = lane_bytes(scales, !q2);
     const __m512i scale = q2 ? _mm512_and_si512(packed, _mm512_set1_epi32(15)) : packed;
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
@@ -278,7 +280,8 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         sub_16<F, true, R, NB>(x, b, k + 1, ints, meta, group_bytes, total, mins);
       }
     else
-      for (int s = 0; s < 8; ++s) sub_q4_k<bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
+      for (int s = 0; s < 8; ++s)
+        sub_q4_k<bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const __m512 d = lane_halves(meta + j * group_bytes);

@@ -177,7 +177,8 @@ void quantize_q2_k(const float* x, std::byte* out) {
   float max_step = 0, max_low = 0;
   for (int64_t k = 0; k < 16; ++k) {
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < 16; ++i) lo = std::min(lo, x[16 * k + i]), hi = std::max(hi, x[16 * k + i]);
+    for (int64_t i = 0; i < 16; ++i)
+      lo = std::min(lo, x[16 * k + i]), hi = std::max(hi, x[16 * k + i]);
     step[k] = (hi - lo) / 3.0f;
     low[k] = -lo;
     max_step = std::max(max_step, step[k]);

@@ -83,7 +83,8 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
         int32_t total = 0, mins = 0;
         for (int64_t s = 0; s < k_subs(bits); ++s) {
           int32_t t = 0, sums = 0; // the sub-block's products and x's sum
-          for (int64_t c = s * width; c < (s + 1) * width; ++c) t += k_stored(bits, ints, l, c) * xq[c];
+          for (int64_t c = s * width; c < (s + 1) * width; ++c)
+            t += k_stored(bits, ints, l, c) * xq[c];
           for (int64_t k = s * width / 16; k < (s + 1) * width / 16; ++k) sums += xsum[k];
           const uint8_t sm = meta[k_scales_at(bits) + 16 * s + l];
           if constexpr (F == quant_format::q2_k) {

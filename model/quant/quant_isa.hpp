@@ -106,7 +106,8 @@ static constexpr int64_t k_mins_at = 192;
 // The stored integer of lane `lane`, column c of a K-format super-block
 // (its integers at `ints`).
 static constexpr int32_t k_stored(int bits, const uint8_t* ints, int64_t lane, int64_t c) {
-  if (bits == 4 || bits == 5) return stored_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32);
+  if (bits == 4 || bits == 5)
+    return stored_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32);
   const int64_t k = c / 16;
   const uint8_t* sub = ints + k_sub_at(bits, k);
   c %= 16;

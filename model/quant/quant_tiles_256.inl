@@ -120,8 +120,8 @@ inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints
   for (int s = 0; s < 8; ++s) {
     // NOTE: a sub-block is laid out as a Q4_0 or Q5_0 block; offset 0.
     const __m256i sum = block_sum<Bits>(ints + k_sub_bytes(Bits) * s, h, xq + 32 * s, 0);
-    total =
-      _mm256_add_epi32(total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(Bits) + 16 * s, h, false)));
+    total = _mm256_add_epi32(
+      total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(Bits) + 16 * s, h, false)));
     mins =
       _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
                                                 _mm256_set1_epi32(xsum[2 * s] + xsum[2 * s + 1])));

@@ -36,7 +36,8 @@ void put_bits(uint8_t* q, quant_position at, int32_t bits) {
 // Lane `lane`'s integer n of column c into a K-format super-block's
 // integers, as quant_isa.hpp's k_stored reads it.
 void put_k(int bits, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
-  if (bits == 4 || bits == 5) return put_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32, n);
+  if (bits == 4 || bits == 5)
+    return put_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32, n);
   const int64_t k = c / 16;
   uint8_t* sub = ints + k_sub_at(bits, k);
   c %= 16;
@@ -195,10 +196,9 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
         const int64_t k = c / quant_sub_values(format_);
         const uint8_t sm = meta[k_scales_at(bits) + 16 * k + lane];
         const bool q2 = format_ == quant_format::q2_k;
-        const int32_t scale = q2                ? sm & 15
-                              : bits == 4 || bits == 5 ? sm
-                                                       : static_cast<int8_t>(sm);
-        v = (d * static_cast<float>(scale)) * static_cast<float>(k_stored(bits, q, lane, c) - offset);
+        const int32_t scale = q2 ? sm & 15 : bits == 4 || bits == 5 ? sm : static_cast<int8_t>(sm);
+        const int32_t n = k_stored(bits, q, lane, c);
+        v = (d * static_cast<float>(scale)) * static_cast<float>(n - offset);
         if (has_sub_min(format_)) {
           const int32_t min = q2 ? sm >> 4 : meta[layers::k_mins_at + 16 * k + lane];
           v = v - f16_to_f32(load_u16(meta + 32 + 2 * lane)) * static_cast<float>(min);
