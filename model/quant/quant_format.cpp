@@ -136,19 +136,27 @@ void quantize_q4_k(const float* x, std::byte* out, bool fifth) {
   }
 }
 
-// Q6_K: per sub-block of 16 the step that maps the largest magnitude to
-// -32 (as Q4_0), the steps as int8 multiples of d, then every value to the
-// nearest level of its sub-block as stored.
-void quantize_q6_k(const float* x, std::byte* out) {
-  float step[16];
+// Per sub-block of 16 of a super-block, the step that maps its largest
+// magnitude to -half (the one level with no positive twin, as Q4_0's);
+// returns the largest |step|.
+float symmetric_steps(const float* x, int32_t half, float (&step)[16]) {
   float max_step = 0;
   for (int64_t k = 0; k < 16; ++k) {
     float extreme = 0;
     for (int64_t i = 0; i < 16; ++i)
       if (std::fabs(x[16 * k + i]) > std::fabs(extreme)) extreme = x[16 * k + i];
-    step[k] = extreme / -32.0f;
+    step[k] = extreme / static_cast<float>(-half);
     max_step = std::max(max_step, std::fabs(step[k]));
   }
+  return max_step;
+}
+
+// Q6_K: per sub-block of 16 the step that maps the largest magnitude to
+// -32 (as Q4_0), the steps as int8 multiples of d, then every value to the
+// nearest level of its sub-block as stored.
+void quantize_q6_k(const float* x, std::byte* out) {
+  float step[16];
+  const float max_step = symmetric_steps(x, 32, step);
   const uint16_t d = f32_to_f16(max_step / 127.0f);
   store_u16(out + 208, d);
   const float inv_d = level_step(d);
@@ -209,14 +217,7 @@ void quantize_q2_k(const float* x, std::byte* out) {
 // value to the nearest level of its sub-block as stored.
 void quantize_q3_k(const float* x, std::byte* out) {
   float step[16];
-  float max_step = 0;
-  for (int64_t k = 0; k < 16; ++k) {
-    float extreme = 0;
-    for (int64_t i = 0; i < 16; ++i)
-      if (std::fabs(x[16 * k + i]) > std::fabs(extreme)) extreme = x[16 * k + i];
-    step[k] = extreme / -4.0f;
-    max_step = std::max(max_step, std::fabs(step[k]));
-  }
+  const float max_step = symmetric_steps(x, 4, step);
   const uint16_t d = f32_to_f16(max_step / 31.0f);
   store_u16(out + 108, d);
   const float inv_d = level_step(d);
