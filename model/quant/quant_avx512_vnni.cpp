@@ -208,7 +208,7 @@ inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
   if constexpr (F == quant_format::q3_k) {
     // NOTE: the third bits of columns 4t .. 4t + 3, bit t of each byte once
     // an odd sub-block's are moved down by 4, go to bit 2.
-    __m512i h = load(ints + 192 * (k / 2) + 128);
+    __m512i h = load(ints + k_third_at(k));
     if constexpr (Odd) h = _mm512_srli_epi16(h, 4);
     const __m512i bit = _mm512_set1_epi8(4);
     u[0] = _mm512_ternarylogic_epi32(u[0], _mm512_slli_epi16(h, 2), bit, 0xf8);

@@ -102,6 +102,12 @@ static constexpr int64_t k_sub_at(int bits, int64_t k) {
 // scales, and Q4_K's and Q5_K's mins.
 static constexpr int64_t k_scales_at(int bits) { return bits == 6 || bits == 3 ? 32 : 64; }
 static constexpr int64_t k_mins_at = 192;
+// Q3_K: the vector of sub-block k's third bits, and the third bit of its
+// column c, from the super-block's integers.
+static constexpr int64_t k_third_at(int64_t k) { return 192 * (k / 2) + 128; }
+static constexpr quant_position third_bit_at(int64_t k, int64_t lane, int64_t c) {
+  return {k_third_at(k) + pair_at(lane, c).byte, static_cast<int>(4 * (k % 2) + c / 4)};
+}
 
 // The stored integer of lane `lane`, column c of a K-format super-block
 // (its integers at `ints`).
@@ -118,8 +124,8 @@ static constexpr int32_t k_stored(int bits, const uint8_t* ints, int64_t lane, i
   const quant_position low = pair_at(lane, c);
   const int32_t n = sub[low.byte] >> low.shift & 3;
   if (bits == 2) return n;
-  const uint8_t* third = ints + 192 * (k / 2) + 128;
-  return n | (third[low.byte] >> (4 * (k % 2) + c / 4) & 1) << 2;
+  const quant_position third = third_bit_at(k, lane, c);
+  return n | (ints[third.byte] >> third.shift & 1) << 2;
 }
 
 // Activations for the K formats come in blocks of 256 with one scale and

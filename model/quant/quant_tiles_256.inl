@@ -152,7 +152,7 @@ inline void unpack_16(const uint8_t* ints, int k, int h, __m256i (&u)[4]) {
   u[2] = _mm256_and_si256(_mm256_srli_epi16(p, 4), two);
   u[3] = _mm256_and_si256(_mm256_srli_epi16(p, 6), two);
   if constexpr (F == quant_format::q3_k) {
-    __m256i third = load_half(ints + 192 * (k / 2) + 128, 0, h);
+    __m256i third = load_half(ints + k_third_at(k), 0, h);
     if constexpr (Odd) third = _mm256_srli_epi16(third, 4);
     const __m256i bit = _mm256_set1_epi8(4);
     u[0] = _mm256_or_si256(u[0], _mm256_and_si256(_mm256_slli_epi16(third, 2), bit));

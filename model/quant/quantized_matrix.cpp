@@ -46,9 +46,7 @@ void put_k(int bits, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
     return put_bits(sub + 128, pair_at(lane, c), n >> 4);
   }
   put_bits(sub, pair_at(lane, c), n & 3);
-  if (bits == 3)
-    put_bits(ints + 192 * (k / 2) + 128,
-             {pair_at(lane, c).byte, static_cast<int>(4 * (k % 2) + c / 4)}, n >> 2);
+  if (bits == 3) put_bits(ints, layers::third_bit_at(k, lane, c), n >> 2);
 }
 
 // Where a K format's super-block keeps its fp16 d (and dmin, 2 bytes on).
