@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "base/assert.hpp"
 #include "model/dtype.hpp"
@@ -86,6 +87,25 @@ void quantize_q4_1(const float* x, std::byte* out, bool fifth) {
   put_levels(n, out + (fifth ? 8 : 4), out + 4, fifth);
 }
 
+// Per sub-block of `width` of a super-block, the range [min(0, lo), hi]
+// over `top` steps: each step and low = -min(0, lo); returns the largest
+// step and low.
+template <std::size_t Subs>
+std::pair<float, float> sub_block_ranges(const float* x, int64_t width, int32_t top,
+                                         float (&step)[Subs], float (&low)[Subs]) {
+  float max_step = 0, max_low = 0;
+  for (std::size_t k = 0; k < Subs; ++k) {
+    const float* v = x + width * static_cast<int64_t>(k);
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < width; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+    step[k] = (hi - lo) / static_cast<float>(top);
+    low[k] = -lo;
+    max_step = std::max(max_step, step[k]);
+    max_low = std::max(max_low, low[k]);
+  }
+  return {max_step, max_low};
+}
+
 // Q4_K (Q5_K with `fifth`): per sub-block of 32 the range [min(0, lo), hi]
 // over 16 (32) levels; the sub-blocks' steps and mins as 6-bit multiples of
 // d and dmin; then every value to the nearest level of its sub-block as
@@ -93,16 +113,7 @@ void quantize_q4_1(const float* x, std::byte* out, bool fifth) {
 void quantize_q4_k(const float* x, std::byte* out, bool fifth) {
   const int32_t top = fifth ? 31 : 15;
   float step[8], low[8];
-  float max_step = 0, max_low = 0;
-  for (int64_t j = 0; j < 8; ++j) {
-    const float* v = x + 32 * j;
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < 32; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-    step[j] = (hi - lo) / static_cast<float>(top);
-    low[j] = -lo;
-    max_step = std::max(max_step, step[j]);
-    max_low = std::max(max_low, low[j]);
-  }
+  const auto [max_step, max_low] = sub_block_ranges(x, 32, top, step, low);
   const uint16_t d = f32_to_f16(max_step / 63.0f), dmin = f32_to_f16(max_low / 63.0f);
   store_u16(out, d);
   store_u16(out + 2, dmin);
@@ -182,16 +193,7 @@ void quantize_q6_k(const float* x, std::byte* out) {
 // every value to the nearest level of its sub-block as stored.
 void quantize_q2_k(const float* x, std::byte* out) {
   float step[16], low[16];
-  float max_step = 0, max_low = 0;
-  for (int64_t k = 0; k < 16; ++k) {
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < 16; ++i)
-      lo = std::min(lo, x[16 * k + i]), hi = std::max(hi, x[16 * k + i]);
-    step[k] = (hi - lo) / 3.0f;
-    low[k] = -lo;
-    max_step = std::max(max_step, step[k]);
-    max_low = std::max(max_low, low[k]);
-  }
+  const auto [max_step, max_low] = sub_block_ranges(x, 16, 3, step, low);
   const uint16_t d = f32_to_f16(max_step / 15.0f), dmin = f32_to_f16(max_low / 15.0f);
   store_u16(out + 80, d);
   store_u16(out + 82, dmin);
