@@ -127,11 +127,6 @@ void unpack_16(const uint8_t* ints, int64_t k, uint8_t* tile) {
         static_cast<uint8_t>(k_stored(bits<F>, ints, t / 4, 16 * k + 4 * r + t % 4));
 }
 
-void widen(const uint8_t* p, bool is_signed, int32_t* out) {
-  for (int64_t l = 0; l < lanes; ++l)
-    out[l] = is_signed ? static_cast<int32_t>(static_cast<int8_t>(p[l])) : p[l];
-}
-
 template <fmt F>
 group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
   const int64_t units = blocks * units_per_block<F>;
@@ -167,21 +162,14 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
       halves(meta, g.d + lanes * b);
       for (int64_t s = 0; s < units_per_block<F>; ++s) {
         const int64_t u = b * units_per_block<F> + s;
-        const uint8_t* scales = meta + k_scales_at(bits<F>) + 16 * s;
-        if constexpr (F == fmt::q2_k) {
+        if constexpr (sub16)
           unpack_16<F>(ints, s, tiles_out + u * tile_bytes<F>);
-          for (int64_t l = 0; l < lanes; ++l) {
-            g.scale[lanes * u + l] = scales[l] & 15;
-            g.min[lanes * u + l] = scales[l] >> 4;
-          }
-        } else if constexpr (sub16) {
-          unpack_16<F>(ints, s, tiles_out + u * tile_bytes<F>);
-          widen(scales, true, g.scale + lanes * u);
-        } else {
+        else
           unpack_nibbles(ints + k_sub_bytes(bits<F>) * s, tiles_out + u * tile_bytes<F>,
                          F == fmt::q5_k);
-          widen(scales, false, g.scale + lanes * u);
-          widen(meta + k_mins_at + 16 * s, false, g.min + lanes * u);
+        for (int64_t l = 0; l < lanes; ++l) {
+          g.scale[lanes * u + l] = k_sub_scale(bits<F>, meta, s, l);
+          if constexpr (has_mins<F>) g.min[lanes * u + l] = k_sub_min(bits<F>, meta, s, l);
         }
       }
       if constexpr (has_mins<F>) halves(meta + 32, g.dmin + lanes * b);

@@ -86,16 +86,9 @@ void product_k(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
           for (int64_t c = s * width; c < (s + 1) * width; ++c)
             t += k_stored(bits, ints, l, c) * xq[c];
           for (int64_t k = s * width / 16; k < (s + 1) * width / 16; ++k) sums += xsum[k];
-          const uint8_t sm = meta[k_scales_at(bits) + 16 * s + l];
-          if constexpr (F == quant_format::q2_k) {
-            total += (sm & 15) * t;
-            mins += (sm >> 4) * sums;
-          } else if constexpr (has_sub_min(F)) {
-            total += sm * t;
-            mins += meta[k_mins_at + 16 * s + l] * sums;
-          } else {
-            total += static_cast<int8_t>(sm) * (t - offset * sums);
-          }
+          // NOTE: offset 0 for the formats with mins, min 0 for the others.
+          total += k_sub_scale(bits, meta, s, l) * (t - offset * sums);
+          mins += k_sub_min(bits, meta, s, l) * sums;
         }
         const float scaled = (half_at(meta, l) * dx) * static_cast<float>(total);
         if constexpr (has_sub_min(F))

@@ -102,6 +102,18 @@ static constexpr int64_t k_sub_at(int bits, int64_t k) {
 // scales, and Q4_K's and Q5_K's mins.
 static constexpr int64_t k_scales_at(int bits) { return bits == 6 || bits == 3 ? 32 : 64; }
 static constexpr int64_t k_mins_at = 192;
+// Lane `lane`'s integer scale and min of sub-block k, from a super-block's
+// metadata: Q2_K's packed in one byte, Q3_K's and Q6_K's signed, Q4_K's and
+// Q5_K's unsigned beside their mins (0 for the formats without).
+static constexpr int32_t k_sub_scale(int bits, const uint8_t* meta, int64_t k, int64_t lane) {
+  const uint8_t b = meta[k_scales_at(bits) + 16 * k + lane];
+  return bits == 2 ? b & 15 : bits == 3 || bits == 6 ? static_cast<int8_t>(b) : b;
+}
+static constexpr int32_t k_sub_min(int bits, const uint8_t* meta, int64_t k, int64_t lane) {
+  return bits == 2   ? meta[k_scales_at(bits) + 16 * k + lane] >> 4
+         : bits == 4 || bits == 5 ? meta[k_mins_at + 16 * k + lane]
+                                  : 0;
+}
 // Q3_K: the vector of sub-block k's third bits, and the third bit of its
 // column c, from the super-block's integers.
 static constexpr int64_t k_third_at(int64_t k) { return 192 * (k / 2) + 128; }

@@ -192,13 +192,11 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
       float& v = out[b * values + c];
       if (is_k_format(format_)) {
         const int64_t k = c / quant_sub_values(format_);
-        const uint8_t sm = meta[k_scales_at(bits) + 16 * k + lane];
-        const bool q2 = format_ == quant_format::q2_k;
-        const int32_t scale = q2 ? sm & 15 : bits == 4 || bits == 5 ? sm : static_cast<int8_t>(sm);
+        const int32_t scale = layers::k_sub_scale(bits, meta, k, lane);
         const int32_t n = k_stored(bits, q, lane, c);
         v = (d * static_cast<float>(scale)) * static_cast<float>(n - offset);
         if (has_sub_min(format_)) {
-          const int32_t min = q2 ? sm >> 4 : meta[layers::k_mins_at + 16 * k + lane];
+          const int32_t min = layers::k_sub_min(bits, meta, k, lane);
           v = v - f16_to_f32(load_u16(meta + 32 + 2 * lane)) * static_cast<float>(min);
         }
       } else {
