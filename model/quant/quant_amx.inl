@@ -45,7 +45,7 @@ constexpr int64_t tile_bytes = unit_cols<F> * lanes;
 
 template <fmt F>
 int64_t group_bytes(int64_t blocks) {
-  if constexpr (k_format<F>) return k_group_bytes(bits<F>, blocks);
+  if constexpr (k_format<F>) return k_group_bytes(F, blocks);
   else return quant_group_bytes(bits<F>, has_mins<F>, blocks);
 }
 
@@ -103,16 +103,21 @@ void halves(const uint8_t* p, float* out) {
   }
 }
 
-// A Q4_0 block (a Q4_K sub-block) of 4 vectors to a B tile of 8 rows:
-// vector v's low nibbles are columns 8 v .. 8 v + 3, row 2 v; its high ones
-// row 2 v + 1. A Q5_0 block (a Q5_K sub-block; `fifth`) adds to row r bit r
-// of the fifth-bit vector's byte, times 16.
-void unpack_nibbles(const uint8_t* q, uint8_t* tile, bool fifth) {
+// A block of 32 of format F (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; a K format's
+// sub-block as its k_sub_layout) of 4 vectors to a B tile of 8 rows of u
+// (quant_unsigned): vector v's low nibbles are columns 8 v .. 8 v + 3, row
+// 2 v; its high ones row 2 v + 1. A 5-bit block adds to row r bit r of the
+// fifth-bit vector's byte, times 16.
+template <fmt F>
+void unpack_nibbles(const uint8_t* q, uint8_t* tile) {
+  constexpr bool fifth = quant_bits(F) == 5;
   for (int64_t v = 0; v < 4; ++v)
     for (int64_t t = 0; t < 64; ++t) {
       const int f = fifth ? q[256 + t] >> (2 * v) : 0;
-      tile[128 * v + t] = static_cast<uint8_t>((q[64 * v + t] & 15) | (f & 1) << 4);
-      tile[128 * v + 64 + t] = static_cast<uint8_t>((q[64 * v + t] >> 4) | (f >> 1 & 1) << 4);
+      tile[128 * v + t] =
+        static_cast<uint8_t>(quant_unsigned(F, (q[64 * v + t] & 15) | (f & 1) << 4));
+      tile[128 * v + 64 + t] =
+        static_cast<uint8_t>(quant_unsigned(F, (q[64 * v + t] >> 4) | (f >> 1 & 1) << 4));
     }
 }
 
@@ -124,7 +129,7 @@ void unpack_16(const uint8_t* ints, int64_t k, uint8_t* tile) {
   for (int64_t r = 0; r < 4; ++r)
     for (int64_t t = 0; t < 64; ++t)
       tile[64 * r + t] =
-        static_cast<uint8_t>(k_stored(bits<F>, ints, t / 4, 16 * k + 4 * r + t % 4));
+        static_cast<uint8_t>(k_stored(F, ints, t / 4, 16 * k + 4 * r + t % 4));
 }
 
 template <fmt F>
@@ -148,7 +153,7 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
   if constexpr (!k_format<F>) {
     for (int64_t b = 0; b < blocks; ++b) {
       if constexpr (F != fmt::q8_0)
-        unpack_nibbles(wg + b * quant_ints_bytes(bits<F>), tiles_out + b * 512, bits<F> == 5);
+        unpack_nibbles<F>(wg + b * quant_ints_bytes(bits<F>), tiles_out + b * 512);
       const uint8_t* meta =
         wg + blocks * quant_ints_bytes(bits<F>) + b * quant_scales_bytes(has_mins<F>);
       halves(meta, g.d + lanes * b);
@@ -157,19 +162,18 @@ group_tiles prepare(const uint8_t* wg, int64_t blocks, uint8_t* scratch) {
   } else {
     constexpr bool sub16 = unit_cols<F> == 16;
     for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* ints = wg + b * k_ints_bytes(bits<F>);
-      const uint8_t* meta = wg + blocks * k_ints_bytes(bits<F>) + b * k_meta_bytes(bits<F>);
+      const uint8_t* ints = wg + b * k_ints_bytes(F);
+      const uint8_t* meta = wg + blocks * k_ints_bytes(F) + b * k_meta_bytes(F);
       halves(meta, g.d + lanes * b);
       for (int64_t s = 0; s < units_per_block<F>; ++s) {
         const int64_t u = b * units_per_block<F> + s;
         if constexpr (sub16)
           unpack_16<F>(ints, s, tiles_out + u * tile_bytes<F>);
         else
-          unpack_nibbles(ints + k_sub_bytes(bits<F>) * s, tiles_out + u * tile_bytes<F>,
-                         F == fmt::q5_k);
+          unpack_nibbles<k_sub_layout(F)>(ints + k_sub_bytes(F) * s, tiles_out + u * tile_bytes<F>);
         for (int64_t l = 0; l < lanes; ++l) {
-          g.scale[lanes * u + l] = k_sub_scale(bits<F>, meta, s, l);
-          if constexpr (has_mins<F>) g.min[lanes * u + l] = k_sub_min(bits<F>, meta, s, l);
+          g.scale[lanes * u + l] = k_sub_scale(F, meta, s, l);
+          if constexpr (has_mins<F>) g.min[lanes * u + l] = k_sub_min(F, meta, s, l);
         }
       }
       if constexpr (has_mins<F>) halves(meta + 32, g.dmin + lanes * b);
@@ -233,6 +237,15 @@ void load(V& v, const T* p) {
   __builtin_memcpy(&v, p, sizeof v);
 }
 
+// The sum of x's integers over unit s of its super-block xi (K formats).
+template <fmt F>
+int32_t unit_sum(const quant_rows_view& x, int64_t xi, int64_t s) {
+  constexpr int64_t sums_per_unit = unit_cols<F> / 16;
+  int32_t xs = 0;
+  for (int64_t k = 0; k < sums_per_unit; ++k) xs += x.sum[xi * 16 + sums_per_unit * s + k];
+  return xs;
+}
+
 template <fmt F>
 void run_pass(const pass_args& p) {
   const quant_rows_view& x = *p.x;
@@ -259,7 +272,7 @@ void run_pass(const pass_args& p) {
             i32x16 sums;
             load(sums, c[2 * r + gi][i]);
             if constexpr (k_format<F> && quant_offset(F) != 0)
-              total[row][gi] += scale * (sums - quant_offset(F) * x.sum[xi * 16 + s]);
+              total[row][gi] += scale * (sums - quant_offset(F) * unit_sum<F>(x, xi, s));
             else if constexpr (k_format<F>)
               total[row][gi] += scale * sums;
             else if constexpr (has_mins<F>)
@@ -270,8 +283,7 @@ void run_pass(const pass_args& p) {
               acc[row][gi] =
                 acc[row][gi] +
                 (dw * x.d[xi]) *
-                  __builtin_convertvector(sums - quant_block_offset(bits<F>, false) * x.sum[xi],
-                                          f32x16);
+                  __builtin_convertvector(sums - quant_offset(F) * x.sum[xi], f32x16);
           }
       }
     }
@@ -289,14 +301,10 @@ void run_pass(const pass_args& p) {
             acc[row][gi] = acc[row][gi] + scaled;
           } else {
             i32x16 mins = {}; // M
-            constexpr int64_t sums_per_unit = unit_cols<F> / 16;
             for (int64_t s = 0; s < units_per_block<F>; ++s) {
               i32x16 min;
               load(min, g.min + lanes * (b * units_per_block<F> + s));
-              int32_t xs = 0;
-              for (int64_t k = 0; k < sums_per_unit; ++k)
-                xs += x.sum[xi * 16 + sums_per_unit * s + k];
-              mins += min * xs;
+              mins += min * unit_sum<F>(x, xi, s);
             }
             acc[row][gi] =
               acc[row][gi] + (scaled - (dmin * dx) * __builtin_convertvector(mins, f32x16));

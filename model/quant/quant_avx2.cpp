@@ -1,8 +1,8 @@
 // The integer block products (quant_kernels.hpp), AVX2: a group's 16 rows
 // are two vectors of 8 lanes. vpmaddubsw multiplies u8 by s8 into 16-bit
-// pairs, so Q8_0's integers go in as |q| beside x carrying q's sign (at
-// most 128 x 127 x 2, no saturation) and the 4- and 5-bit integers as they
-// are.
+// pairs, so Q8_0's integers and IQ4_NL's and IQ4_XS's levels go in as |q|
+// beside x carrying q's sign (at most 128 x 127 x 2, no saturation) and the
+// other 4- and 5-bit integers as they are.
 // NOTE: intrinsics only, no std:: or other inline library code (see
 // linear_avx512.cpp); built with -ffp-contract=off, as every kernel.
 #include <immintrin.h>
@@ -15,21 +15,38 @@ namespace kvactor::model::layers::avx2 {
 
 namespace {
 
-template <int Bits>
+template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i s = _mm256_setzero_si256();
-  if constexpr (Bits != 8) {
+  if constexpr (has_codebook(F)) {
+    // NOTE: the levels signed, as Q8_0's integers below (|level| <= 127).
+    const __m256i table = iq4_table(0);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      __m256i lo, hi;
+      nibbles<4>(q, j, h, lo, hi);
+      lo = _mm256_shuffle_epi8(table, lo);
+      hi = _mm256_shuffle_epi8(table, hi);
+      const __m256i p0 =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(lo), _mm256_sign_epi8(broadcast4(xq + 8 * j), lo));
+      const __m256i p1 = _mm256_maddubs_epi16(_mm256_abs_epi8(hi),
+                                              _mm256_sign_epi8(broadcast4(xq + 8 * j + 4), hi));
+      s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_madd_epi16(p0, ones),
+                                               _mm256_madd_epi16(p1, ones)));
+    }
+    return s;
+  } else if constexpr (quant_bits(F) != 8) {
     // NOTE: integers below 32: a pair's sum is at most 2 x 31 x 127.
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       __m256i lo, hi;
-      nibbles<Bits>(q, j, h, lo, hi);
+      nibbles<quant_bits(F)>(q, j, h, lo, hi);
       const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(xq + 8 * j)),
                                          _mm256_maddubs_epi16(hi, broadcast4(xq + 8 * j + 4)));
       s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
     }
-    return _mm256_sub_epi32(s, _mm256_set1_epi32(quant_block_offset(Bits, false) * xsum));
+    return _mm256_sub_epi32(s, _mm256_set1_epi32(quant_offset(F) * xsum));
   } else {
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8

@@ -28,12 +28,21 @@ inline __m512i to_bit4(__m512i v) {
   else return v;
 }
 
-// Q8_0, Q4_0 and Q5_0 (Bits 8, 4, 5) alike: 8 vectors of u8, each 4 columns
-// of all 16 rows; a Q4_K or Q5_K sub-block is laid out as a Q4_0 or Q5_0
-// block.
-template <int Bits>
+// IQ4_NL's and IQ4_XS's u (quant_unsigned) of each nibble: one vpshufb
+// table in every 128-bit lane.
+inline __m512i iq4_table() {
+  alignas(16) char t[16];
+#pragma GCC unroll 16
+  for (int n = 0; n < 16; ++n) t[n] = static_cast<char>(quant_unsigned(quant_format::iq4_nl, n));
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
+
+// The blocks of 32 by the bits of their integers (8, 4, 5) alike: 8
+// vectors of u8, each 4 columns of all 16 rows; a Q4_K or Q5_K sub-block is
+// laid out as a Q4_0 or Q5_0 block, an IQ4_XS one as IQ4_NL's. Codebook:
+// each nibble to its level's u.
+template <int Bits, bool Codebook = false>
 struct format {
-  static constexpr int32_t offset = quant_block_offset(Bits, false);
   static void load(const uint8_t* q, __m512i (&v)[8]) {
     if constexpr (Bits == 8) {
 #pragma GCC unroll 8
@@ -46,6 +55,11 @@ struct format {
       const __m512i packed = _mm512_loadu_si512(q + 64 * j);
       v[2 * j] = _mm512_and_si512(packed, low);
       v[2 * j + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
+    }
+    if constexpr (Codebook) {
+      const __m512i table = iq4_table();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) v[j] = _mm512_shuffle_epi8(table, v[j]);
     }
     if constexpr (Bits == 5) {
       // NOTE: vector j's columns take their fifth bits from bits 2j (low
@@ -112,15 +126,17 @@ void store(const __m512 (&acc)[R][NB], int64_t n, float* y, int64_t ldy, bool ac
     }
 }
 
-// R rows of x against NB consecutive groups (n <= 16 NB outputs of them);
-// Min: Q4_1's and Q5_1's blocks, with a min and offset 0.
-template <int Bits, bool Min, int R, int NB>
+// R rows of x against NB consecutive groups (n <= 16 NB outputs of them)
+// of a format of blocks of 32 (Q4_1's and Q5_1's with a min, offset 0).
+template <quant_format F, int R, int NB>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  using f = format<Bits>;
-  constexpr int32_t offset = Min ? 0 : f::offset;
-  const int64_t group_bytes = quant_group_bytes(Bits, Min, x.blocks);
-  const int64_t scales = x.blocks * quant_ints_bytes(Bits);
+  constexpr int bits = quant_bits(F);
+  constexpr bool min = has_block_min(F);
+  using f = format<bits, has_codebook(F)>;
+  constexpr int32_t offset = quant_offset(F);
+  const int64_t group_bytes = quant_group_bytes(bits, min, x.blocks);
+  const int64_t scales = x.blocks * quant_ints_bytes(bits);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
@@ -130,10 +146,10 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const uint8_t* g = w + j * group_bytes;
-      const uint8_t* meta = g + scales + b * quant_scales_bytes(Min);
+      const uint8_t* meta = g + scales + b * quant_scales_bytes(min);
       const __m512 dw = lane_halves(meta);
       __m512i v[8];
-      f::load(g + b * quant_ints_bytes(Bits), v);
+      f::load(g + b * quant_ints_bytes(bits), v);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
@@ -142,7 +158,7 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         __m512i isum = block_sum(v, xq);
         if constexpr (offset != 0) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(offset * xsum));
         __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(isum));
-        if constexpr (Min)
+        if constexpr (min)
           term = _mm512_add_ps(term, _mm512_mul_ps(_mm512_mul_ps(lane_halves(meta + 32), dx),
                                                    _mm512_set1_ps(static_cast<float>(xsum))));
         acc[i][j] = _mm512_add_ps(acc[i][j], term);
@@ -152,29 +168,35 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   store<R, NB>(acc, n, y, ldy, accumulate);
 }
 
-// Sub-block s of NB groups' super-block b (at `ints` and `meta`, groups
-// `group_bytes` apart) against R rows of x: each lane's sum scaled into its
-// S (and its min times the rows' sum into M), as the chain in
-// quant_kernels.hpp defines them for Q4_K and Q5_K. The rows' broadcasts
-// serve every group.
-template <int Bits, int R, int NB>
-inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* ints,
-                     const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
-                     __m512i (&mins)[R][NB]) {
+// Sub-block s of 32 columns (Q4_K, Q5_K, IQ4_XS) of NB groups' super-block
+// b (at `ints` and `meta`, groups `group_bytes` apart) against R rows of x:
+// each lane's sum scaled into its S (and Q4_K's and Q5_K's min times the
+// rows' sum into M), as the chain in quant_kernels.hpp defines them. The
+// rows' broadcasts serve every group.
+template <quant_format F, int R, int NB>
+inline void sub_32(const quant_rows_view& x, int64_t b, int s, const uint8_t* ints,
+                   const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
+                   __m512i (&mins)[R][NB]) {
+  constexpr bool with_min = has_sub_min(F);
+  constexpr int32_t offset = quant_offset(F);
 #pragma GCC unroll 8
   for (int j = 0; j < NB; ++j) {
     const uint8_t* m = meta + j * group_bytes;
     __m512i v[8];
-    format<Bits>::load(ints + j * group_bytes + k_sub_bytes(Bits) * s, v);
-    const __m512i scale = lane_bytes(m + k_scales_at(Bits) + 16 * s, false);
-    const __m512i min = lane_bytes(m + k_mins_at + 16 * s, false);
+    format<quant_bits(F), has_codebook(F)>::load(ints + j * group_bytes + k_sub_bytes(F) * s, v);
+    const __m512i scale = lane_bytes(m + k_scales_at(F) + 16 * s, !with_min);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
       const int32_t* xsum = x.sum + (i * x.blocks + b) * 16 + 2 * s;
-      total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(block_sum(v, xq), scale));
-      mins[i][j] =
-        _mm512_add_epi32(mins[i][j], _mm512_mullo_epi32(min, _mm512_set1_epi32(xsum[0] + xsum[1])));
+      __m512i t = block_sum(v, xq);
+      if constexpr (offset != 0)
+        t = _mm512_sub_epi32(t, _mm512_set1_epi32(offset * (xsum[0] + xsum[1])));
+      total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
+      if constexpr (with_min)
+        mins[i][j] = _mm512_add_epi32(mins[i][j],
+                                      _mm512_mullo_epi32(lane_bytes(m + k_mins_at + 16 * s, false),
+                                                         _mm512_set1_epi32(xsum[0] + xsum[1])));
     }
   }
 }
@@ -184,7 +206,7 @@ inline void sub_q4_k(const quant_rows_view& x, int64_t b, int s, const uint8_t* 
 // the 16 rows. Odd: k is odd (the compiler sees the pair's shift).
 template <quant_format F, bool Odd>
 inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
-  const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
+  const uint8_t* sub = ints + k_sub_at(F, k);
   if constexpr (F == quant_format::q6_k) {
     const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
     const __m512i p0 = load(sub), p1 = load(sub + 64), h = load(sub + 128);
@@ -230,7 +252,7 @@ inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* in
   for (int j = 0; j < NB; ++j) {
     __m512i u[4];
     unpack_16<F, Odd>(ints + j * group_bytes, k, u);
-    const uint8_t* scales = meta + j * group_bytes + k_scales_at(quant_bits(F)) + 16 * k;
+    const uint8_t* scales = meta + j * group_bytes + k_scales_at(F) + 16 * k;
     const __m512i packed = lane_bytes(scales, !q2);
     const __m512i scale = q2 ? _mm512_and_si512(packed, _mm512_set1_epi32(15)) : packed;
 #pragma GCC unroll 8
@@ -258,17 +280,16 @@ inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* in
 template <quant_format F, int R, int NB>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  constexpr int bits = quant_bits(F);
-  const int64_t group_bytes = k_group_bytes(bits, x.blocks);
-  const int64_t metadata = x.blocks * k_ints_bytes(bits);
+  const int64_t group_bytes = k_group_bytes(F, x.blocks);
+  const int64_t metadata = x.blocks * k_ints_bytes(F);
   __m512 acc[R][NB];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(bits);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(bits);
+    const uint8_t* ints = w + b * k_ints_bytes(F);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(F);
     __m512i total[R][NB], mins[R][NB];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i)
@@ -281,7 +302,7 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
       }
     else
       for (int s = 0; s < 8; ++s)
-        sub_q4_k<bits, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
+        sub_32<F, R, NB>(x, b, s, ints, meta, group_bytes, total, mins);
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
       const __m512 d = lane_halves(meta + j * group_bytes);
@@ -304,25 +325,27 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What the drivers below need of a format: a group's bytes, x from row i
-// on, and the tile. Q8_0, Q4_0, Q5_0 and (Min) Q4_1, Q5_1: blocks of 32
-// with one sum each.
-template <int Bits, bool Min = false>
+// on, and the tile. Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: blocks of 32 with
+// one sum each.
+template <quant_format F>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, Min, blocks); }
+  static int64_t group_bytes(int64_t blocks) {
+    return quant_group_bytes(quant_bits(F), has_block_min(F), blocks);
+  }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R, int NB>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Bits, Min, R, NB>(x, w, n, y, ldy, accumulate);
+    block_tile<F, R, NB>(x, w, n, y, ldy, accumulate);
   }
 };
 
 // The K formats: super-blocks of 256 with 16 sums each.
 template <quant_format F>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(quant_bits(F), blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(F, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
@@ -380,14 +403,14 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   sweep<F, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 
-// The entry of format F: Q4_K and Q5_K with their prefill tiles.
+// The entry of format F: Q4_K, Q5_K and IQ4_XS with their prefill tiles.
 template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
   if constexpr (is_k_format(F))
     product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate, quant_sub_values(F) == 32);
   else
-    product<blocks_of_32<quant_bits(F), has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+    product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // The integer block products (quant_kernels.hpp), AVX-VNNI (the 256-bit
 // vpdpbusd of CPUs without AVX-512): a group's 16 rows are two vectors of 8
 // lanes, and one vpdpbusd adds 4 columns' u8 x s8 products to each lane,
-// weights unsigned as stored (q + 128 or the nibble), minus the offset
-// times the activations' block sum.
+// weights unsigned (q + 128, the nibble, or an IQ4 level + 128), minus the
+// offset times the activations' block sum.
 // NOTE: intrinsics only, no std:: or other inline library code (see
 // linear_avx512.cpp); built with -ffp-contract=off, as every kernel.
 #include <immintrin.h>
@@ -15,14 +15,19 @@ namespace kvactor::model::layers::avx_vnni {
 
 namespace {
 
-template <int Bits>
+template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
   __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-  if constexpr (Bits != 8) {
+  if constexpr (quant_bits(F) != 8) {
+    const __m256i table = iq4_table(128); // unused but for the codebook formats
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       __m256i lo, hi;
-      nibbles<Bits>(q, j, h, lo, hi);
+      nibbles<quant_bits(F)>(q, j, h, lo, hi);
+      if constexpr (has_codebook(F)) {
+        lo = _mm256_shuffle_epi8(table, lo);
+        hi = _mm256_shuffle_epi8(table, hi);
+      }
       s0 = _mm256_dpbusd_avx_epi32(s0, lo, broadcast4(xq + 8 * j));
       s1 = _mm256_dpbusd_avx_epi32(s1, hi, broadcast4(xq + 8 * j + 4));
     }
@@ -33,8 +38,7 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
       s1 = _mm256_dpbusd_avx_epi32(s1, load_half(q, 2 * j + 1, h), broadcast4(xq + 8 * j + 4));
     }
   }
-  constexpr int32_t offset = quant_block_offset(Bits, false);
-  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(offset * xsum));
+  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(quant_offset(F) * xsum));
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {

@@ -243,13 +243,72 @@ void quantize_q3_k(const float* x, std::byte* out) {
   }
 }
 
+// The index of the level of iq4_levels nearest to t (the lower on a tie).
+uint8_t nearest_iq4(float t) {
+  uint8_t best = 0;
+  for (uint8_t k = 1; k < 16; ++k)
+    if (std::fabs(t - iq4_levels[k]) < std::fabs(t - iq4_levels[best])) best = k;
+  return best;
+}
+
+// 32 values at x to the nearest levels of step d (IQ4_NL's block, an
+// IQ4_XS sub-block), as nibbles at qs laid out as Q4_0's.
+void put_iq4(const float* x, float d, std::byte* qs) {
+  const float inv = d != 0 ? 1.0f / d : 0.0f;
+  int32_t n[32];
+  for (int64_t i = 0; i < block; ++i) n[i] = nearest_iq4(x[i] * inv);
+  put_levels(n, qs, nullptr, false);
+}
+
+// The step that maps the largest magnitude of `count` values to the level
+// -127 (the codebook's widest).
+float iq4_step(const float* x, int64_t count) {
+  float extreme = 0;
+  for (int64_t i = 0; i < count; ++i)
+    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
+  return extreme / -127.0f;
+}
+
+// IQ4_NL: the step of iq4_step as fp16 d, then every value to the nearest
+// level.
+void quantize_iq4_nl(const float* x, std::byte* out) {
+  const uint16_t d = f32_to_f16(iq4_step(x, block));
+  store_u16(out, d);
+  put_iq4(x, f16_to_f32(d), out + 2);
+}
+
+// IQ4_XS: per sub-block of 32 the step of iq4_step, the steps as 6-bit
+// signed multiples of d, then every value to the nearest level of its
+// sub-block as stored.
+void quantize_iq4_xs(const float* x, std::byte* out) {
+  float step[8], max_step = 0;
+  for (int64_t j = 0; j < 8; ++j) {
+    step[j] = iq4_step(x + 32 * j, 32);
+    max_step = std::max(max_step, std::fabs(step[j]));
+  }
+  const uint16_t d = f32_to_f16(max_step / 31.0f);
+  store_u16(out, d);
+  const float inv_d = level_step(d);
+  uint16_t scales_h = 0;
+  auto* scales_l = reinterpret_cast<uint8_t*>(out + 4);
+  std::memset(scales_l, 0, 4);
+  for (int64_t j = 0; j < 8; ++j) {
+    const int32_t s = to_level(step[j], inv_d, -32, 31);
+    const auto u = static_cast<uint32_t>(s + 32);
+    scales_l[j / 2] = static_cast<uint8_t>(scales_l[j / 2] | (u & 15) << (4 * (j % 2)));
+    scales_h = static_cast<uint16_t>(scales_h | (u >> 4) << (2 * j));
+    put_iq4(x + 32 * j, f16_to_f32(d) * static_cast<float>(s), out + 8 + 16 * j);
+  }
+  store_u16(out + 2, scales_h);
+}
+
 } // namespace
 
 std::span<const quant_format> all_quant_formats() {
   static constexpr quant_format all[] = {
     quant_format::q8_0, quant_format::q4_0, quant_format::q4_1, quant_format::q5_0,
     quant_format::q5_1, quant_format::q2_k, quant_format::q3_k, quant_format::q4_k,
-    quant_format::q5_k, quant_format::q6_k};
+    quant_format::q5_k, quant_format::q6_k, quant_format::iq4_nl, quant_format::iq4_xs};
   return all;
 }
 
@@ -267,6 +326,8 @@ std::string_view quant_name(quant_format f) {
   case quant_format::q4_k: return "q4_k";
   case quant_format::q5_k: return "q5_k";
   case quant_format::q6_k: return "q6_k";
+  case quant_format::iq4_nl: return "iq4_nl";
+  case quant_format::iq4_xs: return "iq4_xs";
   }
   return "?";
 }
@@ -280,7 +341,8 @@ std::optional<quant_format> parse_quant_format(std::string_view name) {
 std::size_t quant_block_bytes(quant_format f) {
   switch (f) {
   case quant_format::q8_0: return 2 + block;
-  case quant_format::q4_0: return 2 + block / 2;
+  case quant_format::q4_0:
+  case quant_format::iq4_nl: return 2 + block / 2;
   case quant_format::q4_1: return 4 + block / 2;
   case quant_format::q5_0: return 2 + 4 + block / 2;
   case quant_format::q5_1: return 4 + 4 + block / 2;
@@ -289,6 +351,7 @@ std::size_t quant_block_bytes(quant_format f) {
   case quant_format::q4_k: return 4 + 12 + super / 2;
   case quant_format::q5_k: return 4 + 12 + super / 8 + super / 2;
   case quant_format::q6_k: return super / 2 + super / 4 + 16 + 2;
+  case quant_format::iq4_xs: return 2 + 2 + 4 + super / 2;
   }
   return 0;
 }
@@ -316,6 +379,8 @@ void quantize_row(quant_format f, const float* x, int64_t n, std::byte* out) {
     case quant_format::q4_k: quantize_q4_k(v, out, false); break;
     case quant_format::q5_k: quantize_q4_k(v, out, true); break;
     case quant_format::q6_k: quantize_q6_k(v, out); break;
+    case quant_format::iq4_nl: quantize_iq4_nl(v, out); break;
+    case quant_format::iq4_xs: quantize_iq4_xs(v, out); break;
     }
   }
 }
@@ -334,13 +399,14 @@ quant_block read_block(quant_format f, const std::byte* blocks, int64_t i) {
     uint32_t qh = 0;
     if (fifth) std::memcpy(&qh, after, sizeof qh);
     const std::byte* qs = after + (fifth ? 4 : 0);
-    const int32_t offset = quant_offset(f);
+    const auto level = [f](uint32_t n) {
+      return static_cast<int8_t>(has_codebook(f) ? iq4_levels[n]
+                                                 : static_cast<int32_t>(n) - quant_offset(f));
+    };
     for (int64_t j = 0; j < block / 2; ++j) {
       const auto byte = static_cast<uint32_t>(qs[j]);
-      const uint32_t lo = (byte & 15) | (qh >> j & 1) << 4;
-      const uint32_t hi = (byte >> 4) | (qh >> (j + block / 2) & 1) << 4;
-      out.q[j] = static_cast<int8_t>(static_cast<int32_t>(lo) - offset);
-      out.q[j + block / 2] = static_cast<int8_t>(static_cast<int32_t>(hi) - offset);
+      out.q[j] = level((byte & 15) | (qh >> j & 1) << 4);
+      out.q[j + block / 2] = level((byte >> 4) | (qh >> (j + block / 2) & 1) << 4);
     }
   }
   return out;
@@ -370,6 +436,16 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
       const int64_t h = c / 128, t = c % 128 / 32, l = c % 32;
       const int n = qs[32 * h + l] >> (2 * t) & 3;
       out.n[c] = static_cast<uint8_t>(q3 ? n | (u[l] >> (4 * h + t) & 1) << 2 : n);
+    }
+  } else if (f == quant_format::iq4_xs) {
+    out.d = f16_to_f32(load_u16(p));
+    const uint16_t scales_h = load_u16(p + 2);
+    const uint8_t *scales_l = u + 4, *qs = u + 8;
+    for (int64_t j = 0; j < 8; ++j)
+      out.scale[j] = ((scales_l[j / 2] >> (4 * (j % 2)) & 15) | (scales_h >> (2 * j) & 3) << 4) - 32;
+    for (int64_t c = 0; c < super; ++c) {
+      const uint8_t byte = qs[16 * (c / 32) + c % 16];
+      out.n[c] = static_cast<uint8_t>(c % 32 < 16 ? byte & 15 : byte >> 4);
     }
   } else if (f != quant_format::q6_k) {
     out.d = f16_to_f32(load_u16(p));
@@ -411,7 +487,8 @@ void dequantize_row(quant_format f, const std::byte* blocks, int64_t n, float* o
       for (int64_t c = 0; c < super; ++c) {
         const int64_t s = c / sub;
         const float scaled =
-          (q.d * static_cast<float>(q.scale[s])) * static_cast<float>(q.n[c] - offset);
+          (q.d * static_cast<float>(q.scale[s])) *
+          static_cast<float>(quant_unsigned(f, q.n[c]) - offset);
         out[b * super + c] =
           has_sub_min(f) ? scaled - q.dmin * static_cast<float>(q.min[s]) : scaled;
       }

@@ -11,9 +11,9 @@
 
 namespace kvactor::model::layers {
 
-// Formats are told apart here by the bits of their stored integers: 8
-// (Q8_0), 4 (Q4_0, Q4_1, Q4_K), 5 (Q5_0, Q5_1, Q5_K), 6 (Q6_K), 3 (Q3_K),
-// 2 (Q2_K), and whether they are K formats.
+// The blocks of 32 are laid out by the bits of their stored integers: 8
+// (Q8_0), 4 (Q4_0, Q4_1, IQ4_NL), 5 (Q5_0, Q5_1), and whether they have a
+// min; the K formats' super-blocks by their format.
 //
 // The repacked layout of a group of 16 rows (quantized_matrix.hpp): every
 // block's integers (64-byte vectors from the group's start, so that every
@@ -25,11 +25,6 @@ static constexpr int64_t quant_ints_bytes(int bits) {
   return bits == 8 ? 512 : bits == 5 ? 320 : 256;
 }
 static constexpr int64_t quant_scales_bytes(bool min) { return min ? 64 : 32; }
-// The offset of a block of 32's stored integers (quant_format.hpp's
-// quant_offset): Q8_0 128, Q4_0 8, Q5_0 16; 0 for the formats with a min.
-static constexpr int32_t quant_block_offset(int bits, bool min) {
-  return min ? 0 : bits == 8 ? 128 : bits == 5 ? 16 : 8;
-}
 static constexpr int64_t quant_group_bytes(int bits, bool min, int64_t blocks) {
   return (blocks * (quant_ints_bytes(bits) + quant_scales_bytes(min)) + 63) / 64 * 64;
 }
@@ -74,8 +69,9 @@ static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, in
 // The K formats (quantized_matrix.hpp), per super-block of a group: the
 // integers, then after every super-block's integers each super-block's
 // metadata.
-//   Q4_K, Q5_K: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks; fp16
-//     d[16], fp16 dmin[16], u8 scale[8][16], u8 min[8][16].
+//   Q4_K, Q5_K, IQ4_XS: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks;
+//     fp16 d[16], then Q4_K's and Q5_K's fp16 dmin[16], u8 scale[8][16],
+//     u8 min[8][16], IQ4_XS's s8 scale[8][16].
 //   Q6_K: 16 sub-blocks of 16 columns, each 2 nibble vectors (as a Q4_0
 //     block's first two) and 1 vector of top bits (pair_at); fp16 d[16],
 //     s8 scale[16][16].
@@ -85,34 +81,43 @@ static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, in
 //     dword); fp16 d[16], s8 scale[16][16].
 //   Q2_K: 16 sub-blocks of 16, each a vector of 2 bits (pair_at); fp16
 //     d[16], fp16 dmin[16], u8 scale | min << 4 [16][16].
-static constexpr int64_t k_subs(int bits) { return bits == 4 || bits == 5 ? 8 : 16; }
-static constexpr int64_t k_sub_bytes(int bits) {
-  return bits == 6 ? 192 : bits == 3 ? 96 : bits == 2 ? 64 : quant_ints_bytes(bits);
+using kf = quant_format;
+static constexpr int64_t k_subs(kf f) { return 256 / quant_sub_values(f); }
+static constexpr int64_t k_sub_bytes(kf f) {
+  return f == kf::q6_k ? 192 : f == kf::q3_k ? 96 : f == kf::q2_k ? 64
+                                                                  : quant_ints_bytes(quant_bits(f));
 }
-static constexpr int64_t k_ints_bytes(int bits) { return k_subs(bits) * k_sub_bytes(bits); }
-static constexpr int64_t k_meta_bytes(int bits) { return bits == 6 || bits == 3 ? 288 : 320; }
-static constexpr int64_t k_group_bytes(int bits, int64_t blocks) {
-  return (blocks * (k_ints_bytes(bits) + k_meta_bytes(bits)) + 63) / 64 * 64;
-}
-// Sub-block k's first vector from the super-block's integers.
-static constexpr int64_t k_sub_at(int bits, int64_t k) {
-  return bits == 3 ? 192 * (k / 2) + 64 * (k % 2) : k * k_sub_bytes(bits);
-}
+static constexpr int64_t k_ints_bytes(kf f) { return k_subs(f) * k_sub_bytes(f); }
 // Bytes of sub-block k's metadata per lane, 16 apart: the (Q2_K: packed)
 // scales, and Q4_K's and Q5_K's mins.
-static constexpr int64_t k_scales_at(int bits) { return bits == 6 || bits == 3 ? 32 : 64; }
+static constexpr int64_t k_scales_at(kf f) { return has_sub_min(f) ? 64 : 32; }
 static constexpr int64_t k_mins_at = 192;
-// Lane `lane`'s integer scale and min of sub-block k, from a super-block's
-// metadata: Q2_K's packed in one byte, Q3_K's and Q6_K's signed, Q4_K's and
-// Q5_K's unsigned beside their mins (0 for the formats without).
-static constexpr int32_t k_sub_scale(int bits, const uint8_t* meta, int64_t k, int64_t lane) {
-  const uint8_t b = meta[k_scales_at(bits) + 16 * k + lane];
-  return bits == 2 ? b & 15 : bits == 3 || bits == 6 ? static_cast<int8_t>(b) : b;
+static constexpr int64_t k_meta_bytes(kf f) {
+  return f == kf::q2_k ? 320 : has_sub_min(f) ? k_mins_at + 128 : 32 + 16 * k_subs(f);
 }
-static constexpr int32_t k_sub_min(int bits, const uint8_t* meta, int64_t k, int64_t lane) {
-  return bits == 2   ? meta[k_scales_at(bits) + 16 * k + lane] >> 4
-         : bits == 4 || bits == 5 ? meta[k_mins_at + 16 * k + lane]
-                                  : 0;
+static constexpr int64_t k_group_bytes(kf f, int64_t blocks) {
+  return (blocks * (k_ints_bytes(f) + k_meta_bytes(f)) + 63) / 64 * 64;
+}
+// The format of blocks of 32 whose block layout a sub-block of 32 has:
+// Q4_0 for Q4_K, Q5_0 for Q5_K, IQ4_NL for IQ4_XS.
+static constexpr kf k_sub_layout(kf f) {
+  return f == kf::q5_k ? kf::q5_0 : f == kf::iq4_xs ? kf::iq4_nl : kf::q4_0;
+}
+// Sub-block k's first vector from the super-block's integers.
+static constexpr int64_t k_sub_at(kf f, int64_t k) {
+  return f == kf::q3_k ? 192 * (k / 2) + 64 * (k % 2) : k * k_sub_bytes(f);
+}
+// Lane `lane`'s integer scale and min of sub-block k, from a super-block's
+// metadata: Q2_K's packed in one byte, Q4_K's and Q5_K's unsigned beside
+// their mins, the others' signed (min 0).
+static constexpr int32_t k_sub_scale(kf f, const uint8_t* meta, int64_t k, int64_t lane) {
+  const uint8_t b = meta[k_scales_at(f) + 16 * k + lane];
+  return f == kf::q2_k ? b & 15 : has_sub_min(f) ? b : static_cast<int8_t>(b);
+}
+static constexpr int32_t k_sub_min(kf f, const uint8_t* meta, int64_t k, int64_t lane) {
+  return f == kf::q2_k        ? meta[k_scales_at(f) + 16 * k + lane] >> 4
+         : has_sub_min(f) ? meta[k_mins_at + 16 * k + lane]
+                          : 0;
 }
 // Q3_K: the vector of sub-block k's third bits, and the third bit of its
 // column c, from the super-block's integers.
@@ -121,21 +126,21 @@ static constexpr quant_position third_bit_at(int64_t k, int64_t lane, int64_t c)
   return {k_third_at(k) + pair_at(lane, c).byte, static_cast<int>(4 * (k % 2) + c / 4)};
 }
 
-// The stored integer of lane `lane`, column c of a K-format super-block
-// (its integers at `ints`).
-static constexpr int32_t k_stored(int bits, const uint8_t* ints, int64_t lane, int64_t c) {
-  if (bits == 4 || bits == 5)
-    return stored_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32);
+// The stored integer n of lane `lane`, column c of a K-format super-block
+// (its integers at `ints`; the kernels multiply quant_unsigned(f, n)).
+static constexpr int32_t k_stored(kf f, const uint8_t* ints, int64_t lane, int64_t c) {
+  if (quant_sub_values(f) == 32)
+    return stored_int(quant_bits(f), ints + c / 32 * k_sub_bytes(f), lane, c % 32);
   const int64_t k = c / 16;
-  const uint8_t* sub = ints + k_sub_at(bits, k);
+  const uint8_t* sub = ints + k_sub_at(f, k);
   c %= 16;
-  if (bits == 6) {
+  if (f == kf::q6_k) {
     const quant_position low = nibble_at(lane, c), top = pair_at(lane, c);
     return (sub[low.byte] >> low.shift & 15) | (sub[128 + top.byte] >> top.shift & 3) << 4;
   }
   const quant_position low = pair_at(lane, c);
   const int32_t n = sub[low.byte] >> low.shift & 3;
-  if (bits == 2) return n;
+  if (f == kf::q2_k) return n;
   const quant_position third = third_bit_at(k, lane, c);
   return n | (ints[third.byte] >> third.shift & 1) << 2;
 }
@@ -153,10 +158,10 @@ struct quant_rows_view {
 // A kernel's products, indexed by quant_format.
 using quant_product_fn = void (*)(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n,
                                   float* y, int64_t ldy, bool accumulate);
-static_assert(static_cast<int>(quant_format::q6_k) == 9,
+static_assert(static_cast<int>(quant_format::iq4_xs) == 11,
               "KVACTOR_QUANT_PRODUCTS_OF lists every format");
 struct quant_products {
-  quant_product_fn of[10];
+  quant_product_fn of[12];
 };
 // The table of a kernel's function template `fn<quant_format>`.
 #define KVACTOR_QUANT_PRODUCTS_OF(fn)                                                              \
@@ -165,7 +170,7 @@ struct quant_products {
       fn<quant_format::q8_0>, fn<quant_format::q4_0>, fn<quant_format::q4_1>,                      \
         fn<quant_format::q5_0>, fn<quant_format::q5_1>, fn<quant_format::q2_k>,                    \
         fn<quant_format::q3_k>, fn<quant_format::q4_k>, fn<quant_format::q5_k>,                    \
-        fn<quant_format::q6_k>                                                                     \
+        fn<quant_format::q6_k>, fn<quant_format::iq4_nl>, fn<quant_format::iq4_xs>                 \
     }                                                                                              \
   }
 

@@ -45,11 +45,22 @@ inline void nibbles(const uint8_t* q, int j, int h, __m256i& lo, __m256i& hi) {
   }
 }
 
-// The sum over one half's block of q_w * q_x, per lane (exact): q_w from
-// the block's integers `q` (quantized_matrix layout; Bits 8, 4 or 5), q_x
-// the activations' block `xq`, whose integers sum to `xsum`.
-template <int Bits>
+// The sum over one half's block of 32 of (u - quant_offset(F)) * q_x, per
+// lane (exact): u from the block's integers `q` (quantized_matrix layout of
+// format F, a format of blocks of 32), q_x the activations' block `xq`,
+// whose integers sum to `xsum` (a Q4_K or Q5_K sub-block, laid out as a
+// Q4_0 or Q5_0 block but of offset 0, passes 0).
+template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum);
+
+// The levels of iq4_levels, each plus `plus`, as a vpshufb table in both
+// 128-bit lanes.
+inline __m256i iq4_table(int plus) {
+  alignas(16) char t[16];
+#pragma GCC unroll 16
+  for (int n = 0; n < 16; ++n) t[n] = static_cast<char>(iq4_levels[n] + plus);
+  return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
 
 // acc + per 32-bit lane the sum of its 4 products u8 u x s8 x (u < 64).
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x);
@@ -79,29 +90,30 @@ void store(const __m256 (&acc)[R][2], int64_t n, float* y, int64_t ldy, bool acc
   }
 }
 
-// R rows of x against one group (n <= 16 outputs of it); Min: Q4_1's and
-// Q5_1's blocks, with a min and offset 0.
-template <int Bits, bool Min, int R>
+// R rows of x against one group (n <= 16 outputs of it) of a format of
+// blocks of 32 (Q4_1's and Q5_1's with a min, offset 0).
+template <quant_format F, int R>
 void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  const int64_t scales = x.blocks * quant_ints_bytes(Bits);
+  constexpr int bits = quant_bits(F);
+  constexpr bool min = has_block_min(F);
+  const int64_t scales = x.blocks * quant_ints_bytes(bits);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * quant_ints_bytes(Bits);
-    const uint8_t* meta = w + scales + b * quant_scales_bytes(Min);
+    const uint8_t* ints = w + b * quant_ints_bytes(bits);
+    const uint8_t* meta = w + scales + b * quant_scales_bytes(min);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256 dw = half_floats(meta, h);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         const int64_t at = i * x.blocks + b;
-        // NOTE: block_sum subtracts the offset times xsum; with a min, none.
-        const __m256i isum = block_sum<Bits>(ints, h, x.q + at * block, Min ? 0 : x.sum[at]);
+        const __m256i isum = block_sum<F>(ints, h, x.q + at * block, x.sum[at]);
         const __m256 dx = _mm256_set1_ps(x.d[at]);
         __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum));
-        if constexpr (Min)
+        if constexpr (min)
           term = _mm256_add_ps(term, _mm256_mul_ps(_mm256_mul_ps(half_floats(meta + 32, h), dx),
                                                    _mm256_set1_ps(static_cast<float>(x.sum[at]))));
         acc[i][h] = _mm256_add_ps(acc[i][h], term);
@@ -111,20 +123,25 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   store<R>(acc, n, y, ldy, accumulate);
 }
 
-// S and M (quant_kernels.hpp) of half h of a Q4_K or Q5_K super-block (Bits
-// 4, 5) against a row's block of 256 activations `xq` and its sums per 16.
-template <int Bits>
-inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
-                      const uint8_t* meta, int h, __m256i& total, __m256i& mins) {
+// S (and M; quant_kernels.hpp) of half h of a Q4_K, Q5_K or IQ4_XS
+// super-block against a row's block of 256 activations `xq` and its sums
+// per 16.
+template <quant_format F>
+inline void sums_32(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
+                    const uint8_t* meta, int h, __m256i& total, __m256i& mins) {
+  constexpr bool with_min = has_sub_min(F);
   total = mins = _mm256_setzero_si256();
   for (int s = 0; s < 8; ++s) {
-    // NOTE: a sub-block is laid out as a Q4_0 or Q5_0 block; offset 0.
-    const __m256i sum = block_sum<Bits>(ints + k_sub_bytes(Bits) * s, h, xq + 32 * s, 0);
+    // NOTE: a sub-block is laid out as a block of k_sub_layout(F); Q4_K's
+    // and Q5_K's have offset 0 (block_sum's xsum 0).
+    const int32_t sub_sum = xsum[2 * s] + xsum[2 * s + 1];
+    const __m256i sum = block_sum<k_sub_layout(F)>(ints + k_sub_bytes(F) * s, h, xq + 32 * s,
+                                                   with_min ? 0 : sub_sum);
     total = _mm256_add_epi32(
-      total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(Bits) + 16 * s, h, false)));
-    mins =
-      _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
-                                                _mm256_set1_epi32(xsum[2 * s] + xsum[2 * s + 1])));
+      total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(F) + 16 * s, h, !with_min)));
+    if constexpr (with_min)
+      mins = _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
+                                                       _mm256_set1_epi32(sub_sum)));
   }
 }
 
@@ -133,7 +150,7 @@ inline void sums_q4_k(const int8_t* xq, const int32_t* xsum, const uint8_t* ints
 // as in quant_avx512_vnni.cpp).
 template <quant_format F, bool Odd>
 inline void unpack_16(const uint8_t* ints, int k, int h, __m256i (&u)[4]) {
-  const uint8_t* sub = ints + k_sub_at(quant_bits(F), k);
+  const uint8_t* sub = ints + k_sub_at(F, k);
   if constexpr (F == quant_format::q6_k) {
     const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
     const __m256i p0 = load_half(sub, 0, h), p1 = load_half(sub, 1, h), hb = load_half(sub, 2, h);
@@ -180,7 +197,7 @@ inline void sums_16(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
       dot4(dot4(_mm256_setzero_si256(), u[2], broadcast4(xk + 8)), u[3], broadcast4(xk + 12));
     __m256i t = _mm256_add_epi32(s0, s1);
     if constexpr (offset != 0) t = _mm256_sub_epi32(t, _mm256_set1_epi32(offset * xsum[k]));
-    const __m256i packed = half_bytes(meta + k_scales_at(quant_bits(F)) + 16 * k, h, !q2);
+    const __m256i packed = half_bytes(meta + k_scales_at(F) + 16 * k, h, !q2);
     const __m256i scale = q2 ? _mm256_and_si256(packed, _mm256_set1_epi32(15)) : packed;
     total = _mm256_add_epi32(total, _mm256_mullo_epi32(t, scale));
     if constexpr (q2)
@@ -193,14 +210,13 @@ inline void sums_16(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
 template <quant_format F, int R>
 void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                 bool accumulate) {
-  constexpr int bits = quant_bits(F);
-  const int64_t metadata = x.blocks * k_ints_bytes(bits);
+  const int64_t metadata = x.blocks * k_ints_bytes(F);
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.blocks; ++b) {
-    const uint8_t* ints = w + b * k_ints_bytes(bits);
-    const uint8_t* meta = w + metadata + b * k_meta_bytes(bits);
+    const uint8_t* ints = w + b * k_ints_bytes(F);
+    const uint8_t* meta = w + metadata + b * k_meta_bytes(F);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256 d = half_floats(meta, h);
@@ -212,7 +228,7 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         const __m256 dx = _mm256_set1_ps(x.d[at]);
         __m256i total, mins;
         if constexpr (quant_sub_values(F) == 16) sums_16<F>(xq, xsum, ints, meta, h, total, mins);
-        else sums_q4_k<bits>(xq, xsum, ints, meta, h, total, mins);
+        else sums_32<F>(xq, xsum, ints, meta, h, total, mins);
         const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(total));
         if constexpr (has_sub_min(F)) {
           const __m256 dmin = half_floats(meta + 32, h);
@@ -228,25 +244,27 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
 }
 
 // What product() needs of a format: a group's bytes, x from row i on, and
-// the tile. Q8_0, Q4_0, Q5_0 and (Min) Q4_1, Q5_1: blocks of 32 with one
-// sum each.
-template <int Bits, bool Min = false>
+// the tile. Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: blocks of 32 with one sum
+// each.
+template <quant_format F>
 struct blocks_of_32 {
-  static int64_t group_bytes(int64_t blocks) { return quant_group_bytes(Bits, Min, blocks); }
+  static int64_t group_bytes(int64_t blocks) {
+    return quant_group_bytes(quant_bits(F), has_block_min(F), blocks);
+  }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * block, x.d + i * x.blocks, x.sum + i * x.blocks, x.blocks};
   }
   template <int R>
   static void tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y, int64_t ldy,
                    bool accumulate) {
-    block_tile<Bits, Min, R>(x, w, n, y, ldy, accumulate);
+    block_tile<F, R>(x, w, n, y, ldy, accumulate);
   }
 };
 
 // The K formats: super-blocks of 256 with 16 sums each.
 template <quant_format F>
 struct super_blocks {
-  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(quant_bits(F), blocks); }
+  static int64_t group_bytes(int64_t blocks) { return k_group_bytes(F, blocks); }
   static quant_rows_view rows_from(const quant_rows_view& x, int64_t i) {
     return {x.q + i * x.blocks * super, x.d + i * x.blocks, x.sum + i * x.blocks * 16, x.blocks};
   }
@@ -280,7 +298,7 @@ void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n
   if constexpr (is_k_format(F))
     product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate);
   else
-    product<blocks_of_32<quant_bits(F), has_block_min(F)>>(x, m, w, n, y, ldy, accumulate);
+    product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace

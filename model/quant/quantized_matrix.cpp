@@ -35,18 +35,25 @@ void put_bits(uint8_t* q, quant_position at, int32_t bits) {
 
 // Lane `lane`'s integer n of column c into a K-format super-block's
 // integers, as quant_isa.hpp's k_stored reads it.
-void put_k(int bits, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
-  if (bits == 4 || bits == 5)
-    return put_int(bits, ints + c / 32 * k_sub_bytes(bits), lane, c % 32, n);
+void put_k(quant_format f, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
+  if (quant_sub_values(f) == 32)
+    return put_int(quant_bits(f), ints + c / 32 * k_sub_bytes(f), lane, c % 32, n);
   const int64_t k = c / 16;
-  uint8_t* sub = ints + k_sub_at(bits, k);
+  uint8_t* sub = ints + k_sub_at(f, k);
   c %= 16;
-  if (bits == 6) {
+  if (f == quant_format::q6_k) {
     put_bits(sub, nibble_at(lane, c), n & 15);
     return put_bits(sub + 128, pair_at(lane, c), n >> 4);
   }
   put_bits(sub, pair_at(lane, c), n & 3);
-  if (bits == 3) put_bits(ints, layers::third_bit_at(k, lane, c), n >> 2);
+  if (f == quant_format::q3_k) put_bits(ints, layers::third_bit_at(k, lane, c), n >> 2);
+}
+
+// The index n of an IQ4_NL level (iq4_levels[n] == level).
+int32_t iq4_index(int8_t level) {
+  int32_t n = 0;
+  while (n < 15 && iq4_levels[n] != level) ++n;
+  return n;
 }
 
 // Where a K format's super-block keeps its fp16 d (and dmin, 2 bytes on).
@@ -88,7 +95,7 @@ std::size_t quantized_matrix::packed_bytes(quant_format format, int64_t rows, in
   const int64_t blocks = cols / quant_block_values(format);
   const int bits = quant_bits(format);
   const int64_t group = is_k_format(format)
-                          ? layers::k_group_bytes(bits, blocks)
+                          ? layers::k_group_bytes(format, blocks)
                           : layers::quant_group_bytes(bits, has_block_min(format), blocks);
   return static_cast<std::size_t>((rows + group_rows - 1) / group_rows * group);
 }
@@ -100,16 +107,15 @@ std::size_t quantized_matrix::num_bytes() const {
 const uint8_t* quantized_matrix::groups(int64_t g) const { return ints(g, 0); }
 
 uint8_t* quantized_matrix::ints(int64_t g, int64_t b) const {
-  const int bits = quant_bits(format_);
-  const int64_t per_block =
-    is_k_format(format_) ? layers::k_ints_bytes(bits) : layers::quant_ints_bytes(bits);
+  const int64_t per_block = is_k_format(format_) ? layers::k_ints_bytes(format_)
+                                                 : layers::quant_ints_bytes(quant_bits(format_));
   return reinterpret_cast<uint8_t*>(data_.get()) + static_cast<std::size_t>(g) * group_bytes() +
          b * per_block;
 }
 
 uint8_t* quantized_matrix::scales(int64_t g, int64_t b) const {
   const int64_t per_block =
-    is_k_format(format_) ? layers::k_meta_bytes(quant_bits(format_))
+    is_k_format(format_) ? layers::k_meta_bytes(format_)
                          : layers::quant_scales_bytes(has_block_min(format_));
   return ints(g, blocks_per_row()) + b * per_block;
 }
@@ -123,26 +129,27 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   uint8_t* q = ints(r / lanes, b);
   const quant_block values = read_block(format_, src, 0);
   const int32_t offset = quant_offset(format_);
-  for (int64_t c = 0; c < 32; ++c) put_int(quant_bits(format_), q, lane, c, values.q[c] + offset);
+  for (int64_t c = 0; c < 32; ++c)
+    put_int(quant_bits(format_), q, lane, c,
+            has_codebook(format_) ? iq4_index(values.q[c]) : values.q[c] + offset);
 }
 
 void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src) {
   const int64_t lane = r % lanes;
-  const int bits = quant_bits(format_);
   const quant_superblock sb = read_superblock(format_, src, 0);
   uint8_t* meta = scales(r / lanes, b);
   uint8_t* q = ints(r / lanes, b);
   const auto* d = reinterpret_cast<const uint8_t*>(src) + k_d_at(format_);
   std::memcpy(meta + 2 * lane, d, 2);
   if (has_sub_min(format_)) std::memcpy(meta + 32 + 2 * lane, d + 2, 2); // dmin
-  for (int64_t k = 0; k < layers::k_subs(bits); ++k) {
-    uint8_t* scale = meta + k_scales_at(bits) + 16 * k + lane;
+  for (int64_t k = 0; k < layers::k_subs(format_); ++k) {
+    uint8_t* scale = meta + k_scales_at(format_) + 16 * k + lane;
     *scale = static_cast<uint8_t>(format_ == quant_format::q2_k ? sb.scale[k] | sb.min[k] << 4
                                                                  : sb.scale[k]);
-    if (bits == 4 || bits == 5)
+    if (format_ == quant_format::q4_k || format_ == quant_format::q5_k)
       meta[layers::k_mins_at + 16 * k + lane] = static_cast<uint8_t>(sb.min[k]);
   }
-  for (int64_t c = 0; c < 256; ++c) put_k(bits, q, lane, c, sb.n[c]);
+  for (int64_t c = 0; c < 256; ++c) put_k(format_, q, lane, c, sb.n[c]);
 }
 
 quantized_matrix quantized_matrix::pack(std::span<const weight_view> parts, quant_format format) {
@@ -192,15 +199,15 @@ void quantized_matrix::dequantize_row(int64_t r, float* out) const {
       float& v = out[b * values + c];
       if (is_k_format(format_)) {
         const int64_t k = c / quant_sub_values(format_);
-        const int32_t scale = layers::k_sub_scale(bits, meta, k, lane);
-        const int32_t n = k_stored(bits, q, lane, c);
-        v = (d * static_cast<float>(scale)) * static_cast<float>(n - offset);
+        const int32_t scale = layers::k_sub_scale(format_, meta, k, lane);
+        const int32_t u = quant_unsigned(format_, k_stored(format_, q, lane, c));
+        v = (d * static_cast<float>(scale)) * static_cast<float>(u - offset);
         if (has_sub_min(format_)) {
-          const int32_t min = layers::k_sub_min(bits, meta, k, lane);
+          const int32_t min = layers::k_sub_min(format_, meta, k, lane);
           v = v - f16_to_f32(load_u16(meta + 32 + 2 * lane)) * static_cast<float>(min);
         }
       } else {
-        const int32_t u = stored_int(bits, q, lane, c);
+        const int32_t u = quant_unsigned(format_, stored_int(bits, q, lane, c));
         v = d * static_cast<float>(u - offset);
         if (has_block_min(format_)) v = v + f16_to_f32(load_u16(meta + 32 + 2 * lane));
       }

@@ -209,7 +209,9 @@ INSTANTIATE_TEST_SUITE_P(quantised, forward_invariance_test,
                                                               std::optional(quant_format::q3_k),
                                                               std::optional(quant_format::q4_k),
                                                               std::optional(quant_format::q5_k),
-                                                              std::optional(quant_format::q6_k))),
+                                                              std::optional(quant_format::q6_k),
+                                                              std::optional(quant_format::iq4_nl),
+                                                              std::optional(quant_format::iq4_xs))),
                          case_name);
 
 } // namespace

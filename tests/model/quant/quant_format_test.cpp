@@ -38,7 +38,13 @@ TEST(quant_format, names_and_sizes_are_the_files) {
   for (quant_format f : all_quant_formats()) EXPECT_EQ(parse_quant_format(quant_name(f)), f);
   EXPECT_EQ(parse_quant_format("q5_k"), quant_format::q5_k);
   EXPECT_EQ(parse_quant_format("q3_k"), quant_format::q3_k);
-  EXPECT_EQ(parse_quant_format("iq4_xs"), std::nullopt);
+  EXPECT_EQ(parse_quant_format("iq4_xs"), quant_format::iq4_xs);
+  EXPECT_EQ(parse_quant_format("iq4_nl"), quant_format::iq4_nl);
+  EXPECT_EQ(quant_block_bytes(quant_format::iq4_nl), 18u);
+  EXPECT_EQ(quant_block_bytes(quant_format::iq4_xs), 136u);
+  EXPECT_EQ(quant_block_values(quant_format::iq4_nl), 32);
+  EXPECT_EQ(quant_block_values(quant_format::iq4_xs), 256);
+  EXPECT_EQ(parse_quant_format("iq3_s"), std::nullopt);
   EXPECT_EQ(quant_block_bytes(quant_format::q4_1), 20u);
   EXPECT_EQ(quant_block_bytes(quant_format::q5_1), 24u);
   EXPECT_EQ(quant_block_bytes(quant_format::q2_k), 84u);
@@ -149,6 +155,56 @@ TEST(quant_format, a_q3_k_block_joins_two_low_bits_and_a_third) {
   EXPECT_EQ(v[1], 1.5f * -4.0f);  // n = 0
   EXPECT_EQ(v[209], -11.0f * 2.0f);
   EXPECT_EQ(v[16], -16.0f * -4.0f); // sub-block 1: scale -32
+}
+
+// IQ4_NL: d, then Q4_0's nibbles, each an index into the levels -127,
+// -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113.
+TEST(quant_format, an_iq4_nl_block_maps_its_nibbles_to_the_codebook) {
+  // d = 0.5; qs[0] = 0x2f: value 0 is level 15 (113), value 16 level 2 (-83).
+  std::vector<std::byte> block = bytes_of({0x00, 0x38, 0x2f});
+  block.resize(18, std::byte{0x88}); // the rest: level 8 (1)
+  const quant_block q = read_block(quant_format::iq4_nl, block.data(), 0);
+  EXPECT_EQ(q.q[0], 113);
+  EXPECT_EQ(q.q[16], -83);
+  EXPECT_EQ(q.q[1], 1);
+  std::vector<float> v(32);
+  dequantize_row(quant_format::iq4_nl, block.data(), 32, v.data());
+  EXPECT_EQ(v[0], 56.5f);
+  EXPECT_EQ(v[16], -41.5f);
+  EXPECT_EQ(v[31], 0.5f);
+}
+
+// IQ4_XS: d, scales_h (the top 2 bits of sub-block j's scale + 32 in bits
+// 2j), scales_l[4] (the low 4 in nibble j % 2 of byte j / 2), then per
+// sub-block of 32 16 bytes of nibbles as IQ4_NL's.
+TEST(quant_format, an_iq4_xs_block_joins_its_scales_and_maps_its_nibbles) {
+  std::vector<std::byte> block(136, std::byte{0});
+  block[0] = std::byte{0x00}, block[1] = std::byte{0x38}; // d = 0.5
+  // s_0 = 35 - 32 = 3 (low 3, top 2); s_5 = 10 - 32 = -22 (low 10, top 0);
+  // s_7 = 63 - 32 = 31 (low 15, top 3, bits 14 and 15).
+  block[2] = std::byte{0x02}, block[3] = std::byte{0xc0};
+  block[4 + 0] = std::byte{0x03};
+  block[4 + 2] = std::byte{0xa0};
+  block[4 + 3] = std::byte{0xf0};
+  block[8 + 0] = std::byte{0x2f};          // value 0: level 15; value 16: level 2
+  block[8 + 16 * 5 + 3] = std::byte{0x09}; // value 163: level 9; value 179: level 0
+  const quant_superblock sb = read_superblock(quant_format::iq4_xs, block.data(), 0);
+  EXPECT_EQ(sb.scale[0], 3);
+  EXPECT_EQ(sb.scale[1], -32);
+  EXPECT_EQ(sb.scale[5], -22);
+  EXPECT_EQ(sb.scale[7], 31);
+  EXPECT_EQ(sb.n[0], 15);
+  EXPECT_EQ(sb.n[16], 2);
+  EXPECT_EQ(sb.n[163], 9);
+  EXPECT_EQ(sb.n[179], 0);
+  std::vector<float> v(256);
+  dequantize_row(quant_format::iq4_xs, block.data(), 256, v.data());
+  EXPECT_EQ(v[0], 1.5f * 113.0f);
+  EXPECT_EQ(v[16], 1.5f * -83.0f);
+  EXPECT_EQ(v[1], 1.5f * -127.0f);
+  EXPECT_EQ(v[163], -11.0f * 13.0f);
+  EXPECT_EQ(v[179], -11.0f * -127.0f);
+  EXPECT_EQ(v[255], 15.5f * -127.0f);
 }
 
 TEST(quant_format, a_q4_0_block_keeps_the_first_half_in_low_nibbles) {
@@ -334,8 +390,51 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
   }
 }
 
+// IQ4_NL and IQ4_XS: each value within 14 of its steps (half the widest
+// gap between two neighbouring levels is 12, and a value the other side of
+// the largest magnitude may be 127 steps out against the top level 113), plus, for
+// IQ4_XS, what rounding the sub-block's step to an integer of d moves its
+// widest level (half a d times 127); the largest magnitude of an IQ4_NL
+// block lands on the level -127.
+TEST(quant_format, codebook_formats_round_each_value_to_a_nearby_level) {
+  std::mt19937 rng(6);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  for (quant_format f : {quant_format::iq4_nl, quant_format::iq4_xs}) {
+    const int64_t n = 512;
+    std::vector<float> x(n), back(n);
+    for (float& v : x) v = dist(rng);
+    x[40] = 0.25f;
+    x[300] = -0.3f;
+    std::vector<std::byte> blocks(quant_row_bytes(f, n));
+    quantize_row(f, x.data(), n, blocks.data());
+    dequantize_row(f, blocks.data(), n, back.data());
+    double err2 = 0, norm2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float step = 0, slack = 0;
+      if (f == quant_format::iq4_nl) {
+        step = std::fabs(read_block(f, blocks.data(), i / 32).d);
+      } else {
+        const quant_superblock q = read_superblock(f, blocks.data(), i / 256);
+        step = std::fabs(q.d * static_cast<float>(q.scale[i % 256 / 32]));
+        slack = 63.51f * q.d;
+      }
+      EXPECT_LE(std::fabs(back[i] - x[i]), 14.01f * step + slack) << quant_name(f) << i;
+      err2 += (back[i] - x[i]) * (back[i] - x[i]);
+      norm2 += x[i] * x[i];
+    }
+    if (f == quant_format::iq4_nl) {
+      EXPECT_NEAR(back[40], 0.25f, 0.25f * 1e-3f);
+      EXPECT_NEAR(back[300], -0.3f, 0.3f * 1e-3f);
+    }
+    const double relative = std::sqrt(err2 / norm2);
+    EXPECT_LT(relative, 0.15) << quant_name(f);
+    RecordProperty(std::string(quant_name(f)) + "_relative_error", std::to_string(relative));
+  }
+}
+
 TEST(quant_format, a_block_of_zeros_has_scale_zero) {
-  for (quant_format f : {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0}) {
+  for (quant_format f :
+       {quant_format::q8_0, quant_format::q4_0, quant_format::q5_0, quant_format::iq4_nl}) {
     std::vector<float> x(32, 0.0f), back(32, 1.0f);
     std::vector<std::byte> blocks(quant_row_bytes(f, 32));
     quantize_row(f, x.data(), 32, blocks.data());

@@ -155,7 +155,9 @@ struct quant_case {
         int32_t isum = 0, xsum = 0;
         for (int64_t c = j * sub; c < (j + 1) * sub; ++c) {
           const int8_t q = x.q[at * 256 + static_cast<std::size_t>(c)];
-          isum += (w.n[c] - static_cast<int32_t>(offset)) * q;
+          const int32_t level =
+            has_codebook(format) ? iq4_levels[w.n[c]] : w.n[c] - static_cast<int32_t>(offset);
+          isum += level * q;
           xsum += q;
         }
         total += w.scale[j] * isum;
@@ -186,7 +188,9 @@ const std::vector<format_widths>& formats() {
                                                  {quant_format::q3_k, {256, 768}},
                                                  {quant_format::q4_k, {256, 768}},
                                                  {quant_format::q5_k, {256, 768}},
-                                                 {quant_format::q6_k, {256, 768}}};
+                                                 {quant_format::q6_k, {256, 768}},
+                                                 {quant_format::iq4_nl, {32, 96, 320}},
+                                                 {quant_format::iq4_xs, {256, 768}}};
   return all;
 }
 

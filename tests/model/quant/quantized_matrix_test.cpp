@@ -34,9 +34,12 @@ TEST(quantized_matrix, stacked_parts_keep_every_rows_blocks) {
     EXPECT_EQ(m.rows(), 27);
     EXPECT_EQ(m.num_groups(), 2);
     // 3 blocks of 16 rows' integers and scales, padded to 64 bytes; Q3_K's,
-    // Q4_K's and Q5_K's 12 bytes of 6-bit scales (and mins) take 16 as bytes
+    // Q4_K's and Q5_K's 12 bytes of 6-bit scales (and mins) take 16 as
+    // bytes, IQ4_XS's 6 bytes 8
     const std::size_t unpacked =
-      f == quant_format::q3_k || f == quant_format::q4_k || f == quant_format::q5_k ? 4 : 0;
+      f == quant_format::q3_k || f == quant_format::q4_k || f == quant_format::q5_k ? 4
+      : f == quant_format::iq4_xs                                                    ? 2
+                                                                                     : 0;
     EXPECT_EQ(m.group_bytes(), (3 * 16 * (quant_block_bytes(f) + unpacked) + 63) / 64 * 64);
     EXPECT_EQ(m.num_bytes(), 2 * m.group_bytes());
     std::vector<std::byte> row(quant_row_bytes(f, k));
