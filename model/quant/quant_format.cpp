@@ -442,7 +442,8 @@ quant_superblock read_superblock(quant_format f, const std::byte* blocks, int64_
     const uint16_t scales_h = load_u16(p + 2);
     const uint8_t *scales_l = u + 4, *qs = u + 8;
     for (int64_t j = 0; j < 8; ++j)
-      out.scale[j] = ((scales_l[j / 2] >> (4 * (j % 2)) & 15) | (scales_h >> (2 * j) & 3) << 4) - 32;
+      out.scale[j] =
+        ((scales_l[j / 2] >> (4 * (j % 2)) & 15) | (scales_h >> (2 * j) & 3) << 4) - 32;
     for (int64_t c = 0; c < super; ++c) {
       const uint8_t byte = qs[16 * (c / 32) + c % 16];
       out.n[c] = static_cast<uint8_t>(c % 32 < 16 ? byte & 15 : byte >> 4);

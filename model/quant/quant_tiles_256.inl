@@ -140,8 +140,9 @@ inline void sums_32(const int8_t* xq, const int32_t* xsum, const uint8_t* ints,
     total = _mm256_add_epi32(
       total, _mm256_mullo_epi32(sum, half_bytes(meta + k_scales_at(F) + 16 * s, h, !with_min)));
     if constexpr (with_min)
-      mins = _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
-                                                       _mm256_set1_epi32(sub_sum)));
+      mins =
+        _mm256_add_epi32(mins, _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
+                                                  _mm256_set1_epi32(sub_sum)));
   }
 }
 

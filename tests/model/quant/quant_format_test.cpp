@@ -391,11 +391,11 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
 }
 
 // IQ4_NL and IQ4_XS: each value within 14 of its steps (half the widest
-// gap between two neighbouring levels is 12, and a value the other side of
-// the largest magnitude may be 127 steps out against the top level 113), plus, for
-// IQ4_XS, what rounding the sub-block's step to an integer of d moves its
-// widest level (half a d times 127); the largest magnitude of an IQ4_NL
-// block lands on the level -127.
+// gap between two neighbouring levels is 12, and a value of the sign
+// opposite the largest magnitude's may be 127 steps out, against the top
+// level 113), plus, for IQ4_XS, what rounding the sub-block's step to an
+// integer of d moves its widest level (half a d times 127); the largest
+// magnitude of an IQ4_NL block lands on the level -127.
 TEST(quant_format, codebook_formats_round_each_value_to_a_nearby_level) {
   std::mt19937 rng(6);
   std::normal_distribution<float> dist(0.0f, 0.02f);
