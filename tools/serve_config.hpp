@@ -87,8 +87,9 @@ struct serve_config : caf::actor_system_config {
       .add(no_cuda_graphs, "no-cuda-graphs",
            "CUDA: launch every step kernel by kernel (no decode step as a CUDA graph)")
       .add(weights, "weights",
-           "matrices in memory: f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k "
-           "or q6_k (CPU: quantised at load, 2 to 8 bits a weight in blocks; lossy), or auto (bf16 "
+           "matrices in memory: f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, "
+           "q6_k, iq4_nl or iq4_xs (CPU: quantised at load, 2 to 8 bits a weight in blocks; "
+           "lossy), or auto (bf16 "
            "for a bf16 checkpoint, else f32; a GGUF file's quantised matrices as stored)")
       .add(activations, "activations",
            "the products' input rows: f32 (exact), bf16 (rounded to bf16; CPU: AMX or "

@@ -29,13 +29,13 @@ constexpr named<number_format> format_names[] = {{"f32", number_format::f32},
                                                  {"q4_1", number_format::q4_1},
                                                  {"q5_0", number_format::q5_0},
                                                  {"q5_1", number_format::q5_1},
-  {"q2_k", number_format::q2_k},
-  {"q3_k", number_format::q3_k},
                                                  {"q2_k", number_format::q2_k},
                                                  {"q3_k", number_format::q3_k},
                                                  {"q4_k", number_format::q4_k},
                                                  {"q5_k", number_format::q5_k},
-                                                 {"q6_k", number_format::q6_k}};
+                                                 {"q6_k", number_format::q6_k},
+                                                 {"iq4_nl", number_format::iq4_nl},
+                                                 {"iq4_xs", number_format::iq4_xs}};
 constexpr named<std::optional<number_format>> format_or_auto_names[] = {
   {"auto", std::nullopt},
   {"f32", number_format::f32},
@@ -49,7 +49,9 @@ constexpr named<std::optional<number_format>> format_or_auto_names[] = {
   {"q3_k", number_format::q3_k},
   {"q4_k", number_format::q4_k},
   {"q5_k", number_format::q5_k},
-  {"q6_k", number_format::q6_k}};
+  {"q6_k", number_format::q6_k},
+  {"iq4_nl", number_format::iq4_nl},
+  {"iq4_xs", number_format::iq4_xs}};
 
 template <class T>
 const char* name_of(std::span<const named<T>> names, T value) {

@@ -39,8 +39,8 @@ std::optional<std::string> misplaced_quant_format(const engine_config& config) {
        {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
     if (quant_format_of(f))
       return std::string(what) + " '" + to_string(*f) +
-             "': q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k and q6_k are "
-             "formats of weights";
+             "': q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl and "
+             "iq4_xs are formats of weights";
   if (quant_format_of(config.weights) && config.activations == number_format::bf16)
     return std::string("weights '") + to_string(*config.weights) +
            "' with activations 'bf16': quantised weights multiply f32 activations";

@@ -9,10 +9,11 @@
 //
 //   kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10]
 //                       [--reps=5] [--threads=0]
-//                       [--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k]
+//                       [--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k
+//                                  |iq4_nl|iq4_xs]
 //                       [--activations=f32|bf16] [--kv-dtype=f32|bf16] [--quant-kernel=NAME]
 // (--activations=bf16: the products take bf16 rows and bf16 matrices, on the
-// CPU's bf16 instructions; the matrices are loaded in bf16. q8_0 ... q6_k:
+// CPU's bf16 instructions; the matrices are loaded in bf16. q8_0 ... iq4_xs:
 // the checkpoint's matrices quantised at load, products on integer instructions.
 // --quant-kernel=avx512_vnni|amx_int8|...: every integer product on that
 // kernel, for comparing two in one run, e.g. AMX-INT8 against AVX-512 VNNI.)
@@ -177,7 +178,7 @@ bool parse(int argc, char** argv, options& o) {
         stderr,
         "usage: kvactor-bench-model [--model=DIR] [--context=128] [--prefill=512] [--steps=10] "
         "[--reps=5] [--threads=0] "
-        "[--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k] "
+        "[--weights=f32|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs] "
         "[--activations=f32|bf16] [--kv-dtype=f32|bf16] [--quant-kernel=NAME]\n");
       return false;
     }

@@ -7,7 +7,8 @@
 // is how to measure where AMX-INT8 starts to pay.
 //
 //   kvactor-bench-quant [--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5]
-//                       [--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k] [--generic]
+//                       [--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k,iq4_nl,
+//                                  iq4_xs] [--generic]
 // (--generic: the portable kernel too; it is the reference, not a contender,
 // and slow at many rows.)
 
@@ -84,7 +85,8 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(stderr,
                    "kvactor-bench-quant: bad option %s\nusage: kvactor-bench-quant "
                    "[--rows=1,16,64,512] [--k=2048] [--n=32768] [--reps=5] "
-                   "[--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k] [--generic]\n",
+                   "[--formats=q8_0,q4_0,q4_1,q5_0,q5_1,q2_k,q3_k,q4_k,q5_k,q6_k,iq4_nl,iq4_xs] "
+                   "[--generic]\n",
                    argv[i]);
       return false;
     }

@@ -122,6 +122,7 @@ std::optional<quant_format> gguf_matrices::of(std::string_view tensor, int64_t l
     case quant_format::q6_k: return quant_format::q8_0;
     case quant_format::q5_k: return quant_format::q5_1;
     case quant_format::q4_k: return quant_format::q5_0;
+    case quant_format::iq4_xs: return quant_format::iq4_nl;
     default: return quant_format::q4_0; // Q2_K, Q3_K
     }
   return f;

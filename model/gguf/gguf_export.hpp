@@ -25,7 +25,8 @@ namespace kvactor::model {
 // quantised too (in the base format; tied, as the output). As
 // llama-quantize does, a K format on rows that are not whole super-blocks
 // (a width not a multiple of 256) falls back to a format of 32-value
-// blocks: Q2_K and Q3_K to Q4_0, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0.
+// blocks: Q2_K and Q3_K to Q4_0, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0,
+// IQ4_XS to IQ4_NL.
 struct gguf_matrices {
   std::optional<quant_format> format;
   bool k_mix = false;

@@ -114,7 +114,9 @@ constexpr std::pair<ggml_type, quant_format> computed_formats[] = {
   {ggml_type::q3_k, quant_format::q3_k},
   {ggml_type::q4_k, quant_format::q4_k},
   {ggml_type::q5_k, quant_format::q5_k},
-  {ggml_type::q6_k, quant_format::q6_k}};
+  {ggml_type::q6_k, quant_format::q6_k},
+  {ggml_type::iq4_nl, quant_format::iq4_nl},
+  {ggml_type::iq4_xs, quant_format::iq4_xs}};
 
 } // namespace
 

@@ -67,9 +67,9 @@ std::string usage() {
          "  --seed=N                weight seed (0)\n"
          "  --shards=N              split the weights into N files + index json (1)\n"
          "  --gguf=TYPE[,TYPE]      also write DIR/model-TYPE.gguf: f32, q8_0, q4_0, q4_1,\n"
-         "                          q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or q6_k matrices,\n"
-         "                          or q4_k_m, q5_k_m (Q4_K, Q5_K with some Q6_K, as\n"
-         "                          llama.cpp's Q4_K_M, Q5_K_M)\n";
+         "                          q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl or\n"
+         "                          iq4_xs matrices, or q4_k_m, q5_k_m (Q4_K, Q5_K with\n"
+         "                          some Q6_K, as llama.cpp's Q4_K_M, Q5_K_M)\n";
 }
 
 result<tiny_args> parse_args(std::span<const std::string_view> args) {
@@ -121,7 +121,7 @@ result<tiny_args> parse_args(std::span<const std::string_view> args) {
         if (!gguf_matrices::parse(type))
           return error_in("--gguf",
                           "expected f32, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, "
-                          "q6_k, q4_k_m or q5_k_m, got '" +
+                          "q6_k, iq4_nl, iq4_xs, q4_k_m or q5_k_m, got '" +
                             std::string(type) + "'");
         a.gguf.emplace_back(type);
         at = end + 1;

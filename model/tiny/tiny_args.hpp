@@ -17,7 +17,7 @@ struct tiny_args {
   tiny_options options;
   // Also write the model as DIR/model-<type>.gguf for each of these
   // (gguf_matrices::parse names: f32, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k,
-  // q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m).
+  // q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_k_m, q5_k_m).
   std::vector<std::string> gguf;
   bool help = false;
 };

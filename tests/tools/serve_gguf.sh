@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GGUF files served through both front doors. kvactor-make-tiny writes a
 # small model folder and the same model as GGUF files (fp32, Q8_0, Q4_0,
-# Q4_1, Q5_0, Q5_1, and the Q4_K_M and Q5_K_M mixes as llama-quantize falls
-# back on rows narrower than a super-block: Q5_0, Q5_1 and Q8_0; on a wider
-# model Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and the Q4_K_M and Q5_K_M mixes; and a model made as
+# Q4_1, Q5_0, Q5_1, IQ4_NL, and the Q4_K_M and Q5_K_M mixes as
+# llama-quantize falls back on rows narrower than a super-block: Q5_0, Q5_1
+# and Q8_0; on a wider model Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS and the
+# Q4_K_M and Q5_K_M mixes; and a model made as
 # Llama 3.1's and 3.2's files are, scaled RoPE and a tied embedding, in fp32
 # and Q4_K_M; the tokenizer in the file's metadata);
 # kvactor-serve serves each file, and its answers equal the folder's: the
@@ -22,10 +23,10 @@ trap 'kill -9 ${pid:-0} ${worker:-0} 2>/dev/null || true; rm -f "$log"' EXIT
 
 rm -rf "$scratch"
 "$make_tiny" --out="$scratch/llama" --vocab=512 --hidden=64 --layers=2 --heads=2 --kv-heads=1 \
-  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0,q4_1,q5_0,q5_1,q4_k_m,q5_k_m
+  --head-dim=32 --intermediate=128 --context=512 --untied --gguf=f32,q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl,q4_k_m,q5_k_m
 # The K formats' rows are whole super-blocks of 256 values.
 "$make_tiny" --out="$scratch/wide" --vocab=512 --hidden=256 --layers=2 --heads=4 --kv-heads=2 \
-  --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q2_k,q3_k,q4_k,q5_k,q6_k,q4_k_m,q5_k_m
+  --head-dim=64 --intermediate=512 --context=512 --untied --gguf=q2_k,q3_k,q4_k,q5_k,q6_k,iq4_xs,q4_k_m,q5_k_m
 # As Llama 3.1 and 3.2 files: the RoPE's llama3 scaling (past an original
 # context of 64) in rope_freqs.weight, and a tied embedding (Q6_K in Q4_K_M).
 "$make_tiny" --out="$scratch/llama31" --vocab=512 --hidden=256 --layers=2 --heads=4 --kv-heads=2 \
@@ -77,8 +78,8 @@ answers() { # MODEL [kvactor-serve options]
   wait $pid
 }
 
-for type in f32 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k llama31/f32; do
-  folder=$scratch/$(case $type in q?_k) echo wide ;; */*) echo "${type%/*}" ;; *) echo llama ;; esac)
+for type in f32 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl q2_k q3_k q4_k q5_k q6_k iq4_xs llama31/f32; do
+  folder=$scratch/$(case $type in q?_k | iq4_xs) echo wide ;; */*) echo "${type%/*}" ;; *) echo llama ;; esac)
   label=$type type=${type#*/}
   answers "$folder" --weights="$type" >"$scratch/want"
   answers "$folder/model-$type.gguf" >"$scratch/got"

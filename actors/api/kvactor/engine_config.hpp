@@ -50,6 +50,9 @@ enum class number_format : uint8_t {
   q5_1, // weights only (CPU): blocks of 32 5-bit integers, a scale and a min, 3/8 of bf16's bytes
   q2_k, // weights only (CPU): 2-bit integers, a 4-bit scale and min per 16, 21/128 of bf16's bytes
   q3_k, // weights only (CPU): 3-bit integers, a 6-bit scale per 16, 55/256 of bf16's bytes
+  // weights only (CPU): 4-bit indices into 16 unevenly spaced levels ...
+  iq4_nl, // ... in blocks of 32 with a scale, 9/32 of bf16's bytes
+  iq4_xs, // ... with a 6-bit scale per 32, 17/64 of bf16's bytes
 };
 
 struct engine_config {
@@ -77,9 +80,10 @@ struct engine_config {
   // Matrices in memory; nullopt (auto): bf16 when the checkpoint stores
   // bf16 or the activations are bf16, else f32 (bf16 computes the same
   // results as its widened f32 values in half the memory). q8_0, q4_0,
-  // q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or q6_k: quantised at load (CPU device, f32
-  // activations; lossy: the products take their input rows in 8-bit blocks
-  // too). A GGUF file's quantised matrices stay as the file stores them.
+  // q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl or iq4_xs:
+  // quantised at load (CPU device, f32 activations; lossy: the products
+  // take their input rows in 8-bit blocks too). A GGUF file's quantised
+  // matrices stay as the file stores them.
   std::optional<number_format> weights{};
   // The products' input rows: f32 (exact), or bf16 (rounded to bf16, fp32
   // sums; CPU: AMX or AVX512_BF16, faster for many rows; CUDA: cuBLAS bf16
@@ -100,7 +104,8 @@ struct engine_config {
 
 // The names the tools' options take (parse_option in kvactor.hpp reads them
 // back): swap, recompute; continuous, static, padded; paged, contiguous;
-// f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k.
+// f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl,
+// iq4_xs.
 const char* to_string(preemption_mode x);
 const char* to_string(batching_mode x);
 const char* to_string(kv_reservation x);

@@ -66,7 +66,8 @@ TEST(engine_options, an_unknown_name_is_an_error_naming_the_choices) {
   err = parse_option("--activations", "f16", activations);
   EXPECT_THAT(err.context().get_as<std::string>(0),
               HasSubstr("--activations 'f16' is not auto or f32 or bf16 or q8_0 or q4_0 or q4_1 or "
-                        "q5_0 or q5_1 or q2_k or q3_k or q4_k or q5_k or q6_k"));
+                        "q5_0 or q5_1 or q2_k or q3_k or q4_k or q5_k or q6_k or iq4_nl or "
+                        "iq4_xs"));
 }
 
 } // namespace

@@ -38,8 +38,8 @@ TEST(spawn_runtime, refuses_each_bad_setting_with_its_code_and_names_it) {
      },
      errc::invalid_config, "weights 'f32' with activations 'bf16'"},
     {[](engine_config& e) { e.kv_dtype = number_format::q8_0; }, errc::invalid_config,
-     "kv_dtype 'q8_0': q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k and q6_k are "
-     "formats of weights"},
+     "kv_dtype 'q8_0': q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl and "
+     "iq4_xs are formats of weights"},
     {[](engine_config& e) {
        e.weights = number_format::q4_0;
        e.activations = number_format::bf16;

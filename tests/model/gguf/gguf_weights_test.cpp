@@ -315,13 +315,13 @@ result<model_weights> load_retyped(const std::string& name, ggml_type type,
   return model_weights::load_gguf(*config, file);
 }
 
-// IQ4_NL: a type kvactor does not compute with.
+// IQ3_S: a type kvactor does not compute with.
 TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   temp_dir dir;
-  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::iq4_nl, dir.path() / "m.gguf");
+  auto w = load_retyped("blk.0.attn_output.weight", ggml_type::iq3_s, dir.path() / "m.gguf");
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_output.weight"));
-  EXPECT_THAT(w.error().message, HasSubstr("type IQ4_NL is not one kvactor computes with"));
+  EXPECT_THAT(w.error().message, HasSubstr("type IQ3_S is not one kvactor computes with"));
 }
 
 // A stack multiplied as one may mix quantised formats, not quantised and

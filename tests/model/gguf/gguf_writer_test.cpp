@@ -62,6 +62,8 @@ TEST(gguf_types, the_computed_block_formats_are_their_ggml_types) {
   for (ggml_type t : all_ggml_types()) computed += quant_format_of(t).has_value();
   EXPECT_EQ(computed, static_cast<int>(all_quant_formats().size()));
   EXPECT_EQ(ggml_type_of(quant_format::q3_k), ggml_type::q3_k);
+  EXPECT_EQ(ggml_type_of(quant_format::iq4_nl), ggml_type::iq4_nl);
+  EXPECT_EQ(quant_format_of(ggml_type::iq4_xs), quant_format::iq4_xs);
 }
 
 TEST(gguf_writer, every_value_type_reads_back) {
