@@ -5,6 +5,7 @@
 //
 //   s = 0; for b: s = s + (dw[j, b] * dx[i, b]) * float(isum)
 //   isum = sum over the block's 32 columns of q_x * q_w        (exact, int32)
+//   (q_w the block's integer, IQ4_NL's the level iq4_levels[n])
 //   y[i, j] = s            (accumulate: y[i, j] = s + y[i, j])
 //
 // (Q4_1 and Q5_1, whose blocks have a min mw:
@@ -17,9 +18,9 @@
 //   Q2_K, Q4_K, Q5_K: s = s + ((d * dx) * float(S) - (dmin * dx) * float(M))
 //         S = sum over sub-blocks j of scale_j * (sum of n_w * q_x)
 //         M = sum over sub-blocks j of min_j * (sum of q_x)
-//   Q3_K, Q6_K: s = s + (d * dx) * float(S)
+//   Q3_K, Q6_K, IQ4_XS: s = s + (d * dx) * float(S)
 //         S = sum over sub-blocks k of scale_k * (sum of (n_w - offset) * q_x)
-//         (offset 4, 32)
+//         (offset 4, 32; IQ4_XS: iq4_levels[n_w] in place of n_w - offset)
 //
 // in that order, each operation rounded once (no fused multiply-add). The
 // integer sums are exact however an instruction set forms them, so every

@@ -14,7 +14,8 @@
 //     Q4_1, Q5_1: as Q4_0, Q5_0
 //   then, for every block b: fp16 d[16] (Q4_1, Q5_1: and fp16 m[16])
 //
-// The K formats likewise by super-block (256 columns): Q4_K and Q5_K as 8
+// IQ4_NL as Q4_0 (its nibbles indices into iq4_levels). The K formats
+// likewise by super-block (256 columns): Q4_K, Q5_K and IQ4_XS as 8
 // sub-blocks of 32 columns laid out as Q4_0's and Q5_0's blocks; Q6_K, Q3_K
 // and Q2_K as 16 sub-blocks of 16 columns, their 2-bit fields in vectors of
 // { lane l, byte t: bits 2c .. 2c + 1 of column 4c + t } (Q6_K: each
@@ -24,14 +25,16 @@
 // quant_isa.hpp lists them.
 //
 // Groups start 64 bytes apart, so every vector of integers is aligned.
-// Integers are kept unsigned (value = d * (u - quant_offset)), which is
-// what the CPU's u8 x s8 dot-product instructions multiply. Rows past the
+// Integers are kept unsigned (value = d * (u - quant_offset), u =
+// quant_unsigned of the stored integer), which is what the CPU's u8 x s8
+// dot-product instructions multiply. Rows past the
 // last are zeros with scale 0. Packing stacks several matrices of one width
 // (q | k | v, gate | up) so that one product computes them all; the bytes
 // are about those of the file: 17/16 per value (Q8_0), 9/16 (Q4_0), 5/8
 // (Q4_1), 11/16 (Q5_0), 3/4 (Q5_1), 37/64 and 45/64 (Q4_K, Q5_K: their
 // 6-bit scales and mins a byte each), 105/128 (Q6_K, as stored), 57/128
-// (Q3_K: its 6-bit scales a byte each), 21/64 (Q2_K, as stored).
+// (Q3_K: its 6-bit scales a byte each), 21/64 (Q2_K, as stored), 9/16
+// (IQ4_NL), 69/128 (IQ4_XS: its 6-bit scales a byte each).
 
 #include <cstddef>
 #include <cstdint>
