@@ -80,7 +80,8 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
     } else {
       std::string what = "type ";
       what += ggml_type_name(t->type);
-      what += shape.size() == 2 ? " is not one kvactor computes with (F32, F16, BF16, Q8_0, Q4_0)"
+      what += shape.size() == 2 ? " is not one kvactor computes with (F32, F16, BF16, Q8_0, "
+                                  "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K, IQ4_NL, IQ4_XS)"
                                 : " for a vector (F32, F16 or BF16)";
       return fail(name, what);
     }

@@ -15,25 +15,26 @@ namespace kvactor::model::layers::avx2 {
 
 namespace {
 
+// Per 32-bit lane the sum of its 4 products w x x, both s8 (|w| <= 127):
+// |w| times x with w's sign, at most 2 x 127 x 127 a 16-bit pair.
+inline __m256i signed_dot4(__m256i w, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)),
+                           _mm256_set1_epi16(1));
+}
+
 template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
-  const __m256i ones = _mm256_set1_epi16(1);
   __m256i s = _mm256_setzero_si256();
   if constexpr (has_codebook(F)) {
-    // NOTE: the levels signed, as Q8_0's integers below (|level| <= 127).
-    const __m256i table = iq4_table(0);
+    // NOTE: the levels signed, as Q8_0's integers below.
+    const __m256i table = iq4_table<0>();
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       __m256i lo, hi;
       nibbles<4>(q, j, h, lo, hi);
-      lo = _mm256_shuffle_epi8(table, lo);
-      hi = _mm256_shuffle_epi8(table, hi);
-      const __m256i p0 =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(lo), _mm256_sign_epi8(broadcast4(xq + 8 * j), lo));
-      const __m256i p1 = _mm256_maddubs_epi16(_mm256_abs_epi8(hi),
-                                              _mm256_sign_epi8(broadcast4(xq + 8 * j + 4), hi));
-      s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_madd_epi16(p0, ones),
-                                               _mm256_madd_epi16(p1, ones)));
+      s = _mm256_add_epi32(s, signed_dot4(_mm256_shuffle_epi8(table, lo), broadcast4(xq + 8 * j)));
+      s = _mm256_add_epi32(s,
+                           signed_dot4(_mm256_shuffle_epi8(table, hi), broadcast4(xq + 8 * j + 4)));
     }
     return s;
   } else if constexpr (quant_bits(F) != 8) {
@@ -44,18 +45,16 @@ __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
       nibbles<quant_bits(F)>(q, j, h, lo, hi);
       const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(xq + 8 * j)),
                                          _mm256_maddubs_epi16(hi, broadcast4(xq + 8 * j + 4)));
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+      s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
     }
     return _mm256_sub_epi32(s, _mm256_set1_epi32(quant_offset(F) * xsum));
   } else {
+    // NOTE: q + 128 as stored, flipped back to the signed q.
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const __m256i w = _mm256_xor_si256(load_half(q, j, h), flip); // q, signed
-      const __m256i p =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(broadcast4(xq + 4 * j), w));
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-    }
+    for (int j = 0; j < 8; ++j)
+      s = _mm256_add_epi32(s, signed_dot4(_mm256_xor_si256(load_half(q, j, h), flip),
+                                          broadcast4(xq + 4 * j)));
     return s;
   }
 }

@@ -31,10 +31,8 @@ inline __m512i to_bit4(__m512i v) {
 // IQ4_NL's and IQ4_XS's u (quant_unsigned) of each nibble: one vpshufb
 // table in every 128-bit lane.
 inline __m512i iq4_table() {
-  alignas(16) char t[16];
-#pragma GCC unroll 16
-  for (int n = 0; n < 16; ++n) t[n] = static_cast<char>(quant_unsigned(quant_format::iq4_nl, n));
-  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+  static constexpr iq4_table_bytes t = iq4_bytes(128);
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t.b)));
 }
 
 // The blocks of 32 by the bits of their integers (8, 4, 5) alike: 8
@@ -241,7 +239,7 @@ inline void unpack_16(const uint8_t* ints, int k, __m512i (&u)[4]) {
 }
 
 // Sub-block k of 16 columns (Q2_K, Q3_K, Q6_K) of NB groups' super-block b
-// against R rows of x, into S (and Q2_K's M) as sub_q4_k.
+// against R rows of x, into S (and Q2_K's M) as sub_32.
 template <quant_format F, bool Odd, int R, int NB>
 inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* ints,
                    const uint8_t* meta, int64_t group_bytes, __m512i (&total)[R][NB],
@@ -392,9 +390,10 @@ void sweep(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, flo
 }
 
 // NOTE: the loaded or unpacked vectors, the rows' sums and the
-// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; many rows of Q4_K
-// and Q5_K (prefill), 5 x 1, measured a quarter faster than 4 x 2 at 64 rows
-// (Q5_K: 226 against 177 GMAC/s, 263 against 194 at 512; Q6_K: slower).
+// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; many rows of Q4_K,
+// Q5_K and IQ4_XS (prefill), 5 x 1, measured a quarter faster than 4 x 2 at
+// 64 rows (Q5_K: 226 against 177 GMAC/s, 263 against 194 at 512; Q6_K:
+// slower; IQ4_XS as fast as Q4_K at 512 rows).
 template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate, bool five_row_tiles = false) {

@@ -19,14 +19,13 @@ template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
   __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
   if constexpr (quant_bits(F) != 8) {
-    const __m256i table = iq4_table(128); // unused but for the codebook formats
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       __m256i lo, hi;
       nibbles<quant_bits(F)>(q, j, h, lo, hi);
       if constexpr (has_codebook(F)) {
-        lo = _mm256_shuffle_epi8(table, lo);
-        hi = _mm256_shuffle_epi8(table, hi);
+        lo = _mm256_shuffle_epi8(iq4_table<128>(), lo);
+        hi = _mm256_shuffle_epi8(iq4_table<128>(), hi);
       }
       s0 = _mm256_dpbusd_avx_epi32(s0, lo, broadcast4(xq + 8 * j));
       s1 = _mm256_dpbusd_avx_epi32(s1, hi, broadcast4(xq + 8 * j + 4));

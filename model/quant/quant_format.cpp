@@ -27,6 +27,14 @@ int32_t to_level(float x, float inv_d, int32_t lo, int32_t hi) {
   return static_cast<int32_t>(std::clamp(r, static_cast<float>(lo), static_cast<float>(hi)));
 }
 
+// The value of the largest magnitude of x[0 .. n) (the first of equals).
+float signed_extreme(const float* x, int64_t n) {
+  float extreme = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
+  return extreme;
+}
+
 // 1 / d for the scale as stored (fp16), so that levels are steps of it.
 float level_step(uint16_t d) {
   const float wide = f16_to_f32(d);
@@ -61,10 +69,7 @@ void put_levels(const int32_t (&n)[32], std::byte* qs, std::byte* qh, bool fifth
 // (as far as fp16 d allows).
 void quantize_q4_0(const float* x, std::byte* out, bool fifth) {
   const int32_t half = fifth ? 16 : 8;
-  float extreme = 0;
-  for (int64_t i = 0; i < block; ++i)
-    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
-  const uint16_t d = f32_to_f16(extreme / static_cast<float>(-half));
+  const uint16_t d = f32_to_f16(signed_extreme(x, block) / static_cast<float>(-half));
   store_u16(out, d);
   const float inv_d = level_step(d);
   int32_t n[32];
@@ -153,10 +158,7 @@ void quantize_q4_k(const float* x, std::byte* out, bool fifth) {
 float symmetric_steps(const float* x, int32_t half, float (&step)[16]) {
   float max_step = 0;
   for (int64_t k = 0; k < 16; ++k) {
-    float extreme = 0;
-    for (int64_t i = 0; i < 16; ++i)
-      if (std::fabs(x[16 * k + i]) > std::fabs(extreme)) extreme = x[16 * k + i];
-    step[k] = extreme / static_cast<float>(-half);
+    step[k] = signed_extreme(x + 16 * k, 16) / static_cast<float>(-half);
     max_step = std::max(max_step, std::fabs(step[k]));
   }
   return max_step;
@@ -262,12 +264,7 @@ void put_iq4(const float* x, float d, std::byte* qs) {
 
 // The step that maps the largest magnitude of `count` values to the level
 // -127 (the codebook's widest).
-float iq4_step(const float* x, int64_t count) {
-  float extreme = 0;
-  for (int64_t i = 0; i < count; ++i)
-    if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
-  return extreme / -127.0f;
-}
+float iq4_step(const float* x, int64_t count) { return signed_extreme(x, count) / -127.0f; }
 
 // IQ4_NL: the step of iq4_step as fp16 d, then every value to the nearest
 // level.

@@ -55,7 +55,8 @@
 // quantize_row() writes blocks from fp32 values (every weight to the
 // nearest value its block can hold, with the scales chosen from the
 // extremes of each block or sub-block; IQ4_NL's and IQ4_XS's map the
-// largest magnitude to the level -127); dequantize_row() gives a block's
+// largest magnitude to the level -127, IQ4_XS's as nearly as its 6-bit
+// sub-block scales allow); dequantize_row() gives a block's
 // values back exactly as written above, each product, sum and difference
 // rounded once.
 

@@ -54,9 +54,10 @@ static constexpr quant_position pair_at(int64_t lane, int64_t c) {
   return {lane * 4 + c % 4, static_cast<int>(2 * (c / 4))};
 }
 
-// The stored (unsigned) integer of lane `lane`, column c of a block of 32
-// columns of `bits` 8, 4 or 5 (a Q4_K or Q5_K sub-block is laid out as a
-// Q4_0 or Q5_0 block).
+// The stored integer of lane `lane`, column c of a block of 32 columns of
+// `bits` 8, 4 or 5 (a Q4_K, Q5_K or IQ4_XS sub-block is laid out as a Q4_0,
+// Q5_0 or IQ4_NL block): the kernels' u but for IQ4_NL's and IQ4_XS's,
+// indices that quant_unsigned turns into their u.
 static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, int64_t c) {
   if (bits == 8) return q[byte_at(lane, c).byte];
   const quant_position low = nibble_at(lane, c);
@@ -66,12 +67,24 @@ static constexpr int32_t stored_int(int bits, const uint8_t* q, int64_t lane, in
   return n | (q[fifth.byte] >> fifth.shift & 1) << 4;
 }
 
+// IQ4's 16 levels, each plus `plus`, as the bytes of a vpshufb table that
+// turns indices into them (128: the kernels' u; 0: the signed levels).
+struct iq4_table_bytes {
+  alignas(16) char b[16];
+};
+static constexpr iq4_table_bytes iq4_bytes(int plus) {
+  iq4_table_bytes t{};
+  for (int n = 0; n < 16; ++n) t.b[n] = static_cast<char>(iq4_levels[n] + plus);
+  return t;
+}
+
 // The K formats (quantized_matrix.hpp), per super-block of a group: the
 // integers, then after every super-block's integers each super-block's
 // metadata.
-//   Q4_K, Q5_K, IQ4_XS: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks;
-//     fp16 d[16], then Q4_K's and Q5_K's fp16 dmin[16], u8 scale[8][16],
-//     u8 min[8][16], IQ4_XS's s8 scale[8][16].
+//   Q4_K, Q5_K: 8 sub-blocks laid out as Q4_0's or Q5_0's blocks; fp16
+//     d[16], fp16 dmin[16], u8 scale[8][16], u8 min[8][16].
+//   IQ4_XS: 8 sub-blocks laid out as IQ4_NL's (Q4_0's) blocks; fp16 d[16],
+//     s8 scale[8][16].
 //   Q6_K: 16 sub-blocks of 16 columns, each 2 nibble vectors (as a Q4_0
 //     block's first two) and 1 vector of top bits (pair_at); fp16 d[16],
 //     s8 scale[16][16].
@@ -88,18 +101,22 @@ static constexpr int64_t k_sub_bytes(kf f) {
                                                                   : quant_ints_bytes(quant_bits(f));
 }
 static constexpr int64_t k_ints_bytes(kf f) { return k_subs(f) * k_sub_bytes(f); }
+// Whether the mins have bytes of their own (Q4_K, Q5_K; Q2_K's share the
+// scales' bytes).
+static constexpr bool k_min_bytes(kf f) { return f == kf::q4_k || f == kf::q5_k; }
 // Bytes of sub-block k's metadata per lane, 16 apart: the (Q2_K: packed)
-// scales, and Q4_K's and Q5_K's mins.
+// scales after d (and dmin), and Q4_K's and Q5_K's mins after them.
 static constexpr int64_t k_scales_at(kf f) { return has_sub_min(f) ? 64 : 32; }
 static constexpr int64_t k_mins_at = 192;
 static constexpr int64_t k_meta_bytes(kf f) {
-  return f == kf::q2_k ? 320 : has_sub_min(f) ? k_mins_at + 128 : 32 + 16 * k_subs(f);
+  return k_scales_at(f) + 16 * k_subs(f) * (k_min_bytes(f) ? 2 : 1);
 }
 static constexpr int64_t k_group_bytes(kf f, int64_t blocks) {
   return (blocks * (k_ints_bytes(f) + k_meta_bytes(f)) + 63) / 64 * 64;
 }
-// The format of blocks of 32 whose block layout a sub-block of 32 has:
-// Q4_0 for Q4_K, Q5_0 for Q5_K, IQ4_NL for IQ4_XS.
+// The format of blocks of 32 whose block layout a sub-block of 32 (of
+// Q4_K, Q5_K or IQ4_XS; no other K format has them) has: Q4_0, Q5_0,
+// IQ4_NL.
 static constexpr kf k_sub_layout(kf f) {
   return f == kf::q5_k ? kf::q5_0 : f == kf::iq4_xs ? kf::iq4_nl : kf::q4_0;
 }
@@ -116,7 +133,7 @@ static constexpr int32_t k_sub_scale(kf f, const uint8_t* meta, int64_t k, int64
 }
 static constexpr int32_t k_sub_min(kf f, const uint8_t* meta, int64_t k, int64_t lane) {
   return f == kf::q2_k        ? meta[k_scales_at(f) + 16 * k + lane] >> 4
-         : has_sub_min(f) ? meta[k_mins_at + 16 * k + lane]
+         : k_min_bytes(f) ? meta[k_mins_at + 16 * k + lane]
                           : 0;
 }
 // Q3_K: the vector of sub-block k's third bits, and the third bit of its

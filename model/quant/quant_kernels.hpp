@@ -95,8 +95,8 @@ void quant_product(quant_isa isa, const quantized_rows& x, int64_t m, const quan
                    int64_t first_group, int64_t num_groups, float* y, int64_t ldy,
                    bool accumulate);
 
-// The same through a kernel's four products (quant_isa.hpp): the tests'
-// emulated AMX kernel.
+// The same through a kernel's table of products (quant_isa.hpp): the
+// tests' emulated AMX kernel.
 struct quant_products;
 void quant_product_through(const quant_products& kernel, const quantized_rows& x, int64_t m,
                            const quantized_matrix& w, int64_t first_group, int64_t num_groups,

@@ -53,13 +53,12 @@ inline void nibbles(const uint8_t* q, int j, int h, __m256i& lo, __m256i& hi) {
 template <quant_format F>
 __m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum);
 
-// The levels of iq4_levels, each plus `plus`, as a vpshufb table in both
+// IQ4's levels, each plus Plus (iq4_bytes), as a vpshufb table in both
 // 128-bit lanes.
-inline __m256i iq4_table(int plus) {
-  alignas(16) char t[16];
-#pragma GCC unroll 16
-  for (int n = 0; n < 16; ++n) t[n] = static_cast<char>(iq4_levels[n] + plus);
-  return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+template <int Plus>
+inline __m256i iq4_table() {
+  static constexpr iq4_table_bytes t = iq4_bytes(Plus);
+  return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t.b)));
 }
 
 // acc + per 32-bit lane the sum of its 4 products u8 u x s8 x (u < 64).

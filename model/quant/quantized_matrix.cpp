@@ -49,12 +49,6 @@ void put_k(quant_format f, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
   if (f == quant_format::q3_k) put_bits(ints, layers::third_bit_at(k, lane, c), n >> 2);
 }
 
-// The index n of an IQ4_NL level (iq4_levels[n] == level).
-int32_t iq4_index(int8_t level) {
-  int32_t n = 0;
-  while (n < 15 && iq4_levels[n] != level) ++n;
-  return n;
-}
 
 // Where a K format's super-block keeps its fp16 d (and dmin, 2 bytes on).
 std::size_t k_d_at(quant_format f) {
@@ -127,11 +121,12 @@ void quantized_matrix::put_block(int64_t r, int64_t b, const std::byte* src) {
   if (has_block_min(format_)) // fp16 m
     std::memcpy(scales(r / lanes, b) + 32 + lane * sizeof(uint16_t), src + 2, sizeof(uint16_t));
   uint8_t* q = ints(r / lanes, b);
-  const quant_block values = read_block(format_, src, 0);
-  const int32_t offset = quant_offset(format_);
+  // NOTE: IQ4_NL's indices are laid out as Q4_0's nibbles, which Q4_0's
+  // reader gives back as n - 8.
+  const quant_format layout = has_codebook(format_) ? quant_format::q4_0 : format_;
+  const quant_block values = read_block(layout, src, 0);
   for (int64_t c = 0; c < 32; ++c)
-    put_int(quant_bits(format_), q, lane, c,
-            has_codebook(format_) ? iq4_index(values.q[c]) : values.q[c] + offset);
+    put_int(quant_bits(format_), q, lane, c, values.q[c] + quant_offset(layout));
 }
 
 void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src) {
@@ -146,7 +141,7 @@ void quantized_matrix::put_superblock(int64_t r, int64_t b, const std::byte* src
     uint8_t* scale = meta + k_scales_at(format_) + 16 * k + lane;
     *scale = static_cast<uint8_t>(format_ == quant_format::q2_k ? sb.scale[k] | sb.min[k] << 4
                                                                  : sb.scale[k]);
-    if (format_ == quant_format::q4_k || format_ == quant_format::q5_k)
+    if (layers::k_min_bytes(format_))
       meta[layers::k_mins_at + 16 * k + lane] = static_cast<uint8_t>(sb.min[k]);
   }
   for (int64_t c = 0; c < 256; ++c) put_k(format_, q, lane, c, sb.n[c]);

@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(styles, gguf_weights_test,
 TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama);
   for (quant_format q : {quant_format::q8_0, quant_format::q4_0, quant_format::q4_1,
-                         quant_format::q5_0, quant_format::q5_1}) {
+                         quant_format::q5_0, quant_format::q5_1, quant_format::iq4_nl}) {
     temp_dir dir;
     const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     const layer_weights& l0 = g.loaded->weights.layers()[0];
@@ -107,7 +107,8 @@ TEST(gguf_weights, quantised_files_are_the_checkpoint_quantised_at_load) {
 // super-blocks).
 TEST(gguf_weights, k_format_files_are_the_checkpoint_quantised_at_load) {
   const loaded_model& m = tiny_model(architecture::llama, dtype::f32, tiny_shape::wide);
-  for (quant_format q : {quant_format::q4_k, quant_format::q5_k, quant_format::q6_k}) {
+  for (quant_format q : {quant_format::q2_k, quant_format::q3_k, quant_format::q4_k,
+                         quant_format::q5_k, quant_format::q6_k, quant_format::iq4_xs}) {
     temp_dir dir;
     const gguf_model g = export_and_load(m, gguf_matrices(q), dir.path() / "m.gguf");
     EXPECT_EQ(g.loaded->weights.layers()[1].v_proj.quant, q);
@@ -185,6 +186,26 @@ TEST(gguf_weights, k_mix_files_mix_formats_within_a_stack) {
   const loaded_model& tied = tiny_model(architecture::qwen3, dtype::f32, tiny_shape::wide);
   ASSERT_TRUE(tied.config.tie_word_embeddings);
   expect_mix(tied, "q4_k_m", quant_format::q4_k, quant_format::q6_k);
+}
+
+// IQ4_XS on rows narrower than a super-block falls back to IQ4_NL, as
+// llama-quantize writes it; the small model's o_proj rows (its attention
+// width, 256) stay IQ4_XS. The file's logits are near the fp32 pass over
+// its own values.
+TEST(gguf_weights, iq4_xs_files_of_narrow_rows_hold_iq4_nl_blocks) {
+  const loaded_model& m = tiny_model(architecture::llama);
+  temp_dir dir;
+  const gguf_model g =
+    export_and_load(m, gguf_matrices(quant_format::iq4_xs), dir.path() / "m.gguf");
+  for (const layer_weights& l : g.loaded->weights.layers()) {
+    EXPECT_EQ(l.q_proj.quant, quant_format::iq4_nl);
+    EXPECT_EQ(l.o_proj.quant, quant_format::iq4_xs);
+    EXPECT_EQ(l.down_proj.quant, quant_format::iq4_nl);
+  }
+  EXPECT_EQ(g.loaded->weights.lm_head().quant, quant_format::iq4_nl);
+  const double worst = distance_from_its_values(g, dir);
+  EXPECT_GT(worst, 0.0);
+  EXPECT_LT(worst, 0.03);
 }
 
 // On rows narrower than a super-block (the small model: 128 and 192 wide),

@@ -99,6 +99,21 @@ TEST(quant_kernels, a_row_with_a_nan_gives_nan_outputs) {
   EXPECT_EQ(q.sum[0], 0);
 }
 
+// Sub-block 0 of a Q3_K or IQ4_XS super-block to the most negative 6-bit
+// scale, -32, which llama-quantize's files hold and kvactor's quantiser
+// (its scales from the largest step over 31) never writes.
+void set_scale_to_minus_32(quant_format f, std::byte* superblock) {
+  auto* u = reinterpret_cast<uint8_t*>(superblock);
+  if (f == quant_format::q3_k) { // its low 4 bits in scales[0], its top 2 in scales[8]
+    u[96] &= 0xf0;
+    u[104] &= 0xfc;
+  }
+  if (f == quant_format::iq4_xs) { // in scales_l[0] and scales_h
+    u[4] &= 0xf0;
+    u[2] &= 0xfc;
+  }
+}
+
 // W's rows as file blocks, and the chain over them.
 struct quant_case {
   quant_format format;
@@ -113,7 +128,11 @@ struct quant_case {
     std::vector<float> row(static_cast<std::size_t>(k));
     for (int64_t r = 0; r < n; ++r) {
       for (float& v : row) v = dist(rng);
-      quantize_row(f, row.data(), k, blocks.data() + r * quant_row_bytes(f, k));
+      std::byte* out = blocks.data() + r * quant_row_bytes(f, k);
+      quantize_row(f, row.data(), k, out);
+      if (is_k_format(f))
+        for (int64_t b = 0; b < k / 256; ++b)
+          set_scale_to_minus_32(f, out + b * quant_block_bytes(f));
     }
   }
   weight_view view() const { return weight_view{blocks.data(), dtype::f32, 2, {n, k}, format}; }
