@@ -349,41 +349,52 @@ TEST(quant_format, blocks_with_a_min_round_each_value_to_a_nearby_level) {
   }
 }
 
+// 512 values (normal, sd 0.02, with the extremes 0.25 at 40 and -0.3 at
+// 300) quantised to f and back, and the relative L2 error of the round trip.
+struct round_trip {
+  static constexpr int64_t n = 512;
+  std::vector<float> x, back;
+  std::vector<std::byte> blocks;
+  round_trip(quant_format f, std::mt19937& rng)
+    : x(n), back(n), blocks(quant_row_bytes(f, n)) {
+    std::normal_distribution<float> dist(0.0f, 0.02f);
+    for (float& v : x) v = dist(rng);
+    x[40] = 0.25f;
+    x[300] = -0.3f;
+    quantize_row(f, x.data(), n, blocks.data());
+    dequantize_row(f, blocks.data(), n, back.data());
+  }
+  double relative_error() const {
+    double err2 = 0, norm2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      err2 += (back[i] - x[i]) * (back[i] - x[i]);
+      norm2 += x[i] * x[i];
+    }
+    return std::sqrt(err2 / norm2);
+  }
+};
+
 // Each value lands within half a step of its sub-block, plus what rounding
 // the sub-blocks' steps (and Q4_K's and Q5_K's mins) to integers of d
 // (dmin) can move the ends of their ranges (half a d per level).
 TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
   std::mt19937 rng(5);
-  std::normal_distribution<float> dist(0.0f, 0.02f);
   for (quant_format f : {quant_format::q2_k, quant_format::q3_k, quant_format::q4_k,
                          quant_format::q5_k, quant_format::q6_k}) {
-    const int64_t n = 512;
-    std::vector<float> x(n), back(n);
-    for (float& v : x) v = dist(rng);
-    x[40] = 0.25f;
-    x[300] = -0.3f;
-    std::vector<std::byte> blocks(quant_row_bytes(f, n));
-    quantize_row(f, x.data(), n, blocks.data());
-    dequantize_row(f, blocks.data(), n, back.data());
+    const round_trip r(f, rng);
     const int64_t sub = quant_sub_values(f);
-    double err2 = 0, norm2 = 0;
-    for (int64_t b = 0; b < n / 256; ++b) {
-      const quant_superblock q = read_superblock(f, blocks.data(), b);
-      for (int64_t c = 0; c < 256; ++c) {
-        const int64_t i = b * 256 + c;
-        const float step = std::fabs(q.d * static_cast<float>(q.scale[c / sub]));
-        // the top level (the largest magnitude for Q3_K's and Q6_K's
-        // symmetric levels), half a d off for each
-        const float levels = static_cast<float>((1 << quant_bits(f)) - 1);
-        const float bound = has_sub_min(f)
-                              ? 0.502f * step + (levels / 2 + 0.01f) * q.d + 0.51f * q.dmin
-                              : 0.502f * step + ((levels + 1) / 4 + 0.01f) * q.d;
-        EXPECT_LE(std::fabs(back[i] - x[i]), bound) << quant_name(f) << " value " << i;
-        err2 += (back[i] - x[i]) * (back[i] - x[i]);
-        norm2 += x[i] * x[i];
-      }
+    for (int64_t i = 0; i < r.n; ++i) {
+      const quant_superblock q = read_superblock(f, r.blocks.data(), i / 256);
+      const float step = std::fabs(q.d * static_cast<float>(q.scale[i % 256 / sub]));
+      // the top level (the largest magnitude for Q3_K's and Q6_K's
+      // symmetric levels), half a d off for each
+      const float levels = static_cast<float>((1 << quant_bits(f)) - 1);
+      const float bound = has_sub_min(f)
+                            ? 0.502f * step + (levels / 2 + 0.01f) * q.d + 0.51f * q.dmin
+                            : 0.502f * step + ((levels + 1) / 4 + 0.01f) * q.d;
+      EXPECT_LE(std::fabs(r.back[i] - r.x[i]), bound) << quant_name(f) << " value " << i;
     }
-    const double relative = std::sqrt(err2 / norm2);
+    const double relative = r.relative_error();
     const double limit[] = {0.6, 0.3, 0.15, 0.08, 0.04}; // Q2_K .. Q6_K
     EXPECT_LT(relative, limit[quant_bits(f) - 2]) << quant_name(f);
     RecordProperty(std::string(quant_name(f)) + "_relative_error", std::to_string(relative));
@@ -398,35 +409,24 @@ TEST(quant_format, k_formats_round_each_value_to_a_nearby_level) {
 // magnitude of an IQ4_NL block lands on the level -127.
 TEST(quant_format, codebook_formats_round_each_value_to_a_nearby_level) {
   std::mt19937 rng(6);
-  std::normal_distribution<float> dist(0.0f, 0.02f);
   for (quant_format f : {quant_format::iq4_nl, quant_format::iq4_xs}) {
-    const int64_t n = 512;
-    std::vector<float> x(n), back(n);
-    for (float& v : x) v = dist(rng);
-    x[40] = 0.25f;
-    x[300] = -0.3f;
-    std::vector<std::byte> blocks(quant_row_bytes(f, n));
-    quantize_row(f, x.data(), n, blocks.data());
-    dequantize_row(f, blocks.data(), n, back.data());
-    double err2 = 0, norm2 = 0;
-    for (int64_t i = 0; i < n; ++i) {
+    const round_trip r(f, rng);
+    for (int64_t i = 0; i < r.n; ++i) {
       float step = 0, slack = 0;
       if (f == quant_format::iq4_nl) {
-        step = std::fabs(read_block(f, blocks.data(), i / 32).d);
+        step = std::fabs(read_block(f, r.blocks.data(), i / 32).d);
       } else {
-        const quant_superblock q = read_superblock(f, blocks.data(), i / 256);
+        const quant_superblock q = read_superblock(f, r.blocks.data(), i / 256);
         step = std::fabs(q.d * static_cast<float>(q.scale[i % 256 / 32]));
         slack = 63.51f * q.d;
       }
-      EXPECT_LE(std::fabs(back[i] - x[i]), 14.01f * step + slack) << quant_name(f) << i;
-      err2 += (back[i] - x[i]) * (back[i] - x[i]);
-      norm2 += x[i] * x[i];
+      EXPECT_LE(std::fabs(r.back[i] - r.x[i]), 14.01f * step + slack) << quant_name(f) << i;
     }
     if (f == quant_format::iq4_nl) {
-      EXPECT_NEAR(back[40], 0.25f, 0.25f * 1e-3f);
-      EXPECT_NEAR(back[300], -0.3f, 0.3f * 1e-3f);
+      EXPECT_NEAR(r.back[40], 0.25f, 0.25f * 1e-3f);
+      EXPECT_NEAR(r.back[300], -0.3f, 0.3f * 1e-3f);
     }
-    const double relative = std::sqrt(err2 / norm2);
+    const double relative = r.relative_error();
     EXPECT_LT(relative, 0.15) << quant_name(f);
     RecordProperty(std::string(quant_name(f)) + "_relative_error", std::to_string(relative));
   }
