@@ -3,6 +3,8 @@
 
 #include "kvactor/kvactor.hpp"
 
+#include <array>
+#include <iterator>
 #include <span>
 
 namespace kvactor {
@@ -36,22 +38,14 @@ constexpr named<number_format> format_names[] = {{"f32", number_format::f32},
                                                  {"q6_k", number_format::q6_k},
                                                  {"iq4_nl", number_format::iq4_nl},
                                                  {"iq4_xs", number_format::iq4_xs}};
-constexpr named<std::optional<number_format>> format_or_auto_names[] = {
-  {"auto", std::nullopt},
-  {"f32", number_format::f32},
-  {"bf16", number_format::bf16},
-  {"q8_0", number_format::q8_0},
-  {"q4_0", number_format::q4_0},
-  {"q4_1", number_format::q4_1},
-  {"q5_0", number_format::q5_0},
-  {"q5_1", number_format::q5_1},
-  {"q2_k", number_format::q2_k},
-  {"q3_k", number_format::q3_k},
-  {"q4_k", number_format::q4_k},
-  {"q5_k", number_format::q5_k},
-  {"q6_k", number_format::q6_k},
-  {"iq4_nl", number_format::iq4_nl},
-  {"iq4_xs", number_format::iq4_xs}};
+// The same, after "auto" (nullopt).
+constexpr auto format_or_auto_names = [] {
+  std::array<named<std::optional<number_format>>, std::size(format_names) + 1> out{};
+  out[0] = {"auto", std::nullopt};
+  for (std::size_t i = 0; i < std::size(format_names); ++i)
+    out[i + 1] = {format_names[i].name, format_names[i].value};
+  return out;
+}();
 
 template <class T>
 const char* name_of(std::span<const named<T>> names, T value) {

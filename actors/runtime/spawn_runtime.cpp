@@ -8,10 +8,13 @@
 #include "actors/runner/precision.hpp"
 #include "kvactor/kvactor.hpp"
 #include "model/model_folder.hpp"
+#include "model/quant/quant_format.hpp"
 #include "model/shared_tokenizer.hpp"
 
 #include <limits>
 #include <optional>
+#include <span>
+#include <string>
 #include <utility>
 
 namespace kvactor {
@@ -33,14 +36,23 @@ std::optional<model::dtype> model_dtype(std::optional<number_format> f) {
   return *f == number_format::bf16 ? model::dtype::bf16 : model::dtype::f32;
 }
 
+// "q8_0, q4_0, ... and iq4_xs": every block format's name.
+std::string quant_format_names() {
+  const std::span<const model::quant_format> all = model::all_quant_formats();
+  std::string out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") +
+           std::string(model::quant_name(all[i]));
+  return out;
+}
+
 // The block formats are for weights only.
 std::optional<std::string> misplaced_quant_format(const engine_config& config) {
   for (const auto& [what, f] :
        {std::pair{"activations", config.activations}, std::pair{"kv_dtype", config.kv_dtype}})
     if (quant_format_of(f))
-      return std::string(what) + " '" + to_string(*f) +
-             "': q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl and "
-             "iq4_xs are formats of weights";
+      return std::string(what) + " '" + to_string(*f) + "': " + quant_format_names() +
+             " are formats of weights";
   if (quant_format_of(config.weights) && config.activations == number_format::bf16)
     return std::string("weights '") + to_string(*config.weights) +
            "' with activations 'bf16': quantised weights multiply f32 activations";
