@@ -35,14 +35,14 @@ inline __m512i iq4_table() {
   return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t.b)));
 }
 
-// The blocks of 32 by the bits of their integers (8, 4, 5) alike: 8
-// vectors of u8, each 4 columns of all 16 rows; a Q4_K or Q5_K sub-block is
-// laid out as a Q4_0 or Q5_0 block, an IQ4_XS one as IQ4_NL's. Codebook:
-// each nibble to its level's u.
-template <int Bits, bool Codebook = false>
+// A block of 32 of format L (a K format's sub-block: of its k_sub_layout)
+// as 8 vectors of u8, each 4 columns of all 16 rows; the codebook formats'
+// nibbles to their levels' u.
+template <quant_format L>
 struct format {
+  static constexpr int bits = quant_bits(L);
   static void load(const uint8_t* q, __m512i (&v)[8]) {
-    if constexpr (Bits == 8) {
+    if constexpr (bits == 8) {
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) v[j] = _mm512_loadu_si512(q + 64 * j);
       return;
@@ -54,12 +54,12 @@ struct format {
       v[2 * j] = _mm512_and_si512(packed, low);
       v[2 * j + 1] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
     }
-    if constexpr (Codebook) {
+    if constexpr (has_codebook(L)) {
       const __m512i table = iq4_table();
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) v[j] = _mm512_shuffle_epi8(table, v[j]);
     }
-    if constexpr (Bits == 5) {
+    if constexpr (bits == 5) {
       // NOTE: vector j's columns take their fifth bits from bits 2j (low
       // nibbles) and 2j + 1 (high) of the fifth-bit vector; each goes to
       // bit 4 and is or-ed in (vpternlogd: v | (f & 16)).
@@ -131,7 +131,7 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
                 bool accumulate) {
   constexpr int bits = quant_bits(F);
   constexpr bool min = has_block_min(F);
-  using f = format<bits, has_codebook(F)>;
+  using f = format<F>;
   constexpr int32_t offset = quant_offset(F);
   const int64_t group_bytes = quant_group_bytes(bits, min, x.blocks);
   const int64_t scales = x.blocks * quant_ints_bytes(bits);
@@ -181,7 +181,7 @@ inline void sub_32(const quant_rows_view& x, int64_t b, int s, const uint8_t* in
   for (int j = 0; j < NB; ++j) {
     const uint8_t* m = meta + j * group_bytes;
     __m512i v[8];
-    format<quant_bits(F), has_codebook(F)>::load(ints + j * group_bytes + k_sub_bytes(F) * s, v);
+    format<k_sub_layout(F)>::load(ints + j * group_bytes + k_sub_bytes(F) * s, v);
     const __m512i scale = lane_bytes(m + k_scales_at(F) + 16 * s, !with_min);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {

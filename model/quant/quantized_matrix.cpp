@@ -49,7 +49,6 @@ void put_k(quant_format f, uint8_t* ints, int64_t lane, int64_t c, int32_t n) {
   if (f == quant_format::q3_k) put_bits(ints, layers::third_bit_at(k, lane, c), n >> 2);
 }
 
-
 // Where a K format's super-block keeps its fp16 d (and dmin, 2 bytes on).
 std::size_t k_d_at(quant_format f) {
   switch (f) {
