@@ -82,11 +82,11 @@ inline __m512i broadcast4(const int8_t* x) {
   return _mm512_set1_epi32(bits);
 }
 
-// Each lane's sum of 32 columns' products: 8 vectors of u8 (4 columns of
-// the 16 rows each) against x's 32 integers at `xq`.
-inline __m512i block_sum(const __m512i (&v)[8], const int8_t* xq) {
+// init + each lane's sum of 32 columns' products: 8 vectors of u8 (4
+// columns of the 16 rows each) against x's 32 integers at `xq`.
+inline __m512i block_sum(const __m512i (&v)[8], const int8_t* xq, __m512i init) {
   // NOTE: two partial sums halve the chain of dependent vpdpbusd.
-  __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+  __m512i s0 = init, s1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
   for (int c = 0; c < 4; ++c) {
     s0 = _mm512_dpbusd_epi32(s0, v[2 * c], broadcast4(xq + 8 * c));
@@ -153,8 +153,7 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
         const int8_t* xq = x.q + (i * x.blocks + b) * block;
         const int32_t xsum = x.sum[i * x.blocks + b];
         const __m512 dx = _mm512_set1_ps(x.d[i * x.blocks + b]);
-        __m512i isum = block_sum(v, xq);
-        if constexpr (offset != 0) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(offset * xsum));
+        const __m512i isum = block_sum(v, xq, _mm512_set1_epi32(-offset * xsum));
         __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(isum));
         if constexpr (min)
           term = _mm512_add_ps(term, _mm512_mul_ps(_mm512_mul_ps(lane_halves(meta + 32), dx),
@@ -187,9 +186,7 @@ inline void sub_32(const quant_rows_view& x, int64_t b, int s, const uint8_t* in
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
       const int32_t* xsum = x.sum + (i * x.blocks + b) * 16 + 2 * s;
-      __m512i t = block_sum(v, xq);
-      if constexpr (offset != 0)
-        t = _mm512_sub_epi32(t, _mm512_set1_epi32(offset * (xsum[0] + xsum[1])));
+      const __m512i t = block_sum(v, xq, _mm512_set1_epi32(-offset * (xsum[0] + xsum[1])));
       total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
       if constexpr (with_min)
         mins[i][j] = _mm512_add_epi32(mins[i][j],
@@ -257,14 +254,11 @@ inline void sub_16(const quant_rows_view& x, int64_t b, int k, const uint8_t* in
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 16 * k;
       const int32_t xsum = x.sum[(i * x.blocks + b) * 16 + k];
-      const __m512i s0 =
-        _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[0], broadcast4(xq)), u[1],
-                            broadcast4(xq + 4));
-      const __m512i s1 =
-        _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[2], broadcast4(xq + 8)),
-                            u[3], broadcast4(xq + 12));
-      __m512i t = _mm512_add_epi32(s0, s1);
-      if constexpr (offset != 0) t = _mm512_sub_epi32(t, _mm512_set1_epi32(offset * xsum));
+      // NOTE: one chain from -offset times the rows' sum: no add of partial
+      // sums, no subtraction.
+      __m512i t = _mm512_set1_epi32(-offset * xsum);
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) t = _mm512_dpbusd_epi32(t, u[c], broadcast4(xq + 4 * c));
       total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
       if constexpr (q2)
         mins[i][j] = _mm512_add_epi32(
@@ -390,26 +384,25 @@ void sweep(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, flo
 }
 
 // NOTE: the loaded or unpacked vectors, the rows' sums and the
-// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; many rows of Q4_K,
-// Q5_K and IQ4_XS (prefill), 5 x 1, measured a quarter faster than 4 x 2 at
-// 64 rows (Q5_K: 226 against 177 GMAC/s, 263 against 194 at 512; Q6_K:
-// slower; IQ4_XS as fast as Q4_K at 512 rows).
+// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; from 16 rows
+// (prefill), 5 x 1, whose single-use broadcasts of x fold into vpdpbusd,
+// measured faster than 4 x 2 at 128 rows on every format (a fifth on Q2_K,
+// Q3_K, Q5_0, Q6_K; Q5_K: 226 against 177 GMAC/s at 64 rows) but slower on
+// some below 16.
 template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-             int64_t ldy, bool accumulate, bool five_row_tiles = false) {
+             int64_t ldy, bool accumulate) {
   if (m == 1) return sweep<F, 1, 4>(x, m, w, n, y, ldy, accumulate);
-  if (five_row_tiles && m >= 16) return sweep<F, 5, 1>(x, m, w, n, y, ldy, accumulate);
+  if (m >= 16) return sweep<F, 5, 1>(x, m, w, n, y, ldy, accumulate);
   sweep<F, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 
-// The entry of format F: Q4_K, Q5_K and IQ4_XS with their prefill tiles.
+// The entry of format F.
 template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
-  if constexpr (is_k_format(F))
-    product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate, quant_sub_values(F) == 32);
-  else
-    product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate);
+  if constexpr (is_k_format(F)) product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate);
+  else product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate);
 }
 
 } // namespace

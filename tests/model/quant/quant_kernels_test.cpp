@@ -247,12 +247,13 @@ protected:
 TEST_P(quant_kernels_test, every_output_is_the_chain_whatever_the_shape) {
   std::mt19937 rng(7);
   // m: every count of rows up to 12 (each tile and its tail), then decode
-  // and prefill sizes (AMX: one, two and three row tiles, whole or not);
+  // and prefill sizes (the AVX-512 kernel's 5-row tiles with every tail;
+  // AMX: one, two and three row tiles, whole or not);
   // n: one output, partial and several groups (every group count of a tile
   // and its remainders).
   std::vector<int64_t> ms;
   for (int64_t m = 1; m <= 12; ++m) ms.push_back(m);
-  for (int64_t m : {16, 31, 33, 48, 64}) ms.push_back(m);
+  for (int64_t m : {16, 17, 31, 33, 48, 64}) ms.push_back(m);
   for (const auto& [f, widths] : formats())
     for (int64_t k : widths)
       for (int64_t n : {1, 15, 17, 48, 150}) {
