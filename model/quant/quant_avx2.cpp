@@ -22,41 +22,44 @@ inline __m256i signed_dot4(__m256i w, __m256i x) {
                            _mm256_set1_epi16(1));
 }
 
-template <quant_format F>
-__m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
-  __m256i s = _mm256_setzero_si256();
-  if constexpr (has_codebook(F)) {
-    // NOTE: the levels signed, as Q8_0's integers below.
-    const __m256i table = iq4_table<0>();
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      __m256i lo, hi;
-      nibbles<4>(q, j, h, lo, hi);
-      s = _mm256_add_epi32(s, signed_dot4(_mm256_shuffle_epi8(table, lo), broadcast4(xq + 8 * j)));
-      s = _mm256_add_epi32(s,
-                           signed_dot4(_mm256_shuffle_epi8(table, hi), broadcast4(xq + 8 * j + 4)));
-    }
-    return s;
-  } else if constexpr (quant_bits(F) != 8) {
-    // NOTE: integers below 32: a pair's sum is at most 2 x 31 x 127.
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      __m256i lo, hi;
-      nibbles<quant_bits(F)>(q, j, h, lo, hi);
-      const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(xq + 8 * j)),
-                                         _mm256_maddubs_epi16(hi, broadcast4(xq + 8 * j + 4)));
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
-    }
-    return _mm256_sub_epi32(s, _mm256_set1_epi32(quant_offset(F) * xsum));
-  } else {
+// Whether format L's weights go in signed (signed_dot4).
+template <quant_format L>
+constexpr bool goes_signed() {
+  return has_codebook(L) || quant_bits(L) == 8;
+}
+
+template <quant_format L>
+inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b) {
+  if constexpr (quant_bits(L) == 8) {
     // NOTE: q + 128 as stored, flipped back to the signed q.
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j)
-      s = _mm256_add_epi32(s, signed_dot4(_mm256_xor_si256(load_half(q, j, h), flip),
-                                          broadcast4(xq + 4 * j)));
-    return s;
+    a = _mm256_xor_si256(load_half(q, 2 * j, h), flip);
+    b = _mm256_xor_si256(load_half(q, 2 * j + 1, h), flip);
+  } else {
+    nibbles<quant_bits(L)>(q, j, h, a, b);
+    if constexpr (has_codebook(L)) {
+      // NOTE: the levels signed, as Q8_0's integers.
+      a = _mm256_shuffle_epi8(iq4_table<0>(), a);
+      b = _mm256_shuffle_epi8(iq4_table<0>(), b);
+    }
   }
+}
+
+template <quant_format L>
+inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x) {
+  if constexpr (goes_signed<L>())
+    return _mm256_add_epi32(_mm256_add_epi32(acc, signed_dot4(a, broadcast4(x))),
+                            signed_dot4(b, broadcast4(x + 4)));
+  // NOTE: integers below 32: a pair's sum is at most 2 x 31 x 127, the
+  // two pairs' 4 x 31 x 127.
+  const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(a, broadcast4(x)),
+                                     _mm256_maddubs_epi16(b, broadcast4(x + 4)));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+
+template <quant_format F>
+constexpr int32_t weight_offset() {
+  return goes_signed<F>() ? 0 : quant_offset(F);
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {

@@ -15,29 +15,30 @@ namespace kvactor::model::layers::avx_vnni {
 
 namespace {
 
-template <quant_format F>
-__m256i block_sum(const uint8_t* q, int h, const int8_t* xq, int32_t xsum) {
-  __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-  if constexpr (quant_bits(F) != 8) {
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      __m256i lo, hi;
-      nibbles<quant_bits(F)>(q, j, h, lo, hi);
-      if constexpr (has_codebook(F)) {
-        lo = _mm256_shuffle_epi8(iq4_table<128>(), lo);
-        hi = _mm256_shuffle_epi8(iq4_table<128>(), hi);
-      }
-      s0 = _mm256_dpbusd_avx_epi32(s0, lo, broadcast4(xq + 8 * j));
-      s1 = _mm256_dpbusd_avx_epi32(s1, hi, broadcast4(xq + 8 * j + 4));
-    }
+template <quant_format L>
+inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b) {
+  if constexpr (quant_bits(L) == 8) {
+    a = load_half(q, 2 * j, h);
+    b = load_half(q, 2 * j + 1, h);
   } else {
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      s0 = _mm256_dpbusd_avx_epi32(s0, load_half(q, 2 * j, h), broadcast4(xq + 8 * j));
-      s1 = _mm256_dpbusd_avx_epi32(s1, load_half(q, 2 * j + 1, h), broadcast4(xq + 8 * j + 4));
+    nibbles<quant_bits(L)>(q, j, h, a, b);
+    if constexpr (has_codebook(L)) {
+      a = _mm256_shuffle_epi8(iq4_table<128>(), a);
+      b = _mm256_shuffle_epi8(iq4_table<128>(), b);
     }
   }
-  return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(quant_offset(F) * xsum));
+}
+
+template <quant_format L>
+inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x) {
+  return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(acc, a, broadcast4(x)), b,
+                                 broadcast4(x + 4));
+}
+
+// NOTE: every weight goes in unsigned (its u).
+template <quant_format F>
+constexpr int32_t weight_offset() {
+  return quant_offset(F);
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {
