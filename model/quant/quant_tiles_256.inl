@@ -99,6 +99,16 @@ void store(const __m256 (&acc)[R][2], int64_t n, float* y, int64_t ldy, bool acc
   }
 }
 
+// NOTE: a lone row (decode) walks one group at a time, too few streams of
+// memory for the hardware's prefetchers to keep it busy: each super-block
+// asks for the one 4 ahead (a block of 32, the one 32 ahead), measured from
+// memory 1.3x (Q4_K) to 3x (Q3_K) the bytes a second without.
+constexpr int64_t supers_ahead = 4, blocks_ahead = 32;
+inline void prefetch(const uint8_t* p, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(p + at), _MM_HINT_T0);
+}
+
 // Per lane, s[i] + row i's sum over half h of a block of 32 of format L
 // at `q` of the products with its activations at xq[i].
 template <quant_format L, int R>
@@ -126,6 +136,8 @@ void block_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   for (int64_t b = 0; b < x.blocks; ++b) {
     const uint8_t* ints = w + b * quant_ints_bytes(bits);
     const uint8_t* meta = w + scales + b * quant_scales_bytes(min);
+    if constexpr (R == 1)
+      prefetch(ints + blocks_ahead * quant_ints_bytes(bits), quant_ints_bytes(bits));
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int8_t* xq[R];
@@ -254,6 +266,10 @@ void super_tile(const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
   for (int64_t b = 0; b < x.blocks; ++b) {
     const uint8_t* ints = w + b * k_ints_bytes(F);
     const uint8_t* meta = w + metadata + b * k_meta_bytes(F);
+    if constexpr (R == 1) {
+      prefetch(ints + supers_ahead * k_ints_bytes(F), k_ints_bytes(F));
+      prefetch(meta + supers_ahead * k_meta_bytes(F), k_meta_bytes(F));
+    }
     const int8_t* xq[R];
     const int32_t* xsum[R];
 #pragma GCC unroll 8
