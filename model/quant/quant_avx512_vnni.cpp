@@ -363,8 +363,15 @@ template <class F, int R, int NB>
 void group(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
            int64_t ldy, bool accumulate) {
   int64_t i = 0;
-  for (; i + R <= m; i += R)
+  // NOTE: R + 1 rows left go as two tiles (3 and 3 of 16 rows in tiles of
+  // 5), not R and a tile of one row, which unpacks W for that row alone.
+  for (; i + R <= m && (R < 3 || m - i != R + 1); i += R)
     F::template tile<R, NB>(F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
+  if (R >= 3 && m - i == R + 1) {
+    constexpr int first = (R + 2) / 2;
+    F::template tile<first, NB>(F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
+    i += first;
+  }
   tail_rows<F, R - 1, NB>(m - i, F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
 }
 
