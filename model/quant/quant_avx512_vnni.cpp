@@ -348,31 +348,25 @@ struct super_blocks {
   }
 };
 
+// A tile of `rows` (1 .. R) rows.
 template <class F, int R, int NB>
-void tail_rows(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
-               int64_t ldy, bool accumulate) {
+void tile_of(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
+             int64_t ldy, bool accumulate) {
   if constexpr (R > 0) {
     if (rows == R) F::template tile<R, NB>(x, w, n, y, ldy, accumulate);
-    else tail_rows<F, R - 1, NB>(rows, x, w, n, y, ldy, accumulate);
+    else tile_of<F, R - 1, NB>(rows, x, w, n, y, ldy, accumulate);
   }
 }
 
-// All m rows against NB groups: tiles of R rows, then the rest, while the
-// groups stay in cache.
+// All m rows against NB groups, in tiles of up to R rows
+// (next_tile_rows), while the groups stay in cache.
 template <class F, int R, int NB>
 void group(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
            int64_t ldy, bool accumulate) {
-  int64_t i = 0;
-  // NOTE: R + 1 rows left go as two tiles (3 and 3 of 16 rows in tiles of
-  // 5), not R and a tile of one row, which unpacks W for that row alone.
-  for (; i + R <= m && (R < 3 || m - i != R + 1); i += R)
-    F::template tile<R, NB>(F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
-  if (R >= 3 && m - i == R + 1) {
-    constexpr int first = (R + 2) / 2;
-    F::template tile<first, NB>(F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
-    i += first;
+  for (int64_t i = 0, rows = 0; i < m; i += rows) {
+    rows = next_tile_rows(m - i, R);
+    tile_of<F, R, NB>(rows, F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
   }
-  tail_rows<F, R - 1, NB>(m - i, F::rows_from(x, i), w, n, y + i * ldy, ldy, accumulate);
 }
 
 // Every group, NB at a time, then the rest one by one.

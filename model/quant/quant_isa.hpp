@@ -162,6 +162,15 @@ static constexpr int32_t k_stored(kf f, const uint8_t* ints, int64_t lane, int64
   return n | (ints[third.byte] >> third.shift & 1) << 2;
 }
 
+// How many rows the next tile of a kernel whose tiles hold at most `most`
+// takes when `left` remain: `most`, all of them when fewer, and half of
+// most + 1 (rounded up) when that many remain, which would otherwise leave
+// a tile of one row that unpacks W for that row alone.
+static constexpr int64_t next_tile_rows(int64_t left, int64_t most) {
+  if (most >= 3 && left == most + 1) return (most + 2) / 2;
+  return left < most ? left : most;
+}
+
 // Activations for the K formats come in blocks of 256 with one scale and
 // an integer sum per 16 values: row i's block b at q + (i * blocks + b) * 256,
 // d at i * blocks + b, its 16 sums from sum + (i * blocks + b) * 16.

@@ -334,12 +334,13 @@ struct super_blocks {
   }
 };
 
+// A tile of `rows` (1 .. R) rows.
 template <class F, int R>
-void tail_rows(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
-               int64_t ldy, bool accumulate) {
+void tile_of(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t n, float* y,
+             int64_t ldy, bool accumulate) {
   if constexpr (R > 0) {
     if (rows == R) F::template tile<R>(x, w, n, y, ldy, accumulate);
-    else tail_rows<F, R - 1>(rows, x, w, n, y, ldy, accumulate);
+    else tile_of<F, R - 1>(rows, x, w, n, y, ldy, accumulate);
   }
 }
 
@@ -349,7 +350,7 @@ void tail_rows(int64_t rows, const quant_rows_view& x, const uint8_t* w, int64_t
 // row (AVX-VNNI at 128 rows), against 3, 5 or 6 rows about even.
 constexpr int tile_rows = 4;
 
-// Group by group, tile_rows rows at a time, then the rest.
+// Group by group, the rows in tiles of up to tile_rows (next_tile_rows).
 template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
              int64_t ldy, bool accumulate) {
@@ -357,12 +358,11 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
   for (int64_t g = 0; g * lanes < n; ++g) {
     const uint8_t* wg = w + g * group_bytes;
     const int64_t live = at_most(lanes, n - g * lanes);
-    int64_t i = 0;
-    for (; i + tile_rows <= m; i += tile_rows)
-      F::template tile<tile_rows>(F::rows_from(x, i), wg, live, y + i * ldy + g * lanes, ldy,
-                                  accumulate);
-    tail_rows<F, tile_rows - 1>(m - i, F::rows_from(x, i), wg, live, y + i * ldy + g * lanes, ldy,
-                                accumulate);
+    for (int64_t i = 0, rows = 0; i < m; i += rows) {
+      rows = next_tile_rows(m - i, tile_rows);
+      tile_of<F, tile_rows>(rows, F::rows_from(x, i), wg, live, y + i * ldy + g * lanes, ldy,
+                            accumulate);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/quant/quant_isa.hpp"
 #include "model/quant/quant_kernels.hpp"
 #include "tests/model/quant/quant_amx_emulated.hpp"
 #include "tests/model/tile_data_granted.hpp"
@@ -40,6 +41,26 @@ TEST(quant_kernels, amx_takes_the_products_of_a_full_tile_of_rows_or_more) {
   const quant_isa vector_kernel = isas.front() == quant_isa::amx_int8 ? isas[1] : isas.front();
   for (int64_t m : {1, 2, 15}) EXPECT_EQ(quant_product_isa(m), vector_kernel) << m;
   for (int64_t m : {16, 17, 512}) EXPECT_EQ(quant_product_isa(m), isas.front()) << m;
+}
+
+// The rows of each tile in turn, m rows in tiles of at most `most`.
+std::vector<int64_t> tiles(int64_t m, int64_t most) {
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < m; i += rows.back()) rows.push_back(next_tile_rows(m - i, most));
+  return rows;
+}
+
+TEST(quant_kernels, tiles_take_their_most_rows_and_never_leave_one_row_alone_after_them) {
+  using v = std::vector<int64_t>;
+  EXPECT_EQ(tiles(15, 5), (v{5, 5, 5}));
+  EXPECT_EQ(tiles(16, 5), (v{5, 5, 3, 3}));
+  EXPECT_EQ(tiles(17, 5), (v{5, 5, 5, 2}));
+  EXPECT_EQ(tiles(6, 5), (v{3, 3}));
+  EXPECT_EQ(tiles(5, 4), (v{3, 2}));
+  EXPECT_EQ(tiles(3, 4), (v{3}));
+  EXPECT_EQ(tiles(1, 5), (v{1}));
+  // Tiles of at most 2 rows have no smaller split.
+  EXPECT_EQ(tiles(3, 2), (v{2, 1}));
 }
 
 TEST(quant_kernels, a_forced_kernel_serves_every_number_of_rows_until_released) {
