@@ -385,16 +385,17 @@ void sweep(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, flo
 }
 
 // NOTE: the loaded or unpacked vectors, the rows' sums and the
-// accumulators in 32 registers: 1 row x 4 groups, 4 x 2; from 16 rows
-// (prefill), 5 x 1, whose single-use broadcasts of x fold into vpdpbusd,
+// accumulators in 32 registers: 1 row x 4 groups, 4 x 2, and for many rows
+// (prefill) 5 x 1, whose single-use broadcasts of x fold into vpdpbusd:
 // measured faster than 4 x 2 at 128 rows on every format (a fifth on Q2_K,
-// Q3_K, Q5_0, Q6_K; Q5_K: 226 against 177 GMAC/s at 64 rows) but slower on
-// some below 16.
+// Q3_K, Q5_0 and Q6_K), and from 16 rows on Q4_K, Q5_K and IQ4_XS; below 32
+// rows the others' 4 x 2, streaming two groups from memory at once, ran a
+// tenth faster (W of 32768 x 2048).
 template <class F>
 void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
-             int64_t ldy, bool accumulate) {
+             int64_t ldy, bool accumulate, int64_t five_rows_from) {
   if (m == 1) return sweep<F, 1, 4>(x, m, w, n, y, ldy, accumulate);
-  if (m >= 16) return sweep<F, 5, 1>(x, m, w, n, y, ldy, accumulate);
+  if (m >= five_rows_from) return sweep<F, 5, 1>(x, m, w, n, y, ldy, accumulate);
   sweep<F, 4, 2>(x, m, w, n, y, ldy, accumulate);
 }
 
@@ -402,8 +403,10 @@ void product(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, f
 template <quant_format F>
 void product_of(const quant_rows_view& x, int64_t m, const uint8_t* w, int64_t n, float* y,
                 int64_t ldy, bool accumulate) {
-  if constexpr (is_k_format(F)) product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate);
-  else product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate);
+  if constexpr (is_k_format(F))
+    product<super_blocks<F>>(x, m, w, n, y, ldy, accumulate, quant_sub_values(F) == 32 ? 16 : 32);
+  else
+    product<blocks_of_32<F>>(x, m, w, n, y, ldy, accumulate, 32);
 }
 
 } // namespace
