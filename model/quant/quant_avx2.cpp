@@ -11,6 +11,9 @@
 
 namespace kvactor::model::layers::avx2 {
 
+// Q8_0's integers and IQ4's levels go in signed (signed_dot4).
+constexpr bool signed_weights = true;
+
 #include "model/quant/quant_tiles_256.inl"
 
 namespace {
@@ -20,29 +23,6 @@ namespace {
 inline __m256i signed_dot4(__m256i w, __m256i x) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)),
                            _mm256_set1_epi16(1));
-}
-
-// Whether format L's weights go in signed (signed_dot4).
-template <quant_format L>
-constexpr bool goes_signed() {
-  return has_codebook(L) || quant_bits(L) == 8;
-}
-
-template <quant_format L>
-inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b) {
-  if constexpr (quant_bits(L) == 8) {
-    // NOTE: q + 128 as stored, flipped back to the signed q.
-    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-    a = _mm256_xor_si256(load_half(q, 2 * j, h), flip);
-    b = _mm256_xor_si256(load_half(q, 2 * j + 1, h), flip);
-  } else {
-    nibbles<quant_bits(L)>(q, j, h, a, b);
-    if constexpr (has_codebook(L)) {
-      // NOTE: the levels signed, as Q8_0's integers.
-      a = _mm256_shuffle_epi8(iq4_table<0>(), a);
-      b = _mm256_shuffle_epi8(iq4_table<0>(), b);
-    }
-  }
 }
 
 template <quant_format L>
@@ -55,11 +35,6 @@ inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x) {
   const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(a, broadcast4(x)),
                                      _mm256_maddubs_epi16(b, broadcast4(x + 4)));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
-}
-
-template <quant_format F>
-constexpr int32_t weight_offset() {
-  return goes_signed<F>() ? 0 : quant_offset(F);
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {

@@ -11,34 +11,17 @@
 
 namespace kvactor::model::layers::avx_vnni {
 
+// Every weight goes in unsigned, as its u.
+constexpr bool signed_weights = false;
+
 #include "model/quant/quant_tiles_256.inl"
 
 namespace {
 
 template <quant_format L>
-inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b) {
-  if constexpr (quant_bits(L) == 8) {
-    a = load_half(q, 2 * j, h);
-    b = load_half(q, 2 * j + 1, h);
-  } else {
-    nibbles<quant_bits(L)>(q, j, h, a, b);
-    if constexpr (has_codebook(L)) {
-      a = _mm256_shuffle_epi8(iq4_table<128>(), a);
-      b = _mm256_shuffle_epi8(iq4_table<128>(), b);
-    }
-  }
-}
-
-template <quant_format L>
 inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x) {
   return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(acc, a, broadcast4(x)), b,
                                  broadcast4(x + 4));
-}
-
-// NOTE: every weight goes in unsigned (its u).
-template <quant_format F>
-constexpr int32_t weight_offset() {
-  return quant_offset(F);
 }
 
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x) {

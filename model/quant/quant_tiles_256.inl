@@ -2,8 +2,8 @@
 // group's 16 rows are two vectors of 8 lanes; tiles of up to `tile_rows`
 // rows of x against one group, each vector of W unpacked once for all of
 // them. Included by quant_avx2.cpp and quant_avx_vnni.cpp inside their
-// namespace; each then defines pair_of, madd_pair, weight_offset and dot4,
-// the steps their instructions do differently.
+// namespace after their signed_weights; each then defines madd_pair and
+// dot4, the steps their instructions do differently.
 // NOTE: intrinsics only (see linear_avx512.cpp); built with
 // -ffp-contract=off, as every kernel.
 
@@ -46,23 +46,6 @@ inline void nibbles(const uint8_t* q, int j, int h, __m256i& lo, __m256i& hi) {
   }
 }
 
-// Columns 8j .. 8j + 3 (a) and 8j + 4 .. 8j + 7 (b) of half h of a block
-// of 32 of format L (quantized_matrix layout; a K format's sub-block: of
-// its k_sub_layout) at `q`, as the kernel's madd_pair takes them.
-template <quant_format L>
-inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b);
-
-// acc + per lane the products of a with x[0 .. 3] and of b with x[4 .. 7]
-// (a, b from pair_of<L>).
-template <quant_format L>
-inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x);
-
-// What the products of a block of format F (of a K format: a sub-block)
-// add beyond its stored values', per unit of the activations' sum: the
-// sums start at minus it times that sum.
-template <quant_format F>
-constexpr int32_t weight_offset();
-
 // IQ4's levels, each plus Plus (iq4_bytes), as a vpshufb table in both
 // 128-bit lanes.
 template <int Plus>
@@ -70,6 +53,51 @@ inline __m256i iq4_table() {
   static constexpr iq4_table_bytes t = iq4_bytes(Plus);
   return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t.b)));
 }
+
+// Whether a block of format L (of a K format: a sub-block) goes in as
+// signed weights, |w| times x with w's sign: Q8_0's and IQ4's in a kernel
+// of signed_weights (AVX2, whose 16-bit pairs their u would overflow);
+// every other as its u.
+template <quant_format L>
+constexpr bool goes_signed() {
+  return signed_weights && (has_codebook(L) || quant_bits(L) == 8);
+}
+
+// What the products of a block of format F add beyond its values', per
+// unit of the activations' sum: the sums start at minus it times that sum.
+template <quant_format F>
+constexpr int32_t weight_offset() {
+  return goes_signed<F>() ? 0 : quant_offset(F);
+}
+
+// Columns 8j .. 8j + 3 (a) and 8j + 4 .. 8j + 7 (b) of half h of a block
+// of 32 of format L (quantized_matrix layout; a K format's sub-block: of
+// its k_sub_layout) at `q`: u, or the signed weights (goes_signed).
+template <quant_format L>
+inline void pair_of(const uint8_t* q, int j, int h, __m256i& a, __m256i& b) {
+  if constexpr (quant_bits(L) == 8) {
+    a = load_half(q, 2 * j, h);
+    b = load_half(q, 2 * j + 1, h);
+    if constexpr (goes_signed<L>()) {
+      // NOTE: q + 128 as stored, flipped back to the signed q.
+      const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+      a = _mm256_xor_si256(a, flip);
+      b = _mm256_xor_si256(b, flip);
+    }
+  } else {
+    nibbles<quant_bits(L)>(q, j, h, a, b);
+    if constexpr (has_codebook(L)) {
+      const __m256i table = iq4_table<goes_signed<L>() ? 0 : 128>();
+      a = _mm256_shuffle_epi8(table, a);
+      b = _mm256_shuffle_epi8(table, b);
+    }
+  }
+}
+
+// acc + per lane the products of a with x[0 .. 3] and of b with x[4 .. 7]
+// (a, b from pair_of<L>).
+template <quant_format L>
+inline __m256i madd_pair(__m256i acc, __m256i a, __m256i b, const int8_t* x);
 
 // acc + per 32-bit lane the sum of its 4 products u8 u x s8 x (u < 64).
 inline __m256i dot4(__m256i acc, __m256i u, __m256i x);
