@@ -13,8 +13,11 @@
 //
 // GGUF lists a matrix's dims fastest first: [rows, cols] is {cols, rows}.
 #include <cstring>
+#include <string>
 
 #include "model/gguf/gguf_file.hpp"
+#include "model/gguf/gguf_types.hpp"
+#include "model/quant/quant_format.hpp"
 #include "model/weights.hpp"
 
 namespace kvactor::model {
@@ -27,6 +30,13 @@ std::optional<dtype> dense_type(ggml_type t) {
   case ggml_type::bf16: return dtype::bf16;
   default: return std::nullopt;
   }
+}
+
+// "F32, F16, BF16, Q8_0, ... IQ4_XS": the matrix types kvactor computes with.
+std::string matrix_type_names() {
+  std::string out = "F32, F16, BF16";
+  for (quant_format f : all_quant_formats()) (out += ", ") += ggml_type_name(ggml_type_of(f));
+  return out;
 }
 
 std::string dims_string(std::span<const int64_t> shape) {
@@ -80,9 +90,8 @@ result<model_weights> model_weights::load_gguf(const model_config& c,
     } else {
       std::string what = "type ";
       what += ggml_type_name(t->type);
-      what += shape.size() == 2 ? " is not one kvactor computes with (F32, F16, BF16, Q8_0, "
-                                  "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K, IQ4_NL, IQ4_XS)"
-                                : " for a vector (F32, F16 or BF16)";
+      what += shape.size() == 2 ? " is not one kvactor computes with (" + matrix_type_names() + ")"
+                                : std::string(" for a vector (F32, F16 or BF16)");
       return fail(name, what);
     }
     if (head_rows <= 0) return v;

@@ -343,6 +343,10 @@ TEST(gguf_weights, a_type_kvactor_does_not_compute_with_is_named) {
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message, HasSubstr("blk.0.attn_output.weight"));
   EXPECT_THAT(w.error().message, HasSubstr("type IQ3_S is not one kvactor computes with"));
+  // Every type it does compute with, listed from the formats themselves.
+  EXPECT_THAT(w.error().message,
+              HasSubstr("(F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, "
+                        "Q6_K, IQ4_NL, IQ4_XS)"));
 }
 
 // A stack multiplied as one may mix quantised formats, not quantised and
