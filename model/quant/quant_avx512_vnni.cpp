@@ -182,16 +182,17 @@ inline void sub_32(const quant_rows_view& x, int64_t b, int s, const uint8_t* in
     __m512i v[8];
     format<k_sub_layout(F)>::load(ints + j * group_bytes + k_sub_bytes(F) * s, v);
     const __m512i scale = lane_bytes(m + k_scales_at(F) + 16 * s, !with_min);
+    const __m512i min = with_min ? lane_bytes(m + k_mins_at + 16 * s, false) : scale;
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const int8_t* xq = x.q + (i * x.blocks + b) * super + 32 * s;
       const int32_t* xsum = x.sum + (i * x.blocks + b) * 16 + 2 * s;
-      const __m512i t = block_sum(v, xq, _mm512_set1_epi32(-offset * (xsum[0] + xsum[1])));
+      const int32_t sub_sum = xsum[0] + xsum[1];
+      const __m512i t = block_sum(v, xq, _mm512_set1_epi32(-offset * sub_sum));
       total[i][j] = _mm512_add_epi32(total[i][j], _mm512_mullo_epi32(t, scale));
       if constexpr (with_min)
-        mins[i][j] = _mm512_add_epi32(mins[i][j],
-                                      _mm512_mullo_epi32(lane_bytes(m + k_mins_at + 16 * s, false),
-                                                         _mm512_set1_epi32(xsum[0] + xsum[1])));
+        mins[i][j] =
+          _mm512_add_epi32(mins[i][j], _mm512_mullo_epi32(min, _mm512_set1_epi32(sub_sum)));
     }
   }
 }

@@ -202,22 +202,23 @@ inline void sums_32(const int8_t* const (&xq)[R], const int32_t* const (&xsum)[R
   constexpr bool with_min = has_sub_min(F);
   for (int s = 0; s < 8; ++s) {
     const int8_t* xs[R];
+    int32_t sub_sum[R];
     __m256i t[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       xs[i] = xq[i] + 32 * s;
-      t[i] = _mm256_set1_epi32(-weight_offset<F>() * (xsum[i][2 * s] + xsum[i][2 * s + 1]));
+      sub_sum[i] = xsum[i][2 * s] + xsum[i][2 * s + 1];
+      t[i] = _mm256_set1_epi32(-weight_offset<F>() * sub_sum[i]);
     }
     // NOTE: a sub-block is laid out as a block of k_sub_layout(F).
     block_sums<k_sub_layout(F), R>(ints + k_sub_bytes(F) * s, h, xs, t);
     const __m256i scale = half_bytes(meta + k_scales_at(F) + 16 * s, h, !with_min);
+    const __m256i min = with_min ? half_bytes(meta + k_mins_at + 16 * s, h, false) : scale;
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       total[i] = _mm256_add_epi32(total[i], _mm256_mullo_epi32(t[i], scale));
       if constexpr (with_min)
-        mins[i] = _mm256_add_epi32(
-          mins[i], _mm256_mullo_epi32(half_bytes(meta + k_mins_at + 16 * s, h, false),
-                                      _mm256_set1_epi32(xsum[i][2 * s] + xsum[i][2 * s + 1])));
+        mins[i] = _mm256_add_epi32(mins[i], _mm256_mullo_epi32(min, _mm256_set1_epi32(sub_sum[i])));
     }
   }
 }
