@@ -21,9 +21,19 @@ result<int64_t> positive(const gguf_file& f, const std::string& key) {
   if (!v) return v.error();
   // NOTE: no dimension or id comes near 2^31; anything larger is corrupt and
   // would overflow the products of sizes later.
-  if (*v == 0 || *v > (1ull << 31))
+  if (*v == 0 || *v >= (1ull << 31))
     return f.key_error(key, "must be positive and below 2^31 (got " + std::to_string(*v) + ")");
   return static_cast<int64_t>(*v);
+}
+
+// A finite positive float32 or float64 (an infinite RoPE base or norm
+// epsilon would turn every logit into the same number or into NaN).
+result<double> positive_number(const gguf_file& f, const std::string& key) {
+  auto v = f.number(key);
+  if (!v) return v.error();
+  if (!(*v > 0) || !std::isfinite(*v))
+    return f.key_error(key, "must be a finite positive number (got " + std::to_string(*v) + ")");
+  return *v;
 }
 
 // An optional key: nullopt when absent.
@@ -53,9 +63,8 @@ result<struct rope_scaling> parse_rope_scaling(const gguf_file& f, const std::st
     return f.key_error(type_key, "unsupported rope scaling '" + type +
                                    "' (kvactor supports none and linear)");
   const std::string& key = f.contains(factor_key) || !f.contains(old_key) ? factor_key : old_key;
-  auto factor = f.number(key);
+  auto factor = positive_number(f, key);
   if (!factor) return factor.error();
-  if (!(*factor > 0)) return f.key_error(key, "must be positive");
   rs.type = rope_scaling::kind::linear;
   rs.factor = *factor;
   return rs;
@@ -190,14 +199,12 @@ result<model_config> gguf_model_config(const gguf_file& f) {
       return f.key_error(p + key, std::to_string(**v) + " differs from the head size " +
                                     std::to_string(c.head_dim) + " (not supported by kvactor)");
   }
-  auto eps = f.number(p + "attention.layer_norm_rms_epsilon");
+  auto eps = positive_number(f, p + "attention.layer_norm_rms_epsilon");
   if (!eps) return eps.error();
-  if (!(*eps > 0)) return f.key_error(p + "attention.layer_norm_rms_epsilon", "must be positive");
   c.rms_norm_eps = *eps;
   if (f.contains(p + "rope.freq_base")) {
-    auto theta = f.number(p + "rope.freq_base");
+    auto theta = positive_number(f, p + "rope.freq_base");
     if (!theta) return theta.error();
-    if (!(*theta > 0)) return f.key_error(p + "rope.freq_base", "must be positive");
     c.rope_theta = *theta;
   }
   auto scaling = parse_rope_scaling(f, p);

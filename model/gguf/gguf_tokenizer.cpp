@@ -1,9 +1,12 @@
 #include "model/gguf/gguf_tokenizer.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/utf8.hpp"
+#include "model/tokenizer/byte_level.hpp"
 #include "model/tokenizer/score_merges.hpp"
 
 namespace kvactor::model {
@@ -198,6 +201,18 @@ status sentencepiece(const gguf_file& f, const vocabulary& v, tokenizer_spec& sp
 // (llama.cpp reads them so too).
 status byte_level(const gguf_file& f, const vocabulary& v, tokenizer_spec& spec,
                   bool& bos_by_default) {
+  // NOTE: every text starts as the symbols of its bytes: a byte without one
+  // would have no ids.
+  for (int b = 0; b < 256; ++b) {
+    std::string symbol;
+    append_utf8(symbol, byte_to_symbol(static_cast<uint8_t>(b)));
+    if (!v.ids.contains(symbol)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", b);
+      return f.key_error(tokens_key, "no token for byte " + std::string(hex) + " ('" + symbol +
+                                       "'), which byte-level BPE starts from");
+    }
+  }
   auto merges = f.string_array(merges_key);
   if (!merges) return merges.error();
   spec.merges.reserve(merges->size());

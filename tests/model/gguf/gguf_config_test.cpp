@@ -194,9 +194,32 @@ TEST(gguf_config, refuses_inconsistent_values) {
   text.add_string("llama.block_count", "2");
   EXPECT_THAT(config_error(dir, text),
               HasSubstr("key 'llama.block_count': expected an integer, found string"));
-  gguf_writer neg_eps = llama("llama", {"eps"});
-  neg_eps.add_f32("llama.attention.layer_norm_rms_epsilon", -1.0f);
-  EXPECT_THAT(config_error(dir, neg_eps), HasSubstr("layer_norm_rms_epsilon': must be positive"));
+  const std::pair<std::string, float> numbers[] = {
+    {"eps", -1.0f},
+    {"eps", std::numeric_limits<float>::quiet_NaN()},
+    {"freq_base", std::numeric_limits<float>::infinity()},
+    {"freq_base", 0.0f},
+  };
+  for (const auto& [kept, value] : numbers) {
+    gguf_writer w = llama("llama", {kept});
+    const std::string key = kept == "eps" ? "llama.attention.layer_norm_rms_epsilon"
+                                          : "llama.rope.freq_base";
+    w.add_f32(key, value);
+    EXPECT_THAT(config_error(dir, w),
+                HasSubstr("key '" + key + "': must be a finite positive number (got "))
+      << value;
+  }
+  gguf_writer inf_scale = llama();
+  inf_scale.add_string("llama.rope.scaling.type", "linear");
+  inf_scale.add_f32("llama.rope.scaling.factor", std::numeric_limits<float>::infinity());
+  EXPECT_THAT(config_error(dir, inf_scale),
+              HasSubstr("key 'llama.rope.scaling.factor': must be a finite positive number"));
+  // 2^31 does not fit the int32 sizes and ids downstream.
+  gguf_writer wide = llama("llama", {"context_length"});
+  wide.add_u32("llama.context_length", 1u << 31);
+  EXPECT_THAT(config_error(dir, wide),
+              HasSubstr("key 'llama.context_length': must be positive and below 2^31 (got "
+                        "2147483648)"));
 }
 
 TEST(gguf_config, refuses_an_embedding_that_disagrees) {

@@ -5,6 +5,7 @@
 
 #include "model/gguf/gguf_tokenizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -59,15 +60,22 @@ gguf_metadata spm_vocabulary() {
   return m;
 }
 
-// Byte-level: tokenizer_fixture.hpp's vocabulary, merges and <|endoftext|>.
-gguf_metadata byte_level_vocabulary() {
+// Byte-level: tokenizer_fixture.hpp's vocabulary and <|endoftext|>, by id.
+std::vector<std::string> byte_level_tokens() {
   const auto spec = test_support::hand_built_spec();
-  std::vector<std::string> tokens(spec.vocab.size() + 1), merges;
-  std::vector<int32_t> types(tokens.size(), 1);
+  std::vector<std::string> tokens(spec.vocab.size() + 1);
   for (const auto& [s, id] : spec.vocab) tokens[static_cast<std::size_t>(id)] = s;
   tokens[test_support::id_eot] = "<|endoftext|>";
+  return tokens;
+}
+
+// The same with the fixture's merges.
+gguf_metadata byte_level_vocabulary() {
+  const std::vector<std::string> tokens = byte_level_tokens();
+  std::vector<std::string> merges;
+  std::vector<int32_t> types(tokens.size(), 1);
   types[test_support::id_eot] = 3;
-  for (const auto& [a, b] : spec.merges) merges.push_back(a + " " + b);
+  for (const auto& [a, b] : test_support::hand_built_spec().merges) merges.push_back(a + " " + b);
   gguf_metadata m;
   m.set("tokenizer.ggml.model", gguf_encoded::string("gpt2"));
   m.set("tokenizer.ggml.pre", gguf_encoded::string("llama-bpe"));
@@ -375,6 +383,13 @@ TEST(gguf_tokenizer, refuses_what_it_cannot_read) {
      {"merge without a space",
       [](gguf_metadata& m) { m.set_strings("tokenizer.ggml.merges", {"he"}); },
       "tokenizer.ggml.merges", "one space"},
+     {"a byte without its token",
+      [](gguf_metadata& m) {
+        std::vector<std::string> t = byte_level_tokens();
+        std::replace(t.begin(), t.end(), std::string("\u0120"), std::string("space"));
+        m.set_strings("tokenizer.ggml.tokens", t);
+      },
+      "tokenizer.ggml.tokens", "no token for byte 0x20 ('\u0120')"},
      {"unknown pre-tokenizer", set_string("tokenizer.ggml.pre", "deepseek-llm"),
       "tokenizer.ggml.pre", "'deepseek-llm'"},
      {"pre not a string", set_u32("tokenizer.ggml.pre", 3), "tokenizer.ggml.pre", "expected"}});
