@@ -26,7 +26,7 @@ function(kvactor_fuzz)
   file(MAKE_DIRECTORY ${corpus})
   file(COPY ${fuzz_SEEDS} DESTINATION ${corpus})
   execute_process(COMMAND ${fuzzer} -seed=1 -max_total_time=${SECONDS} -max_len=${fuzz_MAX_LEN}
-                          -artifact_prefix=${fuzzer}_ ${corpus}
+                          -timeout=10 -artifact_prefix=${fuzzer}_ ${corpus}
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${fuzz_NAME} found a failure (${rc}); see the output above. "
