@@ -5,10 +5,20 @@
 # given CLANGXX, SOURCE_DIR, BINARY_DIR and SECONDS.
 #   kvactor_fuzz(NAME name SOURCES a.cpp... [INCLUDES dir...] [LIBS -lx...]
 #                SEEDS file... MAX_LEN bytes)
-# SOURCES and SEEDS: absolute paths. The corpus (BINARY_DIR/NAME_corpus)
-# starts from the seeds and keeps what earlier runs added.
+# SOURCES and SEEDS: absolute paths; every source is linked, so a glob of
+# them must not take in one that needs libraries the LIBS lack. The corpus
+# (BINARY_DIR/NAME_corpus) starts from the seeds and keeps what earlier
+# runs added; each input runs for at most 10 s.
 function(kvactor_fuzz)
   cmake_parse_arguments(PARSE_ARGV 0 fuzz "" "NAME;MAX_LEN" "SOURCES;INCLUDES;LIBS;SEEDS")
+  foreach(required IN ITEMS NAME MAX_LEN SOURCES SEEDS)
+    if(NOT fuzz_${required})
+      message(FATAL_ERROR "kvactor_fuzz: no ${required}")
+    endif()
+  endforeach()
+  if(fuzz_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kvactor_fuzz: unknown arguments ${fuzz_UNPARSED_ARGUMENTS}")
+  endif()
   set(fuzzer ${BINARY_DIR}/${fuzz_NAME})
   set(includes -I${SOURCE_DIR})
   foreach(dir IN LISTS fuzz_INCLUDES)
@@ -25,12 +35,14 @@ function(kvactor_fuzz)
   set(corpus ${BINARY_DIR}/${fuzz_NAME}_corpus)
   file(MAKE_DIRECTORY ${corpus})
   file(COPY ${fuzz_SEEDS} DESTINATION ${corpus})
-  execute_process(COMMAND ${fuzzer} -seed=1 -max_total_time=${SECONDS} -max_len=${fuzz_MAX_LEN}
+  # NOTE: a target's scratch files go to TMPDIR: here, not /tmp.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${BINARY_DIR}
+                          ${fuzzer} -seed=1 -max_total_time=${SECONDS} -max_len=${fuzz_MAX_LEN}
                           -timeout=10 -artifact_prefix=${fuzzer}_ ${corpus}
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${fuzz_NAME} found a failure (${rc}); see the output above. "
-                        "The input is ${fuzzer}_crash-* (or _leak-, _oom-, _timeout-): "
+    message(FATAL_ERROR "${fuzz_NAME} failed (${rc}); see the output above. An input it "
+                        "found is in ${fuzzer}_crash-* (or _leak-, _oom-, _timeout-): "
                         "${fuzzer} FILE runs it again.")
   endif()
 endfunction()

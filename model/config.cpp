@@ -1,5 +1,7 @@
 #include "model/config.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "base/json.hpp"
@@ -81,7 +83,8 @@ result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) 
                              "' (kvactor supports linear and llama3)");
   }
   if (!has_factor) return json::key_error(where, "rope_scaling.factor", "missing");
-  if (!(rs.factor > 0)) return json::key_error(where, "rope_scaling.factor", "must be positive");
+  if (!positive_in_float(rs.factor))
+    return json::key_error(where, "rope_scaling.factor", not_positive_in_float(rs.factor));
   return rs;
 }
 
@@ -180,8 +183,10 @@ status validate(model_config& c, const raw_config& raw, std::string_view where) 
     return json::key_error(where, "sliding_window", "must be positive or null");
   if (c.sliding_window && *c.sliding_window < c.max_position_embeddings)
     c.max_position_embeddings = *c.sliding_window;
-  if (!(c.rope_theta > 0)) return json::key_error(where, "rope_theta", "must be positive");
-  if (!(c.rms_norm_eps > 0)) return json::key_error(where, "rms_norm_eps", "must be positive");
+  if (!positive_in_float(c.rope_theta))
+    return json::key_error(where, "rope_theta", not_positive_in_float(c.rope_theta));
+  if (!positive_in_float(c.rms_norm_eps))
+    return json::key_error(where, "rms_norm_eps", not_positive_in_float(c.rms_norm_eps));
   if (c.bos_token_id && (*c.bos_token_id < 0 || *c.bos_token_id >= c.vocab_size))
     return json::key_error(where, "bos_token_id", "outside [0, vocab_size)");
   for (auto id : c.eos_token_ids)
@@ -323,6 +328,17 @@ std::string_view architecture_name(architecture a) {
   case architecture::qwen3: return "qwen3";
   default: return "llama";
   }
+}
+
+bool positive_in_float(double v) {
+  const auto f = static_cast<float>(v);
+  return v > 0 && f > 0 && std::isfinite(f);
+}
+
+std::string not_positive_in_float(double v) {
+  char got[32];
+  std::snprintf(got, sizeof got, "%g", v);
+  return std::string("must be a positive number within fp32's range (got ") + got + ")";
 }
 
 result<model_config> parse_config(std::string_view json_text, std::string_view source) {

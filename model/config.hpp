@@ -66,6 +66,13 @@ struct model_config {
   int64_t num_queries_per_kv() const { return num_attention_heads / num_key_value_heads; }
 };
 
+// Whether `v` is a positive number that fp32 holds, neither infinite nor
+// rounded to 0: what a RoPE base, a norm epsilon and a RoPE scaling factor
+// must be (the forward pass computes with them as floats).
+bool positive_in_float(double v);
+// "must be a positive number within fp32's range (got <v>)".
+std::string not_positive_in_float(double v);
+
 // Parses and validates config.json text; `source` names it in errors.
 result<model_config> parse_config(std::string_view json_text, std::string_view source);
 

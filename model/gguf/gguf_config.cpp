@@ -26,13 +26,13 @@ result<int64_t> positive(const gguf_file& f, const std::string& key) {
   return static_cast<int64_t>(*v);
 }
 
-// A finite positive float32 or float64 (an infinite RoPE base or norm
-// epsilon would turn every logit into the same number or into NaN).
+// A float32 or float64 that positive_in_float (config.hpp) allows: an
+// infinite RoPE base or norm epsilon, or one rounded to 0, would turn every
+// logit into the same number or into NaN.
 result<double> positive_number(const gguf_file& f, const std::string& key) {
   auto v = f.number(key);
   if (!v) return v.error();
-  if (!(*v > 0) || !std::isfinite(*v))
-    return f.key_error(key, "must be a finite positive number (got " + std::to_string(*v) + ")");
+  if (!positive_in_float(*v)) return f.key_error(key, not_positive_in_float(*v));
   return *v;
 }
 
@@ -75,8 +75,9 @@ result<int64_t> vocab_size(const gguf_file& f, const std::string& prefix) {
   if (f.contains(key)) return positive(f, key);
   auto n = f.array_size("tokenizer.ggml.tokens");
   if (!n) return n.error();
-  if (*n == 0 || *n > (1ull << 31))
-    return f.key_error("tokenizer.ggml.tokens", "holds " + std::to_string(*n) + " tokens");
+  if (*n == 0 || *n >= (1ull << 31))
+    return f.key_error("tokenizer.ggml.tokens", "holds " + std::to_string(*n) +
+                                                  " tokens (expected 1 to below 2^31)");
   return static_cast<int64_t>(*n);
 }
 

@@ -158,6 +158,46 @@ std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>
   return nullable;
 }
 
+// Whether each rule matches some finite text: an alternative of non-empty
+// byte classes and such rules.
+std::vector<bool> finite_rules(const std::vector<std::vector<grammar_sequence>>& rules,
+                               const std::vector<byte_set>& classes) {
+  std::vector<bool> finite(rules.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (finite[r]) continue;
+      for (const grammar_sequence& alt : rules[r])
+        if (std::ranges::all_of(alt, [&](const grammar_element& e) {
+              return e.kind == slot_kind::bytes ? !classes[e.arg].empty() : finite[e.arg];
+            })) {
+          finite[r] = changed = true;
+          break;
+        }
+    }
+  }
+  return finite;
+}
+
+// The rules `root` refers to, directly or not, and itself.
+std::vector<bool> reachable_rules(const std::vector<std::vector<grammar_sequence>>& rules,
+                                  uint32_t root) {
+  std::vector<bool> reached(rules.size(), false);
+  std::vector<uint32_t> todo{root};
+  reached[root] = true;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    for (const grammar_sequence& alt : rules[r])
+      for (const grammar_element& e : alt)
+        if (e.kind == slot_kind::rule && !reached[e.arg]) {
+          reached[e.arg] = true;
+          todo.push_back(e.arg);
+        }
+  }
+  return reached;
+}
+
 } // namespace
 
 result<grammar> grammar_builder::build(uint32_t root) const {
@@ -200,6 +240,16 @@ result<grammar> grammar_builder::build(uint32_t root) const {
       }
     }
   }
+  // NOTE: a text that enters a rule matching nothing finite (a class of
+  // nothing, a rule that always needs itself again) could neither go on
+  // nor end: a model held to it would write without end or be stuck.
+  const std::vector<bool> finite = finite_rules(rules_, classes_);
+  const std::vector<bool> reached = reachable_rules(rules_, root);
+  for (size_t r = 0; r < rules_.size(); ++r)
+    if (reached[r] && !finite[r])
+      return error_in("grammar", "rule '" + names_[r] +
+                                   "' matches no finite text (a class of nothing, or a rule "
+                                   "that always needs itself again)");
   grammar g;
   g.classes = classes_;
   g.names = names_;

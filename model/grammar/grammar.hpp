@@ -34,6 +34,7 @@ struct byte_set {
   void add_range(uint8_t lo, uint8_t hi) {
     for (unsigned b = lo; b <= hi; ++b) add(static_cast<uint8_t>(b));
   }
+  bool empty() const { return bits == std::array<uint64_t, 4>{}; }
   bool operator==(const byte_set&) const = default;
 };
 
@@ -84,7 +85,8 @@ public:
   // A rule with these alternatives, named after `hint`.
   grammar_element any_of(std::string_view hint, std::vector<grammar_sequence> alternatives);
 
-  // The grammar from `root`; refuses undefined rules and left recursion.
+  // The grammar from `root`; refuses undefined rules, left recursion and a
+  // rule the root reaches that matches no finite text.
   result<grammar> build(uint32_t root) const;
 
   static constexpr int64_t max_repeat = 10000;

@@ -271,6 +271,19 @@ TEST(config, rejects_wrong_types) {
               HasSubstr("key 'eos_token_id'"));
 }
 
+TEST(config, rejects_norms_and_rope_bases_fp32_cannot_hold) {
+  // The forward pass computes with them as floats: 1e300 is infinite there,
+  // 1e-300 is 0.
+  for (const char* eps : {"1e300", "1e-300", "0", "-1e-05"})
+    EXPECT_THAT(error_of(replace(llama3_config, R"("rms_norm_eps": 1e-05)",
+                                 std::string(R"("rms_norm_eps": )") + eps)),
+                HasSubstr("key 'rms_norm_eps': must be a positive number within fp32's range"))
+      << eps;
+  EXPECT_THAT(
+    error_of(replace(llama3_config, R"("rope_theta": 500000.0)", R"("rope_theta": 1e39)")),
+    HasSubstr("key 'rope_theta': must be a positive number within fp32's range (got 1e+39)"));
+}
+
 TEST(config, rejects_unsupported_models) {
   EXPECT_THAT(
     error_of(replace(llama3_config, R"("model_type": "llama")", R"("model_type": "gpt2")")),

@@ -206,14 +206,21 @@ TEST(gguf_config, refuses_inconsistent_values) {
                                           : "llama.rope.freq_base";
     w.add_f32(key, value);
     EXPECT_THAT(config_error(dir, w),
-                HasSubstr("key '" + key + "': must be a finite positive number (got "))
+                HasSubstr("key '" + key + "': must be a positive number within fp32's range"))
       << value;
   }
   gguf_writer inf_scale = llama();
   inf_scale.add_string("llama.rope.scaling.type", "linear");
   inf_scale.add_f32("llama.rope.scaling.factor", std::numeric_limits<float>::infinity());
   EXPECT_THAT(config_error(dir, inf_scale),
-              HasSubstr("key 'llama.rope.scaling.factor': must be a finite positive number"));
+              HasSubstr("key 'llama.rope.scaling.factor': must be a positive number within"));
+  // float64 values past fp32's range either way.
+  for (const double value : {1e300, 1e-300}) {
+    gguf_writer w = llama("llama", {"eps"});
+    w.add("llama.attention.layer_norm_rms_epsilon", gguf_encoded::f64(value));
+    EXPECT_THAT(config_error(dir, w), HasSubstr("layer_norm_rms_epsilon': must be a positive"))
+      << value;
+  }
   // 2^31 does not fit the int32 sizes and ids downstream.
   gguf_writer wide = llama("llama", {"context_length"});
   wide.add_u32("llama.context_length", 1u << 31);

@@ -6,6 +6,7 @@
 # code the loader links needs).
 include(${SOURCE_DIR}/cmake/fuzzer.cmake)
 set(seeds_dir ${BINARY_DIR}/gguf_load_fuzz_seeds)
+file(REMOVE_RECURSE ${seeds_dir})
 set(tiny --layers=1 --vocab=260 --context=64 --dtype=f32 --seed=1)
 foreach(model IN ITEMS
         "llama --hidden=32 --heads=2 --kv-heads=1 --head-dim=16 --intermediate=32 --untied --gguf=f32,q8_0"

@@ -1,9 +1,9 @@
 // libFuzzer target for loading a GGUF file (a model a user downloads from
-// anywhere): any bytes must give a loaded model or an error naming the file
-// (never a crash, a leak, undefined behaviour or an unbounded allocation).
-// A model that loads must hold together: its matrices and norms the sizes its config
-// says, each read whole, and its tokenizer able to
-// encode and decode a text.
+// anywhere): any bytes must give a loaded model or an error that starts
+// with the file's path (never a crash, a leak, undefined behaviour or an
+// unbounded allocation). A model that loads must hold together: every
+// matrix, norm and bias the size its config says, read whole, and ids its
+// tokenizer encodes inside the embedding.
 
 #include "model/model_folder.hpp"
 
@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 using namespace kvactor::model;
@@ -22,6 +23,8 @@ namespace {
   std::abort();
 }
 
+// Where each input is written ($TMPDIR, which the test sets to its build
+// folder), removed at exit.
 const std::string& scratch_path() {
   static const std::string path = [] {
     const char* dir = std::getenv("TMPDIR");
@@ -33,22 +36,21 @@ const std::string& scratch_path() {
   return path;
 }
 
-// The first and last rows of a matrix of `rows` x `cols`, read byte by byte:
-// a view that runs past its tensor's bytes faults, or trips ASan where the
-// loader converted it into memory of its own.
+// A matrix of `rows` x `cols`, every byte read: a view past the mapping
+// faults, and ASan sees one past memory the loader converted it into.
 void touch(const weight_view& w, int64_t rows, int64_t cols, const char* name) {
   if (w.rank != 2 || w.rows() != rows || w.cols() != cols)
     fail(std::string(name) + ": not the config's shape");
   const auto* bytes = static_cast<const unsigned char*>(w.data);
-  const std::size_t row_bytes =
-    w.quant ? quant_row_bytes(*w.quant, cols) : static_cast<std::size_t>(cols) * dtype_size(w.type);
+  const std::size_t n = static_cast<std::size_t>(rows) *
+                        (w.quant ? quant_row_bytes(*w.quant, cols)
+                                 : static_cast<std::size_t>(cols) * dtype_size(w.type));
   static volatile unsigned sink = 0;
-  for (int64_t r : {int64_t{0}, rows - 1})
-    for (std::size_t i = 0; i < row_bytes; ++i)
-      sink = sink + bytes[static_cast<std::size_t>(r) * row_bytes + i];
+  for (std::size_t i = 0; i < n; ++i)
+    sink = sink + bytes[i];
 }
 
-// A norm weight: fp32, `n` values, every one read.
+// A norm weight or a bias: fp32, `n` values, every one read.
 void touch_vector(const weight_view& w, int64_t n, const char* name) {
   if (w.rank != 1 || w.rows() != n)
     fail(std::string(name) + ": not the config's size");
@@ -57,10 +59,14 @@ void touch_vector(const weight_view& w, int64_t n, const char* name) {
     sink = sink + w.f32()[i];
 }
 
+void touch_vector(const std::optional<weight_view>& w, int64_t n, const char* name) {
+  if (w)
+    touch_vector(*w, n, name);
+}
+
 void check(const loaded_model& m) {
   const model_config& c = m.config;
-  const int64_t hidden = c.hidden_size, q = c.num_attention_heads * c.head_dim,
-                kv = c.num_key_value_heads * c.head_dim;
+  const int64_t hidden = c.hidden_size, q = c.q_size(), kv = c.kv_size();
   touch(m.weights.embed_tokens(), c.vocab_size, hidden, "embedding");
   touch(m.weights.lm_head(), c.vocab_size, hidden, "head");
   touch_vector(m.weights.norm(), hidden, "final norm");
@@ -76,12 +82,22 @@ void check(const loaded_model& m) {
     touch(l.gate_proj, c.intermediate_size, hidden, "gate");
     touch(l.up_proj, c.intermediate_size, hidden, "up");
     touch(l.down_proj, hidden, c.intermediate_size, "down");
+    touch_vector(l.q_bias, q, "q bias");
+    touch_vector(l.k_bias, kv, "k bias");
+    touch_vector(l.v_bias, kv, "v bias");
+    touch_vector(l.q_norm, c.head_dim, "q norm");
+    touch_vector(l.k_norm, c.head_dim, "k norm");
   }
   const auto ids = m.tok.encode("Hello world, this is 1 test.", true);
   for (token_id id : ids)
-    if (id < 0 || static_cast<std::size_t>(id) >= m.tok.vocab_size())
-      fail("encode gave an id out of the vocabulary");
+    if (id < 0 || id >= c.vocab_size)
+      fail("encode gave an id outside the embedding");
   (void)m.tok.decode(ids);
+}
+
+void check_error(const kvactor::error& e, const std::string& path) {
+  if (e.message.rfind(path, 0) != 0)
+    fail("the error does not name the file: " + e.message);
 }
 
 } // namespace
@@ -91,10 +107,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0)
     fail("cannot write " + path);
-  auto m = load_model_folder(path);
-  if (m)
+  if (auto m = load_model_folder(path))
     check(*m);
-  else if (m.error().message.rfind(path, 0) != 0)
-    fail("the error does not name the file: " + m.error().message);
+  else
+    check_error(m.error(), path);
+  if (auto d = checkpoint_matrix_dtype(path); !d)
+    check_error(d.error(), path);
   return 0;
 }

@@ -97,5 +97,18 @@ TEST(gbnf, refusals_name_what_and_where) {
   EXPECT_NE(refusal("root ::= \"a\" )").find("')' without"), std::string::npos);
 }
 
+TEST(gbnf, refuses_a_rule_it_reaches_that_no_finite_text_matches) {
+  // A class of nothing, and a rule that always needs itself again: a text
+  // reaching either could neither go on nor end.
+  EXPECT_NE(refusal("root ::= \"a\" []").find("matches no finite text"), std::string::npos);
+  EXPECT_NE(refusal("root ::= \"a\" root").find("rule 'root' matches no finite text"),
+            std::string::npos);
+  EXPECT_NE(refusal("root ::= x\nx ::= \"(\" x \")\"").find("matches no finite text"),
+            std::string::npos);
+  // Rules the root never reaches are not its concern.
+  EXPECT_NE(parse("root ::= \"a\"\nloop ::= \"b\" loop"), nullptr);
+  EXPECT_NE(parse("root ::= \"(\" root \")\" | \"x\""), nullptr);
+}
+
 } // namespace
 } // namespace kvactor::model

@@ -349,6 +349,10 @@ TEST(regex_grammar, refuses_naming_the_construct) {
   }
   EXPECT_THAT(refusal("ab(?=c)"), HasSubstr("offset 2"));
   EXPECT_THAT(refusal("ab[z-a]"), HasSubstr("offset 3"));
+  // A class of no character: nothing finite matches past "a".
+  result<grammar> empty = regex_grammar(R"(a[^\s\S])");
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_THAT(empty.error().message, HasSubstr("matches no finite text"));
 }
 
 constexpr regex_options json_string{.json_string_characters = true};
