@@ -139,44 +139,40 @@ result<grammar_element> grammar_builder::repeat(const grammar_sequence& body, in
 
 namespace {
 
-// Whether each rule can match the empty string.
-std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>>& rules) {
-  std::vector<bool> nullable(rules.size(), false);
+// The rules with an alternative whose every element `holds` (given the
+// rules found so far): the least such set, grown until it stops growing.
+template <class Holds>
+std::vector<bool> rules_where(const std::vector<std::vector<grammar_sequence>>& rules,
+                              Holds holds) {
+  std::vector<bool> found(rules.size(), false);
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t r = 0; r < rules.size(); ++r) {
-      if (nullable[r]) continue;
+      if (found[r]) continue;
       for (const grammar_sequence& alt : rules[r])
-        if (std::ranges::all_of(alt, [&](const grammar_element& e) {
-              return e.kind == slot_kind::rule && nullable[e.arg];
-            })) {
-          nullable[r] = changed = true;
+        if (std::ranges::all_of(alt, [&](const grammar_element& e) { return holds(e, found); })) {
+          found[r] = changed = true;
           break;
         }
     }
   }
-  return nullable;
+  return found;
+}
+
+// Whether each rule can match the empty string.
+std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>>& rules) {
+  return rules_where(rules, [](const grammar_element& e, const std::vector<bool>& nullable) {
+    return e.kind == slot_kind::rule && nullable[e.arg];
+  });
 }
 
 // Whether each rule matches some finite text: an alternative of non-empty
 // byte classes and such rules.
 std::vector<bool> finite_rules(const std::vector<std::vector<grammar_sequence>>& rules,
                                const std::vector<byte_set>& classes) {
-  std::vector<bool> finite(rules.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < rules.size(); ++r) {
-      if (finite[r]) continue;
-      for (const grammar_sequence& alt : rules[r])
-        if (std::ranges::all_of(alt, [&](const grammar_element& e) {
-              return e.kind == slot_kind::bytes ? !classes[e.arg].empty() : finite[e.arg];
-            })) {
-          finite[r] = changed = true;
-          break;
-        }
-    }
-  }
-  return finite;
+  return rules_where(rules, [&](const grammar_element& e, const std::vector<bool>& finite) {
+    return e.kind == slot_kind::bytes ? !classes[e.arg].empty() : finite[e.arg];
+  });
 }
 
 // The rules `root` refers to, directly or not, and itself.

@@ -46,22 +46,18 @@ void touch(const weight_view& w, int64_t rows, int64_t cols, const char* name) {
                         (w.quant ? quant_row_bytes(*w.quant, cols)
                                  : static_cast<std::size_t>(cols) * dtype_size(w.type));
   static volatile unsigned sink = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    sink = sink + bytes[i];
+  for (std::size_t i = 0; i < n; ++i) sink = sink + bytes[i];
 }
 
 // A norm weight or a bias: fp32, `n` values, every one read.
 void touch_vector(const weight_view& w, int64_t n, const char* name) {
-  if (w.rank != 1 || w.rows() != n)
-    fail(std::string(name) + ": not the config's size");
+  if (w.rank != 1 || w.rows() != n) fail(std::string(name) + ": not the config's size");
   static volatile float sink = 0;
-  for (int64_t i = 0; i < n; ++i)
-    sink = sink + w.f32()[i];
+  for (int64_t i = 0; i < n; ++i) sink = sink + w.f32()[i];
 }
 
 void touch_vector(const std::optional<weight_view>& w, int64_t n, const char* name) {
-  if (w)
-    touch_vector(*w, n, name);
+  if (w) touch_vector(*w, n, name);
 }
 
 void check(const loaded_model& m) {
@@ -90,14 +86,12 @@ void check(const loaded_model& m) {
   }
   const auto ids = m.tok.encode("Hello world, this is 1 test.", true);
   for (token_id id : ids)
-    if (id < 0 || id >= c.vocab_size)
-      fail("encode gave an id outside the embedding");
+    if (id < 0 || id >= c.vocab_size) fail("encode gave an id outside the embedding");
   (void)m.tok.decode(ids);
 }
 
 void check_error(const kvactor::error& e, const std::string& path) {
-  if (e.message.rfind(path, 0) != 0)
-    fail("the error does not name the file: " + e.message);
+  if (e.message.rfind(path, 0) != 0) fail("the error does not name the file: " + e.message);
 }
 
 } // namespace
@@ -107,11 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0)
     fail("cannot write " + path);
-  if (auto m = load_model_folder(path))
-    check(*m);
-  else
-    check_error(m.error(), path);
-  if (auto d = checkpoint_matrix_dtype(path); !d)
-    check_error(d.error(), path);
+  if (auto m = load_model_folder(path)) check(*m);
+  else check_error(m.error(), path);
+  if (auto d = checkpoint_matrix_dtype(path); !d) check_error(d.error(), path);
   return 0;
 }

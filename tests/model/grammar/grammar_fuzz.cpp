@@ -1,9 +1,11 @@
 // libFuzzer target for the constraint compilers a client's request reaches
 // (response_format's JSON Schema, a regex, a GBNF grammar, a tool-call
 // spec): any text must give a grammar or an error with a message (never a
-// crash, undefined behaviour or a runaway), and a grammar must never leave
-// a text it cannot finish: walking it byte by byte, from any state it
-// reaches, some byte moves on or the text may end there.
+// crash, undefined behaviour or a runaway), and a walk through a grammar,
+// up to 64 bytes each the first it takes in an order the input shifts,
+// must never reach a state that no byte leaves and where the text cannot
+// end. (That no rule the root reaches matches nothing finite is
+// grammar_builder::build's check, tested in gbnf_test.cpp.)
 
 #include "model/grammar/gbnf.hpp"
 #include "model/grammar/grammar_matcher.hpp"
@@ -37,8 +39,7 @@ void walk(const char* compiler, std::string_view text, grammar g, unsigned salt)
       moved = m.advance(std::string_view(&b, 1));
     }
     if (!moved) {
-      if (!m.can_end())
-        fail(compiler, text, "a state no byte leaves and no text ends in");
+      if (!m.can_end()) fail(compiler, text, "a state no byte leaves and no text ends in");
       return;
     }
   }
@@ -46,8 +47,7 @@ void walk(const char* compiler, std::string_view text, grammar g, unsigned salt)
 
 void compile(const char* compiler, std::string_view text, kvactor::result<grammar> g) {
   if (!g) {
-    if (g.error().message.empty())
-      fail(compiler, text, "an error without a message");
+    if (g.error().message.empty()) fail(compiler, text, "an error without a message");
     return;
   }
   walk(compiler, text, std::move(*g), static_cast<unsigned>(text.size()));
