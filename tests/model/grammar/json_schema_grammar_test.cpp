@@ -317,5 +317,25 @@ TEST(json_schema_grammar, boolean_and_empty_schemas_take_any_value) {
   }
 }
 
+TEST(json_schema_grammar, thousands_of_required_properties_are_each_required) {
+  // 3,000: past max_inline slots, what follows a property is a rule of its
+  // own (json_schema_containers.cpp); the language stays the same.
+  std::string properties, required, text = "{";
+  for (int i = 0; i < 3000; ++i) {
+    const std::string name = "p" + std::to_string(i), sep = i ? "," : "";
+    properties += sep + "\"" + name + "\":{\"type\":\"integer\"}";
+    required += sep + "\"" + name + "\"";
+    text += sep + "\"" + name + "\":" + std::to_string(i);
+  }
+  text += "}";
+  const std::string schema = R"({"type":"object","properties":{)" + properties +
+                             R"(},"required":[)" + required + "]}";
+  const result<grammar> g = json_schema_grammar(schema);
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  const auto shared = std::make_shared<const grammar>(*g);
+  EXPECT_TRUE(testing::accepts(shared, text));
+  EXPECT_FALSE(testing::accepts(shared, text.substr(0, text.rfind(',')) + "}"));
+}
+
 } // namespace
 } // namespace kvactor::model
