@@ -322,7 +322,7 @@ TEST(json_schema_grammar, thousands_of_required_properties_are_each_required) {
   // own (json_schema_containers.cpp); the language stays the same.
   std::string properties, required, text = "{";
   for (int i = 0; i < 3000; ++i) {
-    const std::string name = "p" + std::to_string(i), sep = i ? "," : "";
+    const std::string name = 'p' + std::to_string(i), sep = i ? "," : "";
     properties += sep + "\"" + name + "\":{\"type\":\"integer\"}";
     required += sep + "\"" + name + "\"";
     text += sep + "\"" + name + "\":" + std::to_string(i);
