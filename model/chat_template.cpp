@@ -133,27 +133,36 @@ result<chat_template> chat_template::from_text(std::string_view text,
   return t;
 }
 
-result<chat_template> chat_template::load(const std::filesystem::path& dir) {
+result<chat_template> chat_template::from_file(const std::filesystem::path& file,
+                                               std::map<std::string, std::string> special_tokens) {
+  if (std::error_code ec; !std::filesystem::is_regular_file(file, ec))
+    return error_in(file.string(), "not a file");
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in)
+    return error_in(file.string(), "cannot be read");
+  auto t = from_text(text.str(), std::move(special_tokens));
+  if (!t)
+    return error_in(file.string(), t.error().message);
+  return t;
+}
+
+result<chat_template> chat_template::load(const std::filesystem::path& dir,
+                                          const std::filesystem::path& text_file) {
   auto config = read_tokenizer_config(dir / "tokenizer_config.json");
   if (!config)
     return config.error();
+  if (!text_file.empty())
+    return from_file(text_file, std::move(config->special_tokens));
   // NOTE: as transformers: a chat_template.jinja file beside it wins.
-  const auto file = dir / "chat_template.jinja";
-  if (std::filesystem::exists(file)) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in)
-      return error_in(file.string(), "cannot be read");
-    config->text = text.str();
-  }
+  if (const auto file = dir / "chat_template.jinja"; std::filesystem::exists(file))
+    return from_file(file, std::move(config->special_tokens));
   if (!config->text)
     return plain();
   auto t = from_text(*config->text, std::move(config->special_tokens));
   if (!t)
-    return error_in(std::filesystem::exists(file) ? file.string()
-                                                    : (dir / "tokenizer_config.json").string(),
-                      t.error().message);
+    return error_in((dir / "tokenizer_config.json").string(), t.error().message);
   return t;
 }
 

@@ -60,9 +60,15 @@ public:
   // their text. An error names the line of a syntax error.
   static result<chat_template> from_text(std::string_view text,
                                          std::map<std::string, std::string> special_tokens = {});
+  // A template file's text, compiled; errors name the file.
+  static result<chat_template> from_file(const std::filesystem::path& file,
+                                         std::map<std::string, std::string> special_tokens = {});
   // The template of a model folder, plain when it has none. Errors name the
-  // file and key, or the template line.
-  static result<chat_template> load(const std::filesystem::path& dir);
+  // file and key, or the template line. `text_file`, when given, is the
+  // template instead of the folder's own (kvactor-serve --chat-template);
+  // the folder's special tokens stay.
+  static result<chat_template> load(const std::filesystem::path& dir,
+                                    const std::filesystem::path& text_file = {});
 
   bool is_plain() const { return !template_; }
   // The prompt for the messages; an error names what the template could not

@@ -102,13 +102,14 @@ result<tokenizer> load_model_tokenizer(const std::filesystem::path& path) {
   return gguf_tokenizer(**file);
 }
 
-result<chat_template> load_model_chat_template(const std::filesystem::path& path) {
-  if (!is_gguf_file(path)) return chat_template::load(path);
+result<chat_template> load_model_chat_template(const std::filesystem::path& path,
+                                               const std::filesystem::path& text_file) {
+  if (!is_gguf_file(path)) return chat_template::load(path, text_file);
   auto file = open_gguf(path);
   if (!file) return file.error();
   auto text = gguf_chat_template(**file);
   if (!text) return text.error();
-  if (!*text) return chat_template::plain();
+  if (!*text && text_file.empty()) return chat_template::plain();
   // NOTE: the special tokens a template reads by name, from the ids the
   // file names.
   std::map<std::string, std::string> special;
@@ -117,6 +118,7 @@ result<chat_template> load_model_chat_template(const std::filesystem::path& path
   for (const auto& [key, name] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token"},
                                   std::pair{"tokenizer.ggml.eos_token_id", "eos_token"}})
     if (auto id = (*file)->uint(key); id && *id < tokens->size()) special[name] = (*tokens)[*id];
+  if (!text_file.empty()) return chat_template::from_file(text_file, std::move(special));
   auto t = chat_template::from_text(**text, std::move(special));
   if (!t) return error_in(path.string(), t.error().message);
   return t;

@@ -45,6 +45,8 @@ result<dtype> checkpoint_matrix_dtype(const std::filesystem::path& path);
 // and chat template, the served context).
 result<model_config> load_model_config(const std::filesystem::path& path);
 result<tokenizer> load_model_tokenizer(const std::filesystem::path& path);
-result<chat_template> load_model_chat_template(const std::filesystem::path& path);
+// `text_file`, when given, is the chat template instead of the model's.
+result<chat_template> load_model_chat_template(const std::filesystem::path& path,
+                                               const std::filesystem::path& text_file = {});
 
 } // namespace kvactor::model

@@ -3,7 +3,7 @@
 // or a front that routes to workers).
 //
 //   kvactor-serve [--host=127.0.0.1] [--port=7878] [--http-port=0] [--served-model-name=NAME]
-//                 [--model=DIR] [--device=cpu|cuda]
+//                 [--model=DIR|FILE.gguf] [--chat-template=FILE] [--device=cpu|cuda]
 //                 [--kv-cache-mib=0] [--gpu-memory-utilization=0.9] [--swap-mib=256]
 //                 [--block-size=0]
 //                 [--max-batched-tokens=512] [--max-seqs=64] [--max-waiting=1024]

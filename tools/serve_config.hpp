@@ -13,6 +13,7 @@ struct serve_config : caf::actor_system_config {
   int32_t http_port = 0;
   std::string served_model_name;
   std::string model;
+  std::string chat_template; // a Jinja file instead of the model's template
   std::string device = "cpu";
   int64_t kv_cache_mib = 0; // 0: 256 on the CPU; on a GPU, gpu_memory_utilization's
   double gpu_memory_utilization = kvactor::default_gpu_memory_utilization;
@@ -56,6 +57,8 @@ struct serve_config : caf::actor_system_config {
       .add(served_model_name, "served-model-name",
            "the model's name in the HTTP API (default: the model folder's name)")
       .add(model, "model", "a Hugging Face model folder or a GGUF file (default: the tiny model)")
+      .add(chat_template, "chat-template",
+           "HTTP: a Jinja chat template file to use instead of the model's")
       .add(device, "device", "cpu, cuda or cuda:N")
       .add(kv_cache_mib, "kv-cache-mib",
            "device KV cache budget in MiB (0: 256 on the CPU; on a GPU what "

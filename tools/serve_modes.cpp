@@ -151,9 +151,11 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
     http_options);
   front->sampling = *sampling;
   if (cfg.http_port > 0) {
-    auto chat = model::load_model_chat_template(model_dir);
+    auto chat = model::load_model_chat_template(model_dir, cfg.chat_template);
     if (!chat) {
-      std::cerr << "kvactor-serve: " << chat.error().message << "\n";
+      const char* remedy =
+        cfg.chat_template.empty() ? " (--chat-template=FILE serves the model with another)" : "";
+      std::cerr << "kvactor-serve: " << chat.error().message << remedy << "\n";
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
       return 1;
     }
@@ -191,7 +193,9 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   if (http)
     std::cout << "kvactor HTTP on " << cfg.host << ":" << std::get<uint16_t>(http_bound)
               << ", model '" << front->model_name << "', chat template: "
-              << (front->chat.is_plain() ? "none (plain)" : "the model's, run by Jinja2")
+              << (front->chat.is_plain()         ? "none (plain)"
+                  : cfg.chat_template.empty() ? "the model's, run by Jinja2"
+                                              : cfg.chat_template + ", run by Jinja2")
               << std::endl;
 
   wait_for_signal();

@@ -125,6 +125,31 @@ TEST(chat_template, loads_the_template_and_special_tokens_from_the_folder) {
   EXPECT_THAT(bad.error().message, HasSubstr("chat_template"));
 }
 
+TEST(chat_template, a_template_file_given_replaces_the_folders_and_keeps_its_special_tokens) {
+  temp_dir dir;
+  std::ofstream(dir.path() / "tokenizer_config.json")
+    << R"({"bos_token":"<s>","chat_template":"{% if %}"})";
+  ASSERT_FALSE(chat_template::load(dir.path()).has_value());
+  const auto given = dir.path() / "given.jinja";
+  std::ofstream(given) << "{{ bos_token }}{{ messages|length }}";
+  auto t = chat_template::load(dir.path(), given);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_EQ(render(*t, {{"user", "x"}}), "<s>1");
+  // Over the folder's chat_template.jinja too.
+  std::ofstream(dir.path() / "chat_template.jinja") << "J";
+  EXPECT_EQ(render(*chat_template::load(dir.path(), given), {{"user", "x"}}), "<s>1");
+
+  std::ofstream(given) << "{% endfor %}";
+  auto syntax = chat_template::load(dir.path(), given);
+  ASSERT_FALSE(syntax.has_value());
+  EXPECT_THAT(syntax.error().message, HasSubstr("given.jinja: chat template: line 1"));
+  for (const auto& unreadable : {dir.path() / "missing.jinja", dir.path()}) {
+    auto r = chat_template::load(dir.path(), unreadable);
+    ASSERT_FALSE(r.has_value()) << unreadable;
+    EXPECT_THAT(r.error().message, HasSubstr(unreadable.string()));
+  }
+}
+
 TEST(chat_template, the_plain_rendering_writes_an_assistants_calls_as_json_calls) {
   chat_message call{"assistant", ""};
   call.tool_calls_json = R"([{"id":"c1","type":"function","function":{"name":"f","arguments":{"x":1}}},)"

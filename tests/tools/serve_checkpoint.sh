@@ -5,7 +5,8 @@
 # SentencePiece tokenizer (Llama 2 / Mistral 7B's vocabulary). The prompt ids
 # the server reports (return_token_ids) equal Hugging Face's: the checked-in
 # reference data of the tokenizer and chat template tests, made by its own
-# tokenizers library and by Jinja2.
+# tokenizers library and by Jinja2. A template file given with
+# --chat-template renders the chats of a model that has none.
 #   serve_checkpoint.sh SERVE MAKE_TINY TOKENIZERS_DIR SCRATCH_DIR REFERENCE_DIR
 set -euo pipefail
 serve=$1 make_tiny=$2 tokenizers=$3 scratch=$4 reference=$5
@@ -75,5 +76,35 @@ expect_equal "llama2 /tokenize" "$(body <<<"$out" | json_at tokens)" \
   "$(json_at cases 0 ids <"$reference/tokenizer_reference/llama2.json")"
 out=$(http POST /detokenize '{"tokens":[1,22557,1526]}')
 expect_equal "llama2 /detokenize" "$(body <<<"$out" | json_at prompt)" '"<s> Hello world"'
+kill -INT $pid
+wait $pid
+
+# --chat-template: a template file instead of the model's own, which here
+# does not compile (the server refuses the model without it), with the
+# model's special tokens; a chat's prompt is the text it renders, tokenized
+# as given.
+rm -rf "$scratch/llama2-broken"
+cp -r "$scratch/llama2" "$scratch/llama2-broken"
+printf '{%% if %%}' >"$scratch/llama2-broken/chat_template.jinja"
+printf '%s' '{{ bos_token }}[INST] {{ messages[0].content }} [/INST]' >"$scratch/inst.jinja"
+for template in "" "$scratch/missing.jinja" "$scratch/llama2-broken/chat_template.jinja"; do
+  if timeout 60 "$serve" --model="$scratch/llama2-broken" --port=0 --http-port="$(unused_port)" \
+    ${template:+--chat-template="$template"} >"$log" 2>&1; then
+    echo "kvactor-serve started with the template '$template'"; exit 1
+  fi
+  cat "$log"
+  grep -q "kvactor-serve: ${template:-$scratch/llama2-broken/chat_template.jinja}" "$log"
+  # The option is named where it was not given.
+  if [ -z "$template" ]; then grep -q -- "--chat-template=FILE serves the model" "$log"
+  elif grep -q -- "--chat-template=FILE" "$log"; then exit 1; fi
+done
+start_http_server "$serve" "$scratch/llama2-broken" --kv-cache-mib=16 --chat-template="$scratch/inst.jinja"
+grep -q "chat template: $scratch/inst.jinja, run by Jinja2" "$log"
+out=$(http POST /v1/chat/completions \
+  '{"messages":[{"role":"user","content":"Hello world"}],"max_tokens":2,"ignore_eos":true,"return_token_ids":true}')
+grep -q '^HTTP/1.1 200 OK' <<<"$out" || { echo "$out"; exit 1; }
+expect_equal "llama2 chat prompt ids, --chat-template" "$(body <<<"$out" | json_at prompt_token_ids)" \
+  "$(http POST /tokenize '{"prompt":"<s>[INST] Hello world [/INST]","add_special_tokens":false}' |
+    body | json_at tokens)"
 kill -INT $pid
 wait $pid

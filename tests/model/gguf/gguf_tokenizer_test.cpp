@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/model_folder.hpp"
 #include "model/tokenizer/pretokenizer.hpp"
 #include "tests/model/gguf/gguf_metadata.hpp"
 #include "tests/model/tokenizer_fixture.hpp"
@@ -268,6 +270,34 @@ TEST(gguf_tokenizer, chat_template_when_present) {
   auto f = m.open(dir);
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(gguf_chat_template(*f).value(), "{{ messages }}");
+}
+
+TEST(gguf_tokenizer, the_files_chat_template_or_the_one_given_instead_reads_its_special_tokens) {
+  temp_dir dir;
+  gguf_metadata m = spm_vocabulary();
+  m.set("tokenizer.chat_template",
+        gguf_encoded::string("{{ bos_token }}{{ messages[0].content }}"));
+  ASSERT_TRUE(m.open(dir));
+  const auto file = dir.path() / "m.gguf";
+  const std::vector<chat_message> hi = {{"user", "hi"}};
+  auto own = load_model_chat_template(file);
+  ASSERT_TRUE(own) << own.error().message;
+  EXPECT_EQ(own->render(hi).value(), "<s>hi");
+
+  // A template the file's Jinja cannot compile: the model is refused, or
+  // served with the one given instead.
+  m.set("tokenizer.chat_template", gguf_encoded::string("{% if %}"));
+  ASSERT_TRUE(m.open(dir));
+  auto broken = load_model_chat_template(file);
+  ASSERT_FALSE(broken);
+  EXPECT_THAT(broken.error().message, AllOf(HasSubstr(file.string()), HasSubstr("line 1")));
+  std::ofstream(dir.path() / "given.jinja") << "[{{ messages[0].content }}]{{ eos_token }}";
+  auto given = load_model_chat_template(file, dir.path() / "given.jinja");
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(given->render(hi).value(), "[hi]</s>");
+  auto missing = load_model_chat_template(file, dir.path() / "missing.jinja");
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message, HasSubstr("missing.jinja"));
 }
 
 // Each change to a valid file, and what its error names.
