@@ -19,6 +19,7 @@ const char* to_string(errc code) {
     case errc::bad_model: return "bad_model";
     case errc::device_unusable: return "device_unusable";
     case errc::cannot_publish: return "cannot_publish";
+    case errc::non_finite_logits: return "non_finite_logits";
   }
   return "unknown";
 }

@@ -7,6 +7,7 @@
 #include "base/assert.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace kvactor {
@@ -36,6 +37,17 @@ std::vector<sequence_update> scheduler::update_from_output(const step_output& ou
                      : std::ranges::find(out.sampled, s.id, &sampled_token::id);
     KVACTOR_ASSERT(sampled != out.sampled.end(), "no token sampled for a sequence that samples");
     next_sampled = size_t(sampled - out.sampled.begin()) + 1;
+    if (sampled->no_finite_logit && !e.padding()) { // the token is not the model's
+      std::string why = "the model's logits for output token " +
+                        std::to_string(e.seq.num_output_tokens()) +
+                        " held no finite number (NaN or infinite): its weights are corrupt, or "
+                        "its arithmetic overflowed";
+      sequence_update u = end_in_batch(e, finish_reason::error);
+      u.error_code = errc::non_finite_logits;
+      u.error = std::move(why);
+      updates.push_back(std::move(u));
+      continue;
+    }
     e.seq.append_token(sampled->token);
     if (e.padding()) { // its token goes nowhere
       if (e.seq.num_tokens() >= config_.max_model_len && config_.max_model_len > 0)
@@ -154,6 +166,7 @@ std::vector<sequence_update> scheduler::fail_all(const std::string& why) {
     if (e->padding())
       continue; // its request has ended already
     sequence_update u = end_update(*e, finish_reason::error);
+    u.error_code = errc::device_unusable;
     u.error = why;
     for (int32_t c = 0; c <= e->num_unforked; ++c) {
       ends.push_back(u);

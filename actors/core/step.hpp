@@ -4,6 +4,7 @@
 // structs: the executor never sees the scheduler's queues.
 
 #include "kvactor/constraint.hpp"
+#include "kvactor/errc.hpp"
 #include "actors/core/sequence.hpp"
 #include "actors/core/table_delta.hpp"
 #include "actors/core/token_list.hpp"
@@ -69,6 +70,9 @@ struct sampled_token {
   token_id token = 0;
   model::token_logprobs logprobs{}; // when its sequence asked (num_logprobs >= 0)
   bool must_end = false; // the sequence's constraint allows nothing after this token
+  // The row's logits held no finite number (NaN or infinite): `token` is
+  // none, and the sequence ends with errc::non_finite_logits.
+  bool no_finite_logit = false;
 };
 
 struct step_output {
@@ -96,7 +100,8 @@ struct sequence_update {
   int32_t num_cached_tokens = 0; // prompt tokens served by the prefix cache
   int32_t num_preemptions = 0;
   model::token_logprobs logprobs{}; // the token's, when the request asked
-  std::string error{};              // finished error: what failed
+  errc error_code = errc::none;      // finished error: its code and what failed
+  std::string error{};
 };
 
 } // namespace kvactor

@@ -164,7 +164,7 @@ done_event request_state::finish(int32_t choice, const sequence_update& last,
           ms(now),
           last.num_preemptions,
           choice,
-          failed ? errc::device_unusable : errc::none,
+          failed ? last.error_code : errc::none,
           failed ? last.error : std::string{}};
 }
 

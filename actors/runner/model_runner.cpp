@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -310,7 +311,8 @@ status model_runner::enqueue_step(std::shared_ptr<step_job> job,
             o.sampled.push_back({s.id, out[i].token,
                                  s.num_logprobs >= 0
                                    ? model::logprobs_of(out[i], s.num_logprobs, config_.vocab_size)
-                                   : model::token_logprobs{}});
+                                   : model::token_logprobs{},
+                                 false, out[i].no_finite_logit != 0});
           }
           // NOTE: the host's part; the sampler's kernels count in the forward pass.
           o.sampling_seconds = packing + seconds_since(started);
@@ -344,12 +346,14 @@ std::vector<sampled_token> model_runner::sample(const std::vector<sample_row>& r
     const auto step = static_cast<uint64_t>(s.num_output_tokens);
     token_id t;
     bool must_end = false;
+    bool no_finite_logit = false;
     if (row.matcher) {
       // NOTE: the logprobs stay the model's; only the draw is masked.
       thread_local std::vector<float> masked;
       masked.assign(r.begin(), r.end());
       model::apply_mask(masked, *row.matcher->mask());
       t = model::sample(masked, s.sampling, step, row.history);
+      no_finite_logit = !std::isfinite(r[size_t(t)]);
       // NOTE: a grammar whose next characters no token spells leaves every
       // logit refused: the sequence ends there, on an end token where the
       // model has one (its text stays inside the grammar).
@@ -361,13 +365,16 @@ std::vector<sampled_token> model_runner::sample(const std::vector<sample_row>& r
       must_end = must_end || row.matcher->must_end();
     } else {
       t = model::sample(r, s.sampling, step, row.history);
+      // NOTE: a draw takes a finite logit wherever the row has one (NaN and
+      // -inf weigh nothing): one that is not finite means it had none.
+      no_finite_logit = !std::isfinite(r[size_t(t)]);
     }
     if (row.history)
       row.history->add_output(t);
     sampled[size_t(i)] = {
       s.id, t,
       s.num_logprobs >= 0 ? model::logprobs(r, t, s.num_logprobs) : model::token_logprobs{},
-      must_end};
+      must_end, no_finite_logit};
   });
   return sampled;
 }

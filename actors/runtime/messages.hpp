@@ -102,7 +102,7 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampled_token& x) {
   return f(caf::meta::type_name("kvactor.sampled_token"), x.id, x.token, x.logprobs,
-           x.must_end);
+           x.must_end, x.no_finite_logit);
 }
 
 template <class Inspector>
@@ -114,7 +114,7 @@ typename Inspector::result_type inspect(Inspector& f, step_output& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_update& x) {
   return f(caf::meta::type_name("kvactor.sequence_update"), x.id, x.token, x.finished,
-           x.num_cached_tokens, x.num_preemptions, x.logprobs, x.error);
+           x.num_cached_tokens, x.num_preemptions, x.logprobs, x.error_code, x.error);
 }
 
 template <class Inspector>

@@ -457,6 +457,7 @@ __global__ void __launch_bounds__(THREADS)
       cut = row_cut<THREADS>(rw, r);
     token = draw<THREADS>(rw, cut, r.u);
   }
+  if (threadIdx.x == 0) out[blockIdx.x].no_finite_logit = !isfinite(top.v);
   if (r.num_logprobs < 0) {
     if (threadIdx.x == 0) out[blockIdx.x].token = token;
     return;

@@ -45,6 +45,7 @@ struct sample_row {
 struct sampled_row {
   double log_total = 0;        // log sum exp of the unchanged row (num_logprobs >= 0)
   int32_t token = 0;
+  int32_t no_finite_logit = 0; // 1: the row held no finite logit (NaN, +-inf), `token` is none
   float logprob = 0.0f;        // of `token`, when num_logprobs >= 0
   int32_t top_ids[max_sample_logprobs] = {};
   float top_logprobs[max_sample_logprobs] = {};

@@ -29,8 +29,10 @@ inline engine_config small_pool(preemption_mode mode) {
 
 class model_runtime : public ::testing::Test {
 protected:
+  // The tiny model, unless `e` names another.
   void start(engine_config e) {
-    e.model_dir = model_dir().string();
+    if (e.model_dir.empty())
+      e.model_dir = model_dir().string();
     auto rt = spawn_runtime(sys_, e);
     ASSERT_TRUE(rt) << sys_.render(rt.error());
     rt_ = *rt;

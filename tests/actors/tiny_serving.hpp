@@ -7,12 +7,15 @@
 #include "kernels/kv_cache.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
+#include "model/safetensors_writer.hpp"
 #include "model/sampler.hpp"
 #include "model/tiny/tiny_model.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -32,6 +35,20 @@ struct scratch_folder {
   }
 };
 
+inline model::tiny::tiny_options serving_options(int32_t head_dim) {
+  model::tiny::tiny_options o;
+  o.hidden_size = 128;
+  o.num_layers = 2;
+  o.num_heads = 4;
+  o.num_kv_heads = 2;
+  o.head_dim = head_dim;
+  o.intermediate_size = 192;
+  o.vocab_size = 512;
+  o.max_context = 1024;
+  o.seed = 3;
+  return o;
+}
+
 // A small Llama-style model, written once per test binary; heads of 32, or
 // of 64 for the CUDA device (its attention takes head_dim 64 or 128).
 inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
@@ -41,17 +58,30 @@ inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
     dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
                                  ("kvactor-model-runtime-" + std::to_string(::getpid()) + "-" +
                                   std::to_string(head_dim))});
-    model::tiny::tiny_options o;
-    o.hidden_size = 128;
-    o.num_layers = 2;
-    o.num_heads = 4;
-    o.num_kv_heads = 2;
-    o.head_dim = head_dim;
-    o.intermediate_size = 192;
-    o.vocab_size = 512;
-    o.max_context = 1024;
-    o.seed = 3;
+    EXPECT_TRUE(bool(model::tiny::write_model(dir->path, serving_options(head_dim))));
+  }
+  return dir->path;
+}
+
+// That model as a corrupt checkpoint: its final norm's weights NaN, so every
+// logit it gives is NaN.
+inline const std::filesystem::path& nan_model_dir(int32_t head_dim = 32) {
+  static std::map<int32_t, std::unique_ptr<scratch_folder>> dirs;
+  auto& dir = dirs[head_dim];
+  if (!dir) {
+    dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
+                                 ("kvactor-nan-model-" + std::to_string(::getpid()) + "-" +
+                                  std::to_string(head_dim))});
+    const model::tiny::tiny_options o = serving_options(head_dim);
     EXPECT_TRUE(bool(model::tiny::write_model(dir->path, o)));
+    model::safetensors_writer w;
+    for (const auto& spec : model::tiny::tensor_specs(o)) {
+      auto values = model::tiny::tensor_values(o, spec);
+      if (spec.name == "model.norm.weight")
+        std::ranges::fill(values, std::numeric_limits<float>::quiet_NaN());
+      w.add_f32(spec.name, o.on_disk, spec.shape, values);
+    }
+    EXPECT_TRUE(bool(w.write(dir->path / "model.safetensors")));
   }
   return dir->path;
 }

@@ -10,9 +10,10 @@
 namespace kvactor {
 namespace {
 
-constexpr errc every_code[] = {errc::invalid_field,  errc::prompt_too_long, errc::overloaded,
-                               errc::worker_lost,    errc::invalid_config,  errc::bad_model,
-                               errc::device_unusable, errc::cannot_publish};
+constexpr errc every_code[] = {errc::invalid_field,   errc::prompt_too_long, errc::overloaded,
+                               errc::worker_lost,     errc::invalid_config,  errc::bad_model,
+                               errc::device_unusable, errc::cannot_publish,
+                               errc::non_finite_logits};
 
 TEST(errors, every_code_has_a_name_of_its_own) {
   std::set<std::string> names{to_string(errc::none)};

@@ -9,6 +9,7 @@ namespace kvactor {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace kvactor::testing;
 
@@ -407,6 +408,33 @@ TEST(scheduler, abort_during_a_refused_swap_out_ends_at_the_refusal) {
   d.hold_swaps = false;
   d.run_until_idle();
   EXPECT_EQ(d.output(1, 9), reference(token_run(9), 6));
+  d.expect_idle_and_sound();
+}
+
+TEST(scheduler, a_row_without_a_finite_logit_ends_its_sequence_with_an_error_and_no_token) {
+  driver d(16, 8, config(64));
+  d.add(1, token_run(5), 4);
+  d.add(2, token_run(7), 4);
+  d.step(); // both prefilled, each with its first token
+  step_output out = d.execute(d.plan());
+  ASSERT_EQ(out.sampled.size(), 2u);
+  for (sampled_token& s : out.sampled)
+    s.no_finite_logit = s.id == 1;
+  const auto updates = d.sched().update_from_output(out);
+  d.run_commands();
+  ASSERT_EQ(updates.size(), 2u);
+  for (const sequence_update& u : updates)
+    if (u.id == 1) {
+      EXPECT_EQ(u.finished, finish_reason::error);
+      EXPECT_EQ(u.error_code, errc::non_finite_logits);
+      EXPECT_THAT(u.error, HasSubstr("output token 1 held no finite number"));
+      EXPECT_EQ(u.token, no_token);
+    } else {
+      EXPECT_EQ(u.finished, finish_reason::none); // the other goes on
+    }
+  d.apply(updates);
+  d.run_until_idle();
+  EXPECT_EQ(d.finished().at(2).finished, finish_reason::max_tokens);
   d.expect_idle_and_sound();
 }
 

@@ -18,6 +18,7 @@
 namespace kvactor {
 namespace {
 
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::collector;
 using testing::sink_fn;
@@ -127,6 +128,45 @@ TEST(model_runtime_cuda, bf16_weights_and_cache_survive_swap_preemption_on_the_c
   EXPECT_EQ(got.tokens, want.tokens);
   EXPECT_EQ(want.num_preemptions, 0);
   EXPECT_GT(got.num_preemptions, 0);
+}
+
+// A corrupt checkpoint whose logits are all NaN: the device's sampler says
+// so, greedy or sampled, and each request ends with non_finite_logits and no
+// token.
+TEST(model_runtime_cuda, logits_of_nan_end_each_request_with_an_error_on_the_cuda_device) {
+  KVACTOR_CUDA_OR_SKIP();
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  engine_config e;
+  e.device = "cuda";
+  e.block_size = 16;
+  e.model_dir = testing::nan_model_dir(64).string();
+  auto rt = spawn_runtime(sys, e);
+  ASSERT_TRUE(rt) << sys.render(rt.error());
+  auto events = std::make_shared<collector>();
+  auto sink = sys.spawn(sink_fn, events);
+  generate_request greedy;
+  greedy.prompt_tokens = tokens(20, 3);
+  greedy.max_tokens = 8;
+  greedy.ignore_eos = true;
+  generate_request sampled = greedy;
+  sampled.temperature = 0.8f;
+  sampled.top_p = 0.9f;
+  sampled.logprobs = 2;
+  for (const generate_request& req : {greedy, sampled}) {
+    request_id id = 0;
+    self->request(*rt, caf::infinite, generate_atom::value, req, sink)
+      .receive([&](const admission& a) { id = a.id; },
+               [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
+    const done_event done = events->wait_done(id);
+    EXPECT_EQ(done.finish_reason, finish_reason::error);
+    EXPECT_EQ(done.error_code, errc::non_finite_logits);
+    EXPECT_THAT(done.error_message, HasSubstr("output token 0 held no finite number"));
+    EXPECT_THAT(done.tokens, IsEmpty());
+  }
+  self->request(*rt, caf::infinite, shutdown_atom::value)
+    .receive([](bool) {}, [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
 }
 
 } // namespace

@@ -12,6 +12,8 @@ namespace kvactor {
 namespace {
 
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::greedy_alone;
 using testing::model_runtime;
 using testing::small_pool;
@@ -117,6 +119,31 @@ TEST_F(model_runtime, a_stop_token_id_ends_the_choice_and_min_tokens_holds_it_of
               ElementsAreArray(greedy.begin(), greedy.begin() + ptrdiff_t(at)));
   if (held.finish_reason == finish_reason::stop) {
     EXPECT_EQ(held.tokens.back(), stop_id);
+  }
+  expect_idle();
+}
+
+TEST_F(model_runtime, logits_of_nan_end_each_choice_with_an_error_and_no_token) {
+  engine_config e;
+  e.model_dir = testing::nan_model_dir().string();
+  start(e);
+  generate_request greedy;
+  greedy.prompt_tokens = tokens(9, 1);
+  greedy.max_tokens = 8;
+  greedy.ignore_eos = true;
+  generate_request sampled = greedy;
+  sampled.temperature = 0.8f;
+  sampled.top_p = 0.9f;
+  sampled.logprobs = 2;
+  generate_request constrained = sampled;
+  constrained.constraint = {constraint_kind::regex, "[a-z]+", {}};
+  for (const generate_request& req : {greedy, sampled, penalised(greedy.prompt_tokens, 8),
+                                      constrained}) {
+    const done_event done = events_->wait_done(generate(req));
+    EXPECT_EQ(done.finish_reason, finish_reason::error);
+    EXPECT_EQ(done.error_code, errc::non_finite_logits);
+    EXPECT_THAT(done.error_message, HasSubstr("output token 0 held no finite number"));
+    EXPECT_THAT(done.tokens, IsEmpty());
   }
   expect_idle();
 }
