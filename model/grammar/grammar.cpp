@@ -1,5 +1,6 @@
 #include "model/grammar/grammar.hpp"
 
+#include "base/assert.hpp"
 #include "model/grammar/utf8_ranges.hpp"
 
 #include <algorithm>
@@ -139,40 +140,63 @@ result<grammar_element> grammar_builder::repeat(const grammar_sequence& body, in
 
 namespace {
 
-// The rules with an alternative whose every element `holds` (given the
-// rules found so far): the least such set, grown until it stops growing.
-template <class Holds>
+// The rules with an alternative whose every element holds: a bytes element
+// when `bytes_hold` says so, a rule reference when that rule is in the set.
+// The least such set, from a worklist: each alternative counts its
+// references not yet in the set, so every reference is visited once (a
+// chain of rules that each need the next is linear, not quadratic).
+template <class BytesHold>
 std::vector<bool> rules_where(const std::vector<std::vector<grammar_sequence>>& rules,
-                              Holds holds) {
+                              BytesHold bytes_hold) {
+  struct alternative {
+    uint32_t rule;
+    size_t references_left;
+  };
+  std::vector<alternative> alternatives;
+  std::vector<std::vector<uint32_t>> referenced_by(rules.size()); // once per reference
   std::vector<bool> found(rules.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < rules.size(); ++r) {
-      if (found[r]) continue;
-      for (const grammar_sequence& alt : rules[r])
-        if (std::ranges::all_of(alt, [&](const grammar_element& e) { return holds(e, found); })) {
-          found[r] = changed = true;
-          break;
-        }
+  std::vector<uint32_t> todo;
+  auto add = [&](uint32_t r) {
+    if (!found[r]) {
+      found[r] = true;
+      todo.push_back(r);
     }
+  };
+  for (uint32_t r = 0; r < rules.size(); ++r)
+    for (const grammar_sequence& alt : rules[r]) {
+      if (!std::ranges::all_of(alt, [&](const grammar_element& e) {
+            return e.kind == slot_kind::rule || bytes_hold(e);
+          }))
+        continue;
+      const auto a = static_cast<uint32_t>(alternatives.size());
+      size_t references = 0;
+      for (const grammar_element& e : alt)
+        if (e.kind == slot_kind::rule) {
+          referenced_by[e.arg].push_back(a);
+          ++references;
+        }
+      alternatives.push_back({r, references});
+      if (references == 0) add(r);
+    }
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    for (uint32_t a : referenced_by[r])
+      if (--alternatives[a].references_left == 0) add(alternatives[a].rule);
   }
   return found;
 }
 
 // Whether each rule can match the empty string.
 std::vector<bool> nullable_rules(const std::vector<std::vector<grammar_sequence>>& rules) {
-  return rules_where(rules, [](const grammar_element& e, const std::vector<bool>& nullable) {
-    return e.kind == slot_kind::rule && nullable[e.arg];
-  });
+  return rules_where(rules, [](const grammar_element&) { return false; });
 }
 
 // Whether each rule matches some finite text: an alternative of non-empty
 // byte classes and such rules.
 std::vector<bool> finite_rules(const std::vector<std::vector<grammar_sequence>>& rules,
                                const std::vector<byte_set>& classes) {
-  return rules_where(rules, [&](const grammar_element& e, const std::vector<bool>& finite) {
-    return e.kind == slot_kind::bytes ? !classes[e.arg].empty() : finite[e.arg];
-  });
+  return rules_where(rules, [&](const grammar_element& e) { return !classes[e.arg].empty(); });
 }
 
 // The rules `root` refers to, directly or not, and itself.
@@ -195,6 +219,36 @@ std::vector<bool> reachable_rules(const std::vector<std::vector<grammar_sequence
 }
 
 } // namespace
+
+std::string grammar_builder::without_finite_text(uint32_t rule,
+                                                const std::vector<bool>& finite) const {
+  // NOTE: an empty class is a bytes slot of no byte, or a character rule
+  // of no alternative (grammar_builder::characters).
+  const auto empty_class = [&](uint32_t r) {
+    return "rule '" + names_[r] + "' matches no finite text (it needs a character of an empty " +
+           "class)";
+  };
+  if (rules_[rule].empty()) return empty_class(rule);
+  std::vector<bool> on_path(rules_.size(), false);
+  for (uint32_t r = rule;;) {
+    on_path[r] = true;
+    // NOTE: every alternative of r has an element that is not finite: the
+    // first alternative's first is followed.
+    std::optional<uint32_t> next;
+    for (const grammar_element& e : rules_[r].front()) {
+      if (e.kind == slot_kind::bytes && classes_[e.arg].empty()) return empty_class(r);
+      if (e.kind == slot_kind::rule && !finite[e.arg]) {
+        next = e.arg;
+        break;
+      }
+    }
+    KVACTOR_ASSERT(next.has_value(), "a rule without finite text has a part without it");
+    if (rules_[*next].empty()) return empty_class(r);
+    if (on_path[*next])
+      return "rule '" + names_[*next] + "' matches no finite text (it always needs itself again)";
+    r = *next;
+  }
+}
 
 result<grammar> grammar_builder::build(uint32_t root) const {
   for (size_t r = 0; r < rules_.size(); ++r)
@@ -240,12 +294,10 @@ result<grammar> grammar_builder::build(uint32_t root) const {
   // nothing, a rule that always needs itself again) could neither go on
   // nor end: a model held to it would write without end or be stuck.
   const std::vector<bool> finite = finite_rules(rules_, classes_);
+  if (!finite[root]) return error_in("grammar", without_finite_text(root, finite));
   const std::vector<bool> reached = reachable_rules(rules_, root);
-  for (size_t r = 0; r < rules_.size(); ++r)
-    if (reached[r] && !finite[r])
-      return error_in("grammar", "rule '" + names_[r] +
-                                   "' matches no finite text (a class of nothing, or a rule "
-                                   "that always needs itself again)");
+  for (uint32_t r = 0; r < rules_.size(); ++r)
+    if (reached[r] && !finite[r]) return error_in("grammar", without_finite_text(r, finite));
   grammar g;
   g.classes = classes_;
   g.names = names_;

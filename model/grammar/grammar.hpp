@@ -13,7 +13,9 @@
 // matcher (grammar_matcher.hpp) walks a token's bytes as they are, even a
 // token that ends inside a character. grammar_builder makes one; build()
 // refuses a grammar whose rules are undefined or can recurse without
-// consuming a byte (left recursion), naming the rule.
+// consuming a byte (left recursion), or where a text could start what it
+// can never finish (a rule the root reaches that matches no finite text),
+// naming the rule.
 
 #include "base/result.hpp"
 
@@ -99,6 +101,10 @@ private:
   // them is one rule, not a rule per item, so that a mask's split of a top
   // (token_grammar.hpp) sees a string's characters as one run.
   std::vector<grammar_sequence> spelled_out(const grammar_element& item) const;
+  // Why `rule`, not `finite`, matches no finite text, naming the rule to
+  // blame: walked from it through such rules, the first that needs a byte
+  // of a class of nothing, or the first met again.
+  std::string without_finite_text(uint32_t rule, const std::vector<bool>& finite) const;
   std::vector<std::string> names_;
   std::vector<bool> defined_;
   std::vector<std::vector<grammar_sequence>> rules_;

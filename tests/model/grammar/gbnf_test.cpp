@@ -100,10 +100,25 @@ TEST(gbnf, refusals_name_what_and_where) {
 TEST(gbnf, refuses_a_rule_it_reaches_that_no_finite_text_matches) {
   // A class of nothing, and a rule that always needs itself again: a text
   // reaching either could neither go on nor end.
-  EXPECT_NE(refusal("root ::= \"a\" []").find("matches no finite text"), std::string::npos);
-  EXPECT_NE(refusal("root ::= \"a\" root").find("rule 'root' matches no finite text"),
+  EXPECT_NE(refusal("root ::= \"a\" []")
+              .find("rule 'root' matches no finite text (it needs a character of an empty"),
             std::string::npos);
-  EXPECT_NE(refusal("root ::= x\nx ::= \"(\" x \")\"").find("matches no finite text"),
+  EXPECT_NE(refusal("root ::= \"a\" root").find("rule 'root' matches no finite text (it always"),
+            std::string::npos);
+  // The rule to blame, not the root that reaches it.
+  EXPECT_NE(refusal("root ::= x\nx ::= \"(\" x \")\"").find("rule 'x' matches no finite text"),
+            std::string::npos);
+  EXPECT_NE(refusal("root ::= \"a\" | \"b\" y\ny ::= \"c\" z\nz ::= \"d\" y")
+              .find("rule 'y' matches no finite text (it always needs itself again)"),
+            std::string::npos);
+  // A chain of 50,000 rules, each needing the next: found in one pass over
+  // the references (it was a pass per rule).
+  std::string chain = "root ::= \"x\" r1\n";
+  for (int i = 1; i < 50000; ++i)
+    chain.append("r").append(std::to_string(i)).append(" ::= \"x\" r").append(std::to_string(i + 1))
+      .append("\n");
+  EXPECT_NE(parse(chain + "r50000 ::= \"x\"\n"), nullptr);
+  EXPECT_NE(refusal(chain + "r50000 ::= \"x\" r1\n").find("matches no finite text"),
             std::string::npos);
   // Rules the root never reaches are not its concern.
   EXPECT_NE(parse("root ::= \"a\"\nloop ::= \"b\" loop"), nullptr);
