@@ -4,7 +4,6 @@
 #include "model/chat/tool_calls.hpp"
 
 #include <fstream>
-#include <sstream>
 
 namespace kvactor::model {
 
@@ -53,7 +52,9 @@ struct tokenizer_config_chat {
   std::map<std::string, std::string> special_tokens;
 };
 
-result<tokenizer_config_chat> read_tokenizer_config(const std::filesystem::path& path) {
+// `with_template` false: the special tokens only (a template given instead).
+result<tokenizer_config_chat> read_tokenizer_config(const std::filesystem::path& path,
+                                                    bool with_template) {
   tokenizer_config_chat out;
   if (!std::filesystem::exists(path))
     return out;
@@ -72,7 +73,7 @@ result<tokenizer_config_chat> read_tokenizer_config(const std::filesystem::path&
       return json::parse_error(where, err);
     od::value v = field.value();
     if (key == "chat_template") {
-      if (json::is_null(v))
+      if (!with_template || json::is_null(v))
         continue;
       std::string_view s;
       if (!v.get_string().get(s)) {
@@ -135,14 +136,24 @@ result<chat_template> chat_template::from_text(std::string_view text,
 
 result<chat_template> chat_template::from_file(const std::filesystem::path& file,
                                                std::map<std::string, std::string> special_tokens) {
-  if (std::error_code ec; !std::filesystem::is_regular_file(file, ec))
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
+    return error_in(file.string(), "no such file");
+  if (ec)
+    return error_in(file.string(), ec.message());
+  if (!std::filesystem::is_regular_file(status))
     return error_in(file.string(), "not a file");
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec)
+    return error_in(file.string(), ec.message());
+  if (size == 0)
+    return error_in(file.string(), "is empty");
+  std::string text(size, '\0');
   std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in)
+  if (!in.read(text.data(), static_cast<std::streamsize>(size)))
     return error_in(file.string(), "cannot be read");
-  auto t = from_text(text.str(), std::move(special_tokens));
+  auto t = from_text(text, std::move(special_tokens));
   if (!t)
     return error_in(file.string(), t.error().message);
   return t;
@@ -150,7 +161,7 @@ result<chat_template> chat_template::from_file(const std::filesystem::path& file
 
 result<chat_template> chat_template::load(const std::filesystem::path& dir,
                                           const std::filesystem::path& text_file) {
-  auto config = read_tokenizer_config(dir / "tokenizer_config.json");
+  auto config = read_tokenizer_config(dir / "tokenizer_config.json", text_file.empty());
   if (!config)
     return config.error();
   if (!text_file.empty())

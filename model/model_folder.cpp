@@ -1,6 +1,7 @@
 #include "model/model_folder.hpp"
 
 #include <memory>
+#include <optional>
 
 #include "model/gguf/gguf_config.hpp"
 #include "model/gguf/gguf_file.hpp"
@@ -107,9 +108,13 @@ result<chat_template> load_model_chat_template(const std::filesystem::path& path
   if (!is_gguf_file(path)) return chat_template::load(path, text_file);
   auto file = open_gguf(path);
   if (!file) return file.error();
-  auto text = gguf_chat_template(**file);
-  if (!text) return text.error();
-  if (!*text && text_file.empty()) return chat_template::plain();
+  std::optional<std::string> text;
+  if (text_file.empty()) {
+    auto own = gguf_chat_template(**file);
+    if (!own) return own.error();
+    if (!*own) return chat_template::plain();
+    text = std::move(*own);
+  }
   // NOTE: the special tokens a template reads by name, from the ids the
   // file names.
   std::map<std::string, std::string> special;
@@ -118,8 +123,8 @@ result<chat_template> load_model_chat_template(const std::filesystem::path& path
   for (const auto& [key, name] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token"},
                                   std::pair{"tokenizer.ggml.eos_token_id", "eos_token"}})
     if (auto id = (*file)->uint(key); id && *id < tokens->size()) special[name] = (*tokens)[*id];
-  if (!text_file.empty()) return chat_template::from_file(text_file, std::move(special));
-  auto t = chat_template::from_text(**text, std::move(special));
+  if (!text) return chat_template::from_file(text_file, std::move(special));
+  auto t = chat_template::from_text(*text, std::move(special));
   if (!t) return error_in(path.string(), t.error().message);
   return t;
 }

@@ -26,6 +26,7 @@
 
 #include <caf/openssl/manager.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 // NOTE: not CAF_MAIN: CAF 0.17's exec_main drops the exit code.
@@ -39,6 +40,18 @@ int main(int argc, char** argv) {
     std::cerr
       << "kvactor-serve: --workers (a front) and --worker-port (a worker) exclude each other\n";
     return 2;
+  }
+  if (!cfg.chat_template.empty()) { // checked before the model loads
+    std::error_code ec;
+    if (cfg.http_port <= 0) {
+      std::cerr << "kvactor-serve: --chat-template needs --http-port: only the HTTP front "
+                   "renders chats\n";
+      return 2;
+    }
+    if (!std::filesystem::is_regular_file(cfg.chat_template, ec)) {
+      std::cerr << "kvactor-serve: --chat-template=" << cfg.chat_template << ": not a file\n";
+      return 2;
+    }
   }
   // TLS between nodes: CAF's own --openssl.certificate, --openssl.key and
   // --openssl.cafile (docs/several-machines.md, "TLS between nodes").

@@ -153,9 +153,16 @@ int serve_clients(caf::actor_system& sys, const serve_config& cfg, runtime_actor
   if (cfg.http_port > 0) {
     auto chat = model::load_model_chat_template(model_dir, cfg.chat_template);
     if (!chat) {
-      const char* remedy =
-        cfg.chat_template.empty() ? " (--chat-template=FILE serves the model with another)" : "";
-      std::cerr << "kvactor-serve: " << chat.error().message << remedy << "\n";
+      // NOTE: the model's template at fault (its text, or its key in
+      // tokenizer_config.json or the GGUF file), not the file around it.
+      const std::string& why = chat.error().message;
+      const bool template_at_fault = why.find("chat template") != std::string::npos ||
+                                     why.find("chat_template") != std::string::npos;
+      std::cerr << "kvactor-serve: " << why
+                << (cfg.chat_template.empty() && template_at_fault
+                      ? " (--chat-template=FILE serves the model with another)"
+                      : "")
+                << "\n";
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
       return 1;
     }

@@ -139,14 +139,22 @@ TEST(chat_template, a_template_file_given_replaces_the_folders_and_keeps_its_spe
   std::ofstream(dir.path() / "chat_template.jinja") << "J";
   EXPECT_EQ(render(*chat_template::load(dir.path(), given), {{"user", "x"}}), "<s>1");
 
+  // Over a folder whose own template is not even a string.
+  std::ofstream(dir.path() / "tokenizer_config.json") << R"({"bos_token":"<s>","chat_template":7})";
+  ASSERT_FALSE(chat_template::load(dir.path()).has_value());
+  EXPECT_EQ(render(*chat_template::load(dir.path(), given), {{"user", "x"}}), "<s>1");
+
   std::ofstream(given) << "{% endfor %}";
   auto syntax = chat_template::load(dir.path(), given);
   ASSERT_FALSE(syntax.has_value());
   EXPECT_THAT(syntax.error().message, HasSubstr("given.jinja: chat template: line 1"));
-  for (const auto& unreadable : {dir.path() / "missing.jinja", dir.path()}) {
-    auto r = chat_template::load(dir.path(), unreadable);
-    ASSERT_FALSE(r.has_value()) << unreadable;
-    EXPECT_THAT(r.error().message, HasSubstr(unreadable.string()));
+  std::ofstream(dir.path() / "empty.jinja").flush();
+  for (const auto& [file, why] : {std::pair{dir.path() / "missing.jinja", "no such file"},
+                                  std::pair{dir.path(), "not a file"},
+                                  std::pair{dir.path() / "empty.jinja", "is empty"}}) {
+    auto r = chat_template::load(dir.path(), file);
+    ASSERT_FALSE(r.has_value()) << file;
+    EXPECT_EQ(r.error().message, file.string() + ": " + why);
   }
 }
 

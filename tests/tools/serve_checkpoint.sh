@@ -87,17 +87,25 @@ rm -rf "$scratch/llama2-broken"
 cp -r "$scratch/llama2" "$scratch/llama2-broken"
 printf '{%% if %%}' >"$scratch/llama2-broken/chat_template.jinja"
 printf '%s' '{{ bos_token }}[INST] {{ messages[0].content }} [/INST]' >"$scratch/inst.jinja"
-for template in "" "$scratch/missing.jinja" "$scratch/llama2-broken/chat_template.jinja"; do
-  if timeout 60 "$serve" --model="$scratch/llama2-broken" --port=0 --http-port="$(unused_port)" \
-    ${template:+--chat-template="$template"} >"$log" 2>&1; then
-    echo "kvactor-serve started with the template '$template'"; exit 1
+refused() { # WHAT_THE_LOG_SAYS kvactor-serve options...
+  local says=$1
+  shift
+  if timeout 60 "$serve" --model="$scratch/llama2-broken" --port=0 "$@" >"$log" 2>&1; then
+    echo "kvactor-serve started with $*"; exit 1
   fi
   cat "$log"
-  grep -q "kvactor-serve: ${template:-$scratch/llama2-broken/chat_template.jinja}" "$log"
-  # The option is named where it was not given.
-  if [ -z "$template" ]; then grep -q -- "--chat-template=FILE serves the model" "$log"
-  elif grep -q -- "--chat-template=FILE" "$log"; then exit 1; fi
-done
+  grep -q -F -- "kvactor-serve: $says" "$log"
+}
+broken=$scratch/llama2-broken/chat_template.jinja
+# The option is named where it was not given.
+refused "$broken: chat template: line 1" --http-port="$(unused_port)"
+grep -q -- "(--chat-template=FILE serves the model with another)" "$log"
+refused "$broken: chat template: line 1" --http-port="$(unused_port)" --chat-template="$broken"
+if grep -q -- "--chat-template=FILE" "$log"; then exit 1; fi
+# Checked before the model loads.
+refused "--chat-template=$scratch/missing.jinja: not a file" --http-port="$(unused_port)" \
+  --chat-template="$scratch/missing.jinja"
+refused "--chat-template needs --http-port" --chat-template="$scratch/inst.jinja"
 start_http_server "$serve" "$scratch/llama2-broken" --kv-cache-mib=16 --chat-template="$scratch/inst.jinja"
 grep -q "chat template: $scratch/inst.jinja, run by Jinja2" "$log"
 out=$(http POST /v1/chat/completions \

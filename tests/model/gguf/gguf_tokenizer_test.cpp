@@ -297,7 +297,14 @@ TEST(gguf_tokenizer, the_files_chat_template_or_the_one_given_instead_reads_its_
   EXPECT_EQ(given->render(hi).value(), "[hi]</s>");
   auto missing = load_model_chat_template(file, dir.path() / "missing.jinja");
   ASSERT_FALSE(missing);
-  EXPECT_THAT(missing.error().message, HasSubstr("missing.jinja"));
+  EXPECT_THAT(missing.error().message, HasSubstr("missing.jinja: no such file"));
+  // Or a file whose template is not even a string.
+  m.set("tokenizer.chat_template", gguf_encoded::u32(7));
+  ASSERT_TRUE(m.open(dir));
+  ASSERT_FALSE(load_model_chat_template(file));
+  auto over_a_number = load_model_chat_template(file, dir.path() / "given.jinja");
+  ASSERT_TRUE(over_a_number) << over_a_number.error().message;
+  EXPECT_EQ(over_a_number->render(hi).value(), "[hi]</s>");
 }
 
 // Each change to a valid file, and what its error names.
