@@ -85,6 +85,12 @@ result<struct rope_scaling> parse_rope_scaling(value v, std::string_view where) 
   if (!has_factor) return json::key_error(where, "rope_scaling.factor", "missing");
   if (!positive_in_float(rs.factor))
     return json::key_error(where, "rope_scaling.factor", not_positive_in_float(rs.factor));
+  // NOTE: llama3 scaling divides by these.
+  for (const auto& [name, factor] :
+       {std::pair{"rope_scaling.low_freq_factor", rs.low_freq_factor},
+        std::pair{"rope_scaling.high_freq_factor", rs.high_freq_factor}})
+    if (rs.type == rope_scaling::kind::llama3 && !positive_in_float(factor))
+      return json::key_error(where, name, not_positive_in_float(factor));
   return rs;
 }
 
@@ -337,7 +343,7 @@ bool positive_in_float(double v) {
 
 std::string not_positive_in_float(double v) {
   char got[32];
-  std::snprintf(got, sizeof got, "%g", v);
+  std::snprintf(got, sizeof got, "%.9g", v);
   return std::string("must be a positive number within fp32's range (got ") + got + ")";
 }
 

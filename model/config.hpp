@@ -67,8 +67,9 @@ struct model_config {
 };
 
 // Whether `v` is a positive number that fp32 holds, neither infinite nor
-// rounded to 0: what a RoPE base, a norm epsilon and a RoPE scaling factor
-// must be (the forward pass computes with them as floats).
+// rounded to 0: what a norm epsilon (the norm adds it as a float), a RoPE
+// base and RoPE scaling's factors must be (the frequencies made from them
+// are floats).
 bool positive_in_float(double v);
 // "must be a positive number within fp32's range (got <v>)".
 std::string not_positive_in_float(double v);

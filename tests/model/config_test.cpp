@@ -272,16 +272,30 @@ TEST(config, rejects_wrong_types) {
 }
 
 TEST(config, rejects_norms_and_rope_bases_fp32_cannot_hold) {
-  // The forward pass computes with them as floats: 1e300 is infinite there,
-  // 1e-300 is 0.
-  for (const char* eps : {"1e300", "1e-300", "0", "-1e-05"})
-    EXPECT_THAT(error_of(replace(llama3_config, R"("rms_norm_eps": 1e-05)",
-                                 std::string(R"("rms_norm_eps": )") + eps)),
+  // The forward pass computes with them as floats: past FLT_MAX (3.4028235e38
+  // rounds to it; 3.5e38 is infinite) or below the least subnormal (1e-45
+  // rounds to it; 7e-46 is 0).
+  const auto with_eps = [](std::string_view eps) {
+    return replace(llama3_config, R"("rms_norm_eps": 1e-05)",
+                   std::string(R"("rms_norm_eps": )") + std::string(eps));
+  };
+  for (const char* eps : {"3.5e38", "7e-46", "1e300", "1e-300", "0", "-1e-05"})
+    EXPECT_THAT(error_of(with_eps(eps)),
                 HasSubstr("key 'rms_norm_eps': must be a positive number within fp32's range"))
       << eps;
+  for (const char* eps : {"3.4028235e38", "1e-45"}) {
+    auto c = parse_config(with_eps(eps), "cfg.json");
+    EXPECT_TRUE(c.has_value()) << eps << ": " << c.error().message;
+  }
+  // The value as given, to nine digits.
   EXPECT_THAT(
-    error_of(replace(llama3_config, R"("rope_theta": 500000.0)", R"("rope_theta": 1e39)")),
-    HasSubstr("key 'rope_theta': must be a positive number within fp32's range (got 1e+39)"));
+    error_of(replace(llama3_config, R"("rope_theta": 500000.0)", R"("rope_theta": 3.402824e38)")),
+    HasSubstr("key 'rope_theta': must be a positive number within fp32's range (got "
+              "3.402824e+38)"));
+  // llama3 scaling divides by its frequency factors.
+  EXPECT_THAT(error_of(replace(llama3_config, R"("low_freq_factor": 1.0)",
+                               R"("low_freq_factor": 0)")),
+              HasSubstr("key 'rope_scaling.low_freq_factor': must be a positive number"));
 }
 
 TEST(config, rejects_unsupported_models) {

@@ -320,21 +320,34 @@ TEST(json_schema_grammar, boolean_and_empty_schemas_take_any_value) {
 TEST(json_schema_grammar, thousands_of_required_properties_are_each_required) {
   // 3,000: past max_inline slots, what follows a property is a rule of its
   // own (json_schema_containers.cpp); the language stays the same.
-  std::string properties, required, text = "{";
-  for (int i = 0; i < 3000; ++i) {
+  constexpr int n = 3000;
+  std::string properties, required;
+  std::vector<std::string> members; // "pI":I
+  for (int i = 0; i < n; ++i) {
     const std::string name = 'p' + std::to_string(i), sep = i ? "," : "";
     properties += sep + "\"" + name + "\":{\"type\":\"integer\"}";
     required += sep + "\"" + name + "\"";
-    text += sep + "\"" + name + "\":" + std::to_string(i);
+    members.push_back("\"" + name + "\":" + std::to_string(i));
   }
-  text += "}";
+  // The object of every member but `skipped` (-1: none).
+  const auto object_without = [&](int skipped) {
+    std::string text = "{";
+    for (int i = 0; i < n; ++i)
+      if (i != skipped) text += (text.size() > 1 ? "," : "") + members[size_t(i)];
+    return text + "}";
+  };
   const std::string schema = R"({"type":"object","properties":{)" + properties +
                              R"(},"required":[)" + required + "]}";
   const result<grammar> g = json_schema_grammar(schema);
   ASSERT_TRUE(g.has_value()) << g.error().message;
   const auto shared = std::make_shared<const grammar>(*g);
-  EXPECT_TRUE(testing::accepts(shared, text));
-  EXPECT_FALSE(testing::accepts(shared, text.substr(0, text.rfind(',')) + "}"));
+  EXPECT_TRUE(testing::accepts(shared, object_without(-1)));
+  // A property here is 9 slots (comma, quoted name, colon, value): counted
+  // from the last, a run of about 28 is written in place before the next
+  // is a rule. Every property around the first of those seams, and others.
+  std::vector<int> skipped = {0, 1, 1500};
+  for (int i = n - 40; i < n; ++i) skipped.push_back(i);
+  for (int i : skipped) EXPECT_FALSE(testing::accepts(shared, object_without(i))) << i;
 }
 
 } // namespace
