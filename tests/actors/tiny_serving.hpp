@@ -5,12 +5,14 @@
 
 #include "kernels/device.hpp"
 #include "kernels/kv_cache.hpp"
+#include "kvactor/kvactor.hpp"
 #include "model/forward/transformer.hpp"
 #include "model/model_folder.hpp"
 #include "model/safetensors_writer.hpp"
 #include "model/sampler.hpp"
 #include "model/tiny/tiny_model.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +86,27 @@ inline const std::filesystem::path& nan_model_dir(int32_t head_dim = 32) {
     EXPECT_TRUE(bool(w.write(dir->path / "model.safetensors")));
   }
   return dir->path;
+}
+
+// Requests of `prompt` to nan_model_dir(): greedy, and sampled with logprobs.
+inline std::vector<generate_request> greedy_and_sampled(std::vector<int32_t> prompt) {
+  generate_request greedy;
+  greedy.prompt_tokens = std::move(prompt);
+  greedy.max_tokens = 8;
+  greedy.ignore_eos = true;
+  generate_request sampled = greedy;
+  sampled.temperature = 0.8f;
+  sampled.top_p = 0.9f;
+  sampled.logprobs = 2;
+  return {greedy, sampled};
+}
+
+// How each of them ends: an error at its first token, and no token.
+inline void expect_no_finite_logit(const done_event& done) {
+  EXPECT_EQ(done.finish_reason, finish_reason::error);
+  EXPECT_EQ(done.error_code, errc::non_finite_logits);
+  EXPECT_THAT(done.error_message, ::testing::HasSubstr("output token 0 held no finite number"));
+  EXPECT_THAT(done.tokens, ::testing::IsEmpty());
 }
 
 // Greedy tokens of the paged forward pass run alone, one sequence, no actors,

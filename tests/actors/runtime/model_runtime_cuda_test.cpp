@@ -18,7 +18,6 @@
 namespace kvactor {
 namespace {
 
-using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::collector;
 using testing::sink_fn;
@@ -146,24 +145,12 @@ TEST(model_runtime_cuda, logits_of_nan_end_each_request_with_an_error_on_the_cud
   ASSERT_TRUE(rt) << sys.render(rt.error());
   auto events = std::make_shared<collector>();
   auto sink = sys.spawn(sink_fn, events);
-  generate_request greedy;
-  greedy.prompt_tokens = tokens(20, 3);
-  greedy.max_tokens = 8;
-  greedy.ignore_eos = true;
-  generate_request sampled = greedy;
-  sampled.temperature = 0.8f;
-  sampled.top_p = 0.9f;
-  sampled.logprobs = 2;
-  for (const generate_request& req : {greedy, sampled}) {
+  for (const generate_request& req : testing::greedy_and_sampled(tokens(20, 3))) {
     request_id id = 0;
     self->request(*rt, caf::infinite, generate_atom::value, req, sink)
       .receive([&](const admission& a) { id = a.id; },
                [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
-    const done_event done = events->wait_done(id);
-    EXPECT_EQ(done.finish_reason, finish_reason::error);
-    EXPECT_EQ(done.error_code, errc::non_finite_logits);
-    EXPECT_THAT(done.error_message, HasSubstr("output token 0 held no finite number"));
-    EXPECT_THAT(done.tokens, IsEmpty());
+    testing::expect_no_finite_logit(events->wait_done(id));
   }
   self->request(*rt, caf::infinite, shutdown_atom::value)
     .receive([](bool) {}, [&](const caf::error& err) { ADD_FAILURE() << sys.render(err); });
