@@ -42,13 +42,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!cfg.chat_template.empty()) { // checked before the model loads
-    std::error_code ec;
     if (cfg.http_port <= 0) {
       std::cerr << "kvactor-serve: --chat-template needs --http-port: only the HTTP front "
                    "renders chats\n";
       return 2;
     }
-    if (!std::filesystem::is_regular_file(cfg.chat_template, ec)) {
+    if (std::error_code ec; !std::filesystem::is_regular_file(cfg.chat_template, ec)) {
       std::cerr << "kvactor-serve: --chat-template=" << cfg.chat_template << ": not a file\n";
       return 2;
     }

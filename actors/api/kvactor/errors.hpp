@@ -1,9 +1,9 @@
 #pragma once
 // kvactor's error codes (errc.hpp): their names, and their caf::errors. A
 // refused request's admission and a done_event that ends in error carry one
-// (error_code); spawn_runtime's failures are
-// caf::errors of category "kvactor", which add_message_types registers so
-// that actor_system::render shows their code and message.
+// (error_code); spawn_runtime's failures are caf::errors of category
+// "kvactor", which add_message_types registers so that actor_system::render
+// shows their code and message.
 //
 //   auto rt = kvactor::spawn_runtime(sys, engine);
 //   if (!rt && kvactor::code_of(rt.error()) == kvactor::errc::bad_model) ...
