@@ -17,11 +17,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -51,31 +53,36 @@ inline model::tiny::tiny_options serving_options(int32_t head_dim) {
   return o;
 }
 
+// The folder kvactor-`name`-<pid>-<head_dim>, written by `write` on first
+// use in this test binary.
+inline const std::filesystem::path&
+written_once(const char* name, int32_t head_dim,
+             const std::function<void(const std::filesystem::path&)>& write) {
+  static std::map<std::pair<std::string, int32_t>, std::unique_ptr<scratch_folder>> dirs;
+  auto& dir = dirs[{name, head_dim}];
+  if (!dir) {
+    dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
+                                 ("kvactor-" + std::string(name) + "-" +
+                                  std::to_string(::getpid()) + "-" + std::to_string(head_dim))});
+    write(dir->path);
+  }
+  return dir->path;
+}
+
 // A small Llama-style model, written once per test binary; heads of 32, or
 // of 64 for the CUDA device (its attention takes head_dim 64 or 128).
 inline const std::filesystem::path& model_dir(int32_t head_dim = 32) {
-  static std::map<int32_t, std::unique_ptr<scratch_folder>> dirs;
-  auto& dir = dirs[head_dim];
-  if (!dir) {
-    dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
-                                 ("kvactor-model-runtime-" + std::to_string(::getpid()) + "-" +
-                                  std::to_string(head_dim))});
-    EXPECT_TRUE(bool(model::tiny::write_model(dir->path, serving_options(head_dim))));
-  }
-  return dir->path;
+  return written_once("model-runtime", head_dim, [&](const std::filesystem::path& dir) {
+    EXPECT_TRUE(bool(model::tiny::write_model(dir, serving_options(head_dim))));
+  });
 }
 
 // That model as a corrupt checkpoint: its final norm's weights NaN, so every
 // logit it gives is NaN.
 inline const std::filesystem::path& nan_model_dir(int32_t head_dim = 32) {
-  static std::map<int32_t, std::unique_ptr<scratch_folder>> dirs;
-  auto& dir = dirs[head_dim];
-  if (!dir) {
-    dir.reset(new scratch_folder{std::filesystem::temp_directory_path() /
-                                 ("kvactor-nan-model-" + std::to_string(::getpid()) + "-" +
-                                  std::to_string(head_dim))});
+  return written_once("nan-model", head_dim, [&](const std::filesystem::path& dir) {
     const model::tiny::tiny_options o = serving_options(head_dim);
-    EXPECT_TRUE(bool(model::tiny::write_model(dir->path, o)));
+    EXPECT_TRUE(bool(model::tiny::write_model(dir, o)));
     model::safetensors_writer w;
     for (const auto& spec : model::tiny::tensor_specs(o)) {
       auto values = model::tiny::tensor_values(o, spec);
@@ -83,9 +90,8 @@ inline const std::filesystem::path& nan_model_dir(int32_t head_dim = 32) {
         std::ranges::fill(values, std::numeric_limits<float>::quiet_NaN());
       w.add_f32(spec.name, o.on_disk, spec.shape, values);
     }
-    EXPECT_TRUE(bool(w.write(dir->path / "model.safetensors")));
-  }
-  return dir->path;
+    EXPECT_TRUE(bool(w.write(dir / "model.safetensors")));
+  });
 }
 
 // Requests of `prompt` to nan_model_dir(): greedy, and sampled with logprobs.
